@@ -1,0 +1,19 @@
+#pragma once
+// Element types of tensors, with their names and sizes.
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace latte {
+
+/// Element type of a tensor. kUnknown marks a type an importer could not map.
+enum class DataType { kUnknown, kFloat32, kFloat16, kFloat64, kInt8, kUInt8, kInt16, kInt32, kInt64, kBool, kString };
+
+/// "float32", "int8", ...
+std::string_view DataTypeName(DataType type);
+std::optional<DataType> DataTypeFromName(std::string_view name);
+/// Bytes per element; 0 for kUnknown and kString.
+std::size_t DataTypeSize(DataType type);
+
+}  // namespace latte

@@ -1,0 +1,55 @@
+#include "ir/op_kind.h"
+
+#include <array>
+
+namespace latte {
+namespace {
+
+struct OpInfo {
+  OpKind kind;
+  std::string_view name;
+  OpCategory category;
+};
+
+constexpr OpInfo kOps[] = {
+#define LATTE_OP(id, text, category) {OpKind::id, text, OpCategory::category},
+#include "ir/op_kinds.def"
+#undef LATTE_OP
+};
+
+constexpr std::array<OpKind, std::size(kOps)> kKinds = [] {
+  std::array<OpKind, std::size(kOps)> kinds{};
+  for (size_t i = 0; i < std::size(kOps); ++i) kinds[i] = kOps[i].kind;
+  return kinds;
+}();
+
+}  // namespace
+
+std::string_view OpName(OpKind kind) { return kOps[static_cast<size_t>(kind)].name; }
+
+std::optional<OpKind> OpFromName(std::string_view text) {
+  for (const auto& op : kOps)
+    if (op.name == text) return op.kind;
+  return std::nullopt;
+}
+
+OpCategory OpCategoryOf(OpKind kind) { return kOps[static_cast<size_t>(kind)].category; }
+
+std::string_view OpCategoryName(OpCategory category) {
+  switch (category) {
+    case OpCategory::kCompute: return "compute";
+    case OpCategory::kPool: return "pool";
+    case OpCategory::kElementwise: return "elementwise";
+    case OpCategory::kActivation: return "activation";
+    case OpCategory::kReduce: return "reduce";
+    case OpCategory::kDataMovement: return "data_movement";
+    case OpCategory::kNormalization: return "normalization";
+    case OpCategory::kQuantization: return "quantization";
+    case OpCategory::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::span<const OpKind> AllOpKinds() { return kKinds; }
+
+}  // namespace latte

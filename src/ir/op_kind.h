@@ -1,0 +1,27 @@
+#pragma once
+// OpKind: the kinds of operation Latte understands, generated from op_kinds.def.
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace latte {
+
+enum class OpKind {
+#define LATTE_OP(id, text, category) id,
+#include "ir/op_kinds.def"
+#undef LATTE_OP
+};
+
+/// Broad families of ops, used for cost rules and reports.
+enum class OpCategory { kCompute, kPool, kElementwise, kActivation, kReduce, kDataMovement, kNormalization, kQuantization, kUnknown };
+
+/// Stable text name ("conv2d"); used in reports, JSON and database keys.
+std::string_view OpName(OpKind kind);
+std::optional<OpKind> OpFromName(std::string_view text);
+OpCategory OpCategoryOf(OpKind kind);
+std::string_view OpCategoryName(OpCategory category);
+/// Every kind, in list order.
+std::span<const OpKind> AllOpKinds();
+
+}  // namespace latte
