@@ -1,0 +1,34 @@
+#pragma once
+// Model import: reads a .tflite or .onnx file into a Graph with every shape inferred.
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace latte {
+
+struct ImportOptions {
+  /// Graph input name → shape, overriding the file (dynamic dims, batch). Inputs with dynamic
+  /// dims not named here get batch 1 for their first dim; other unknown dims are an error.
+  std::map<std::string, Shape> input_shapes;
+};
+
+enum class ModelFormat { kUnknown, kTflite, kOnnx };
+
+/// Guesses the format from the bytes (TFLite's "TFL3" identifier; else ONNX protobuf), using
+/// the file extension only to break ties.
+ModelFormat DetectModelFormat(std::span<const std::uint8_t> bytes, const std::string& path);
+
+/// Reads `path`, imports it, applies `options`, infers shapes, validates. Error messages do
+/// not repeat the path: the caller prints "error: PATH: message".
+Expected<Graph> ImportModel(const std::string& path, const ImportOptions& options = {});
+
+/// The same from bytes already in memory (fuzzers, tests).
+Expected<Graph> ImportModelBytes(std::span<const std::uint8_t> bytes, ModelFormat format,
+                                 const ImportOptions& options = {});
+
+}  // namespace latte
