@@ -1,0 +1,29 @@
+#include "cli/cli_common.h"
+
+#include <cstdio>
+
+namespace latte::cli {
+
+int ReportError(const std::string& subject, const Status& status) {
+  std::string message = status.message();
+  for (char& c : message)  // one line, always
+    if (c == '\n' || c == '\r') c = ' ';
+  if (subject.empty()) std::fprintf(stderr, "error: %s\n", message.c_str());
+  else std::fprintf(stderr, "error: %s: %s\n", subject.c_str(), message.c_str());
+  return status.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
+}
+
+Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& values) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string& value : values) {
+    size_t eq = value.rfind('=');
+    if (eq == std::string::npos || eq == 0)
+      return InvalidInput("--input-shape '" + value + "': expected NAME=SHAPE, like x=1x3x224x224");
+    auto shape = ParseShape(value.substr(eq + 1));
+    if (!shape.ok()) return shape.status().WithContext("--input-shape '" + value + "'");
+    shapes[value.substr(0, eq)] = *shape;
+  }
+  return shapes;
+}
+
+}  // namespace latte::cli

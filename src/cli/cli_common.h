@@ -1,0 +1,26 @@
+#pragma once
+// What every subcommand shares: turning a Status into the one-line error and exit code,
+// and parsing the flags several commands take.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/tensor.h"
+
+namespace latte::cli {
+
+/// Exit codes: 0 ok, 1 internal failure (a bug), 2 bad input (file, flag, database).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+
+/// Prints "error: SUBJECT: message" (or "error: message" without a subject) on one line to
+/// stderr and returns the exit code for the status.
+int ReportError(const std::string& subject, const Status& status);
+
+/// Parses repeated "NAME=1x3x224x224" values of --input-shape.
+Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& values);
+
+}  // namespace latte::cli

@@ -1,0 +1,13 @@
+#pragma once
+// One function per subcommand, each in its own cmd_*.cc; main() adds them all. A command
+// sets `exit_code` when it runs.
+
+namespace CLI {
+class App;
+}
+
+namespace latte::cli {
+
+void AddInspectCommand(CLI::App& app, int& exit_code);
+
+}  // namespace latte::cli
