@@ -1,0 +1,78 @@
+#include "core/device.h"
+
+#include <sched.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace latte {
+namespace {
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string Trim(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t\n"));
+  s.erase(s.find_last_not_of(" \t\n") + 1);
+  return s;
+}
+
+// The flags that decide which kernels a library picks; the full list is too long to key on.
+constexpr const char* kIsaFlags[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                                     "avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "neon", "asimd", "asimddp"};
+
+}  // namespace
+
+void ParseCpuInfo(const std::string& cpuinfo, DeviceFingerprint& device) {
+  std::istringstream lines(cpuinfo);
+  std::string line;
+  std::vector<std::string> flags;
+  while (std::getline(lines, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = Trim(line.substr(0, colon)), value = Trim(line.substr(colon + 1));
+    if (device.cpu_model.empty() && (key == "model name" || key == "Hardware")) device.cpu_model = value;
+    if (device.max_mhz == 0 && key == "cpu MHz") device.max_mhz = std::atof(value.c_str());
+    if (flags.empty() && (key == "flags" || key == "Features")) {
+      std::istringstream words(value);
+      flags.assign(std::istream_iterator<std::string>(words), std::istream_iterator<std::string>());
+    }
+  }
+  device.isa_flags.clear();
+  for (const char* f : kIsaFlags)
+    if (std::find(flags.begin(), flags.end(), f) != flags.end()) device.isa_flags.emplace_back(f);
+}
+
+DeviceFingerprint ReadDeviceFingerprint() {
+  DeviceFingerprint device;
+  ParseCpuInfo(ReadText("/proc/cpuinfo"), device);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) device.logical_cores = CPU_COUNT(&set);
+  const std::string max_khz = Trim(ReadText("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"));
+  if (!max_khz.empty()) device.max_mhz = std::atof(max_khz.c_str()) / 1000.0;
+  utsname u{};
+  if (uname(&u) == 0) device.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  return device;
+}
+
+std::string DeviceFingerprint::Describe() const {
+  std::string flags;
+  for (const auto& f : isa_flags) flags += (flags.empty() ? "" : " ") + f;
+  return (cpu_model.empty() ? "unknown CPU" : cpu_model) + " (" + std::to_string(logical_cores) + " cores, " +
+         (flags.empty() ? "no SIMD flags read" : flags) + ", " + std::to_string(static_cast<int>(max_mhz)) + " MHz, " +
+         os + ")";
+}
+
+std::string DeviceFingerprint::Key() const {
+  std::string key = cpu_model + "|" + std::to_string(logical_cores) + "|";
+  for (const auto& f : isa_flags) key += f + ",";
+  return key;
+}
+
+}  // namespace latte

@@ -1,0 +1,29 @@
+#pragma once
+// The device fingerprint recorded with every measurement: a prediction is only as good as the
+// machine it was measured on, so every figure says which machine that was.
+
+#include <string>
+#include <vector>
+
+namespace latte {
+
+struct DeviceFingerprint {
+  std::string cpu_model;               // "AMD EPYC 9R14 96-Core Processor"
+  int logical_cores = 0;               // cores this process may use
+  std::vector<std::string> isa_flags;  // the SIMD features kernels dispatch on: avx2, fma, avx512f, ...
+  double max_mhz = 0;                  // from cpufreq when exposed, else /proc/cpuinfo's current MHz
+  std::string os;                      // "Linux 6.1.0 x86_64"
+  /// One line: "AMD EPYC 9R14 (2 cores, avx2 fma avx512f ..., 3700 MHz, Linux ...)".
+  std::string Describe() const;
+  /// A short stable key for the hardware (model, cores, flags): two fingerprints with the
+  /// same key are the same kind of machine.
+  std::string Key() const;
+};
+
+/// Reads the fingerprint of this machine from /proc and /sys (fields it cannot read stay empty).
+DeviceFingerprint ReadDeviceFingerprint();
+
+/// Parses /proc/cpuinfo text (exposed for tests).
+void ParseCpuInfo(const std::string& cpuinfo, DeviceFingerprint& device);
+
+}  // namespace latte

@@ -1,0 +1,61 @@
+#pragma once
+// The backend seam (XNNPACK's create → setup → run lifecycle, TFLite's providers): a backend
+// says whether it can run a node, prepares it once (weights packed), then runs it many times.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "run/tensor_buffers.h"
+
+namespace latte {
+
+enum class Precision { kFp32, kInt8 };
+std::string_view PrecisionName(Precision precision);
+
+/// How a backend runs: what every measurement records beside the backend's name and version.
+struct RunOptions {
+  int num_threads = 1;
+  Precision precision = Precision::kFp32;
+};
+
+/// Yes, or no with the reason ("transpose_conv2d with groups > 1"). "No" is a normal answer
+/// (the node is valid, this backend cannot run it), unlike an error (the node is invalid).
+class Support {
+ public:
+  static Support Yes() { return Support(true, ""); }
+  static Support No(std::string why) { return Support(false, std::move(why)); }
+  bool ok() const { return ok_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  Support(bool ok, std::string why) : ok_(ok), why_(std::move(why)) {}
+  bool ok_;
+  std::string why_;
+};
+
+/// One node, ready to run: weights packed, buffers bound on each Run.
+class PreparedNode {
+ public:
+  virtual ~PreparedNode() = default;
+  /// Reads the node's inputs from `buffers` and writes its outputs there.
+  virtual Status Run(TensorBuffers& buffers) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// "xnnpack", "onednn", "ort".
+  virtual std::string_view Name() const = 0;
+  /// Library version, recorded with every measurement.
+  virtual std::string Version() const = 0;
+  /// Whether this backend can run `node` of `graph` (shapes must be known).
+  virtual Support Supports(const Graph& graph, NodeId node) const = 0;
+  /// Prepares `node` once. Fails with kUnsupported when Supports() says no.
+  virtual Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) = 0;
+};
+
+}  // namespace latte

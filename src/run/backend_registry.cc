@@ -1,0 +1,43 @@
+#include "run/backend_registry.h"
+
+namespace latte {
+
+std::string_view PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kInt8: return "int8";
+  }
+  return "fp32";
+}
+
+Status BackendRegistry::Register(BackendInfo info) {
+  if (Find(info.name) != nullptr) return Internal("backend '" + info.name + "' registered twice");
+  backends_.push_back(std::move(info));
+  return Status::Ok();
+}
+
+const BackendInfo* BackendRegistry::Find(const std::string& name) const {
+  for (const auto& b : backends_)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::vector<std::string> BackendRegistry::Names() const {
+  std::vector<std::string> names;
+  for (const auto& b : backends_) names.push_back(b.name);
+  return names;
+}
+
+Expected<std::unique_ptr<Backend>> BackendRegistry::Create(const std::string& name, const RunOptions& options) const {
+  const BackendInfo* info = Find(name);
+  if (info == nullptr) {
+    std::string known;
+    for (const auto& b : backends_) known += (known.empty() ? "" : ", ") + b.name;
+    return InvalidInput("unknown backend '" + name + "' (known: " + (known.empty() ? "none" : known) + ")");
+  }
+  if (options.num_threads < 1 || options.num_threads > 1024)
+    return InvalidInput("--num_threads must be between 1 and 1024, not " + std::to_string(options.num_threads));
+  return info->create(options);
+}
+
+}  // namespace latte

@@ -1,0 +1,34 @@
+#pragma once
+// Backends by name: each registers a factory (TFLite's provider pattern), main() registers the
+// built-in ones explicitly, and commands create what the user names.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "run/backend.h"
+
+namespace latte {
+
+struct BackendInfo {
+  std::string name;         // what users type: --backend xnnpack
+  std::string description;  // one line for --help
+  std::function<Expected<std::unique_ptr<Backend>>(const RunOptions&)> create;
+};
+
+class BackendRegistry {
+ public:
+  /// Fails if the name is taken.
+  Status Register(BackendInfo info);
+  /// Creates `name` with `options`; an unknown name fails listing the known ones.
+  Expected<std::unique_ptr<Backend>> Create(const std::string& name, const RunOptions& options) const;
+  std::vector<std::string> Names() const;
+  const BackendInfo* Find(const std::string& name) const;
+
+ private:
+  std::vector<BackendInfo> backends_;
+};
+
+}  // namespace latte
