@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "import/import.h"
+
 namespace latte::cli {
 
 int ReportError(const std::string& subject, const Status& status) {
@@ -24,6 +26,17 @@ Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::s
     shapes[value.substr(0, eq)] = *shape;
   }
   return shapes;
+}
+
+int ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph) {
+  auto shapes = ParseInputShapes(input_shapes);
+  if (!shapes.ok()) return ReportError("", shapes.status());
+  ImportOptions options;
+  options.input_shapes = *shapes;
+  auto imported = ImportModel(model, options);
+  if (!imported.ok()) return ReportError(model, imported.status());
+  graph = std::move(imported).value();
+  return kExitOk;
 }
 
 }  // namespace latte::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace latte::cli {
@@ -22,5 +23,9 @@ int ReportError(const std::string& subject, const Status& status);
 
 /// Parses repeated "NAME=1x3x224x224" values of --input-shape.
 Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& values);
+
+/// Imports MODEL with the --input-shape values, as every command that reads a model does. On
+/// failure prints the error line and returns its exit code; on success returns kExitOk.
+int ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph);
 
 }  // namespace latte::cli

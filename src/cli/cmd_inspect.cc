@@ -4,7 +4,6 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "import/import.h"
 #include "report/inspect_view.h"
 
 namespace latte::cli {
@@ -21,19 +20,9 @@ void AddInspectCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
   cmd->callback([flags, &exit_code] {
-    auto shapes = ParseInputShapes(flags->input_shapes);
-    if (!shapes.ok()) {
-      exit_code = ReportError("", shapes.status());
-      return;
-    }
-    ImportOptions options;
-    options.input_shapes = *shapes;
-    auto graph = ImportModel(flags->model, options);
-    if (!graph.ok()) {
-      exit_code = ReportError(flags->model, graph.status());
-      return;
-    }
-    InspectView view(*graph, flags->model);
+    Graph graph;
+    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    InspectView view(graph, flags->model);
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else std::cout << view.Text();
     exit_code = kExitOk;

@@ -9,5 +9,6 @@ class App;
 namespace latte::cli {
 
 void AddInspectCommand(CLI::App& app, int& exit_code);
+void AddBenchCommand(CLI::App& app, int& exit_code);
 
 }  // namespace latte::cli

@@ -14,10 +14,13 @@ NodeId Graph::AddNode(Node node) {
   return static_cast<NodeId>(nodes_.size() - 1);
 }
 
+std::string NodeOpName(const Node& node) {
+  return node.kind == OpKind::kOpaque ? node.source_op : std::string(OpName(node.kind));
+}
+
 std::string DescribeNode(const Graph& graph, NodeId id) {
   const Node& n = graph.node(id);
-  std::string kind = n.kind == OpKind::kOpaque ? n.source_op : std::string(OpName(n.kind));
-  return "node " + std::to_string(id) + " '" + n.name + "' (" + kind + ")";
+  return "node " + std::to_string(id) + " '" + n.name + "' (" + NodeOpName(n) + ")";
 }
 
 namespace {

@@ -69,6 +69,8 @@ class Graph {
   std::vector<Node> nodes_;
 };
 
+/// The op's name for reports: Latte's kind ("conv2d"), or the file's own name for an opaque op.
+std::string NodeOpName(const Node& node);
 /// "node 12 'conv1' (conv2d)": how errors and reports name a node.
 std::string DescribeNode(const Graph& graph, NodeId id);
 

@@ -10,10 +10,6 @@
 namespace latte {
 namespace {
 
-std::string OpLabel(const Node& node) {
-  return node.kind == OpKind::kOpaque ? node.source_op : std::string(OpName(node.kind));
-}
-
 nlohmann::json ShapeJson(const Tensor& t) {
   if (!t.shape_known) return nullptr;
   nlohmann::json dims = nlohmann::json::array();
@@ -41,7 +37,7 @@ Totals ComputeTotals(const Graph& g) {
   for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id) {
     const Node& node = g.node(id);
     ++totals.nodes;
-    ++totals.by_op[OpLabel(node)];
+    ++totals.by_op[NodeOpName(node)];
     if (node.kind == OpKind::kOpaque) ++totals.unsupported;
     for (TensorId t : node.inputs)
       if (t != kNoTensor && g.tensor(t).is_constant()) constants.insert(t);
@@ -70,10 +66,6 @@ std::string ActivationShapes(const Graph& g, const std::vector<TensorId>& ids) {
     out += ShapeToString(g.tensor(t).shape, g.tensor(t).shape_known);
   }
   return out;
-}
-
-std::string Shorten(const std::string& s, size_t max) {
-  return s.size() <= max ? s : "…" + s.substr(s.size() - (max - 1));
 }
 
 }  // namespace
@@ -133,9 +125,9 @@ std::string InspectView::Text() const {
   for (NodeId id = 0; id < static_cast<NodeId>(graph_.num_nodes()); ++id) {
     const Node& node = graph_.node(id);
     auto cost = ComputeNodeCost(graph_, id);
-    std::string op = OpLabel(node) + (node.kind == OpKind::kOpaque ? " (unsupported)" : "");
+    std::string op = NodeOpName(node) + (node.kind == OpKind::kOpaque ? " (unsupported)" : "");
     auto num = [&](std::int64_t v) { return cost.ok() ? WithThousands(v) : std::string("?"); };
-    table.AddRow({std::to_string(id), op, Shorten(node.name, 40), ActivationShapes(graph_, node.inputs),
+    table.AddRow({std::to_string(id), op, KeepTail(node.name, 40), ActivationShapes(graph_, node.inputs),
                   ActivationShapes(graph_, node.outputs), DescribeGeometry(graph_, node), num(cost.ok() ? cost->macs : 0),
                   num(cost.ok() ? cost->params : 0),
                   num(cost.ok() ? cost->weight_bytes + cost->input_bytes + cost->output_bytes : 0)});
@@ -178,7 +170,7 @@ nlohmann::json InspectView::Json() const {
   nlohmann::json uncovered = nlohmann::json::array();
   for (NodeId id = 0; id < static_cast<NodeId>(graph_.num_nodes()); ++id) {
     const Node& node = graph_.node(id);
-    nlohmann::json j = {{"index", id}, {"op", OpLabel(node)}, {"source_op", node.source_op}, {"name", node.name}};
+    nlohmann::json j = {{"index", id}, {"op", NodeOpName(node)}, {"source_op", node.source_op}, {"name", node.name}};
     j["inputs"] = nlohmann::json::array();
     for (TensorId t : node.inputs)
       j["inputs"].push_back(t == kNoTensor ? nlohmann::json(nullptr) : TensorJson(graph_, t));
@@ -202,7 +194,7 @@ nlohmann::json InspectView::Json() const {
       j["macs"] = nullptr;
       j["params"] = nullptr;
       j["why"] = cost.status().message();
-      uncovered.push_back({{"node", id}, {"op", OpLabel(node)}, {"why", cost.status().message()}});
+      uncovered.push_back({{"node", id}, {"op", NodeOpName(node)}, {"why", cost.status().message()}});
     }
     nodes.push_back(std::move(j));
   }

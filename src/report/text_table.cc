@@ -42,6 +42,11 @@ std::string TextTable::Render() const {
   return out;
 }
 
+std::string KeepTail(const std::string& text, std::size_t max) {
+  if (text.size() <= max || max < 2) return text;
+  return "…" + text.substr(text.size() - (max - 1));
+}
+
 std::string WithThousands(long long value) {
   std::string digits = std::to_string(value < 0 ? -static_cast<unsigned long long>(value) : static_cast<unsigned long long>(value));
   std::string out;

@@ -24,6 +24,8 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;  // an empty row is a rule
 };
 
+/// Keeps the last `max` characters of a long name ("…" + tail): names differ most at the end.
+std::string KeepTail(const std::string& text, std::size_t max);
 /// 1234567 → "1,234,567"; negative numbers keep their sign.
 std::string WithThousands(long long value);
 

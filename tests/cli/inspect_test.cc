@@ -37,22 +37,15 @@ const ModelCase kCases[] = {
 
 class InspectRealModel : public ::testing::TestWithParam<ModelCase> {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "latte-inspect-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
   RunResult Inspect(const std::string& format) {
     const ModelCase& c = GetParam();
     std::vector<std::string> args = {"inspect", ::latte::testing::ModelPath(c.file), "--format", format};
     if (*c.input_shape) args.insert(args.end(), {"--input-shape", c.input_shape});
     return RunLatte(args, dir_);
   }
-  fs::path dir_;
+  ::latte::testing::TempDir tmp_;
+  const fs::path& dir_ = tmp_.path();
 };
 
 // MACs of a conv node from the shapes the report prints (independent of Latte's cost code).
@@ -144,12 +137,10 @@ INSTANTIATE_TEST_SUITE_P(SixModels, InspectRealModel, ::testing::ValuesIn(kCases
 
 TEST(InspectFlags, InputShapeChangesShapesDownstream) {
   LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
-  std::string pattern = (fs::temp_directory_path() / "latte-inspect-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  ::latte::testing::TempDir tmp;
   RunResult small = RunLatte({"inspect", ::latte::testing::ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"),
                               "--format", "json", "--input-shape", "x=2x3x48x96"},
-                             pattern);
-  fs::remove_all(pattern);
+                             tmp.path());
   ASSERT_EQ(small.exit_code, 0) << small.err;
   auto j = nlohmann::json::parse(small.out);
   EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json({2, 3, 48, 96}));

@@ -1,0 +1,82 @@
+// `latte bench MODEL`: whole-model latency under the measurement protocol, like TFLite's
+// benchmark_model (and with its flag names).
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "report/bench_view.h"
+#include "report/inspect_view.h"
+#include "run/benchmark.h"
+
+namespace latte::cli {
+
+void AddBenchCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::string model, backend = "xnnpack", fallback, format = "text", trace, precision = "fp32";
+    int num_threads = 1, warmup_runs = 1, num_runs = 50;
+    double min_secs = 1.0;
+    bool op_profiling = false;
+    std::vector<std::string> input_shapes;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency on a backend (like TFLite's benchmark_model)");
+  cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
+  cmd->add_option("--backend", flags->backend, "Backend that runs every node")->capture_default_str();
+  cmd->add_option("--fallback", flags->fallback, "Backend for nodes the chosen one cannot run (default: none, an error)");
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str();
+  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs (at least 50 ms of warmup in any case)")->capture_default_str();
+  cmd->add_option("--num_runs", flags->num_runs, "Timed runs (at least --min_secs of them)")->capture_default_str();
+  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs")->capture_default_str();
+  cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
+  cmd->add_flag("--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");
+  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--trace", flags->trace, "Write a Chrome trace (Perfetto) of an average run to FILE (implies op profiling)");
+  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
+  cmd->callback([flags, &exit_code] {
+    BenchOptions options;
+    options.placement.default_backend = flags->backend;
+    options.placement.fallback = flags->fallback;
+    options.run.num_threads = flags->num_threads;
+    if (flags->precision == "int8") {
+      exit_code = ReportError("", Unsupported("--precision int8 is not implemented yet: only fp32 runs"));
+      return;
+    }
+    options.measure.warmup_runs = flags->warmup_runs;
+    options.measure.num_runs = flags->num_runs;
+    options.measure.min_secs = flags->min_secs;
+    options.op_profiling = flags->op_profiling || !flags->trace.empty();
+    if (Status s = options.measure.Validate(); !s.ok()) {
+      exit_code = ReportError("", s);
+      return;
+    }
+    Graph graph;
+    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    BackendRegistry registry;
+    RegisterBuiltinBackends(registry);
+    auto result = BenchmarkGraph(graph, options, registry);
+    if (!result.ok()) {
+      exit_code = ReportError(flags->model, result.status());
+      return;
+    }
+    std::error_code ec;
+    const auto model_bytes = static_cast<long long>(std::filesystem::file_size(flags->model, ec));
+    BenchView view(graph, *result, options, flags->model, ec ? 0 : model_bytes);
+    if (!flags->trace.empty()) {
+      std::ofstream out(flags->trace);
+      out << DumpJson(view.Trace()) << "\n";
+      if (!out) {
+        exit_code = ReportError(flags->trace, IoError("cannot write the trace file"));
+        return;
+      }
+    }
+    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
+    else std::cout << view.Text();
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

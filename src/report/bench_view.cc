@@ -1,0 +1,164 @@
+#include "report/bench_view.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "report/text_table.h"
+
+namespace latte {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, v);
+  return buffer;
+}
+
+double Throughput(const Stats& s) { return s.mean > 0 ? 1e6 / s.mean : 0; }
+
+}  // namespace
+
+BenchView::BenchView(const Graph& graph, const BenchResult& result, const BenchOptions& options, std::string model,
+                     long long model_bytes)
+    : graph_(graph), result_(result), options_(options), model_(std::move(model)), model_bytes_(model_bytes) {}
+
+std::string BenchView::Text() const {
+  const Stats& s = result_.latency.stats;
+  std::string out;
+  out += "Model: " + model_ + " (" + WithThousands(model_bytes_) + " bytes)\n";
+  std::string backends;
+  for (const auto& v : result_.backend_versions) backends += (backends.empty() ? "" : "; ") + v;
+  out += "Backend: " + backends + ", threads " + std::to_string(options_.run.num_threads) + ", precision " +
+         std::string(PrecisionName(options_.run.precision)) + "\n";
+  out += "Device: " + result_.device.Describe() + "\n";
+  out += "Initialized in " + Fixed(result_.init_us / 1000.0, 3) + " ms\n";
+  out += "First inference: " + Fixed(result_.latency.first_us, 1) + " us\n";
+  out += "Warmup: count=" + std::to_string(result_.latency.warmup_count) + " avg=" + Fixed(result_.latency.warmup_avg_us, 1) +
+         " us\n";
+  out += "Inference timings in us: count=" + std::to_string(s.n) + " min=" + Fixed(s.p0, 1) + " max=" + Fixed(s.p100, 1) +
+         " avg=" + Fixed(s.mean, 1) + " std=" + Fixed(s.std, 1) + " p50=" + Fixed(s.p50, 1) + " p90=" + Fixed(s.p90, 1) +
+         " p99=" + Fixed(s.p99, 1) + "\n";
+  out += "Throughput: " + Fixed(Throughput(s), 1) + " inferences/s\n";
+  out += "Peak RSS: " + WithThousands(result_.peak_rss_kb) + " KB\n";
+  out += "Noise: " + result_.latency.noise.Describe() + (result_.latency.attempts > 1 ? ", " + std::to_string(result_.latency.attempts) + " attempts (kept the quietest)" : "") +
+         (result_.latency.hit_time_limit ? ", stopped by the time limit before --num_runs" : "") + "\n";
+  size_t fell_back = 0;
+  for (const auto& a : result_.assignments) fell_back += a.fell_back;
+  if (fell_back > 0) {
+    out += std::to_string(fell_back) + " node(s) ran on the fallback backend:\n";
+    for (size_t i = 0; i < result_.assignments.size(); ++i)
+      if (result_.assignments[i].fell_back)
+        out += "  " + DescribeNode(graph_, static_cast<NodeId>(i)) + " on " + result_.assignments[i].backend + ": " +
+               result_.assignments[i].why + "\n";
+  }
+  if (result_.node_avg_us.empty()) return out;
+
+  double total = 0;
+  for (double v : result_.node_avg_us) total += v;
+  TextTable order;
+  order.AddColumn("#", TextTable::Align::kRight);
+  order.AddColumn("node type");
+  order.AddColumn("name");
+  order.AddColumn("backend");
+  order.AddColumn("avg ms", TextTable::Align::kRight);
+  order.AddColumn("%", TextTable::Align::kRight);
+  order.AddColumn("cdf %", TextTable::Align::kRight);
+  double cdf = 0;
+  for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
+    const double us = result_.node_avg_us[i];
+    cdf += us;
+    const Node& node = graph_.node(static_cast<NodeId>(i));
+    order.AddRow({std::to_string(i), NodeOpName(node), KeepTail(node.name, 40),
+                  result_.assignments[i].backend, Fixed(us / 1000.0, 4), Fixed(100.0 * us / total, 2),
+                  Fixed(100.0 * cdf / total, 2)});
+  }
+  out += "\n============================== Run Order ==============================\n" + order.Render();
+
+  struct TypeTotal {
+    double us = 0;
+    int count = 0;
+  };
+  std::map<std::string, TypeTotal> by_type;
+  for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
+    auto& t = by_type[NodeOpName(graph_.node(static_cast<NodeId>(i)))];
+    t.us += result_.node_avg_us[i];
+    ++t.count;
+  }
+  std::vector<std::pair<std::string, TypeTotal>> sorted(by_type.begin(), by_type.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.us > b.second.us; });
+  TextTable summary;
+  summary.AddColumn("node type");
+  summary.AddColumn("count", TextTable::Align::kRight);
+  summary.AddColumn("avg ms", TextTable::Align::kRight);
+  summary.AddColumn("%", TextTable::Align::kRight);
+  summary.AddColumn("cdf %", TextTable::Align::kRight);
+  summary.AddColumn("times called", TextTable::Align::kRight);
+  cdf = 0;
+  for (const auto& [type, t] : sorted) {
+    cdf += t.us;
+    summary.AddRow({type, std::to_string(t.count), Fixed(t.us / 1000.0, 4), Fixed(100.0 * t.us / total, 2),
+                    Fixed(100.0 * cdf / total, 2), std::to_string(t.count * options_.measure.num_runs)});
+  }
+  out += "\n========================= Summary by node type =========================\n" + summary.Render();
+  out += "Sum of node times: " + Fixed(total / 1000.0, 4) + " ms (per-node timing adds overhead; the whole-run p50 above is the latency)\n";
+  return out;
+}
+
+nlohmann::json BenchView::Json() const {
+  const Stats& s = result_.latency.stats;
+  nlohmann::json j = {
+      {"model", model_},
+      {"model_bytes", model_bytes_},
+      {"backends", result_.backend_versions},
+      {"num_threads", options_.run.num_threads},
+      {"precision", PrecisionName(options_.run.precision)},
+      {"device", {{"cpu", result_.device.cpu_model}, {"cores", result_.device.logical_cores},
+                  {"isa", result_.device.isa_flags}, {"max_mhz", result_.device.max_mhz}, {"os", result_.device.os}}},
+      {"init_us", result_.init_us},
+      {"first_inference_us", result_.latency.first_us},
+      {"warmup", {{"count", result_.latency.warmup_count}, {"avg_us", result_.latency.warmup_avg_us}}},
+      {"latency_us", {{"count", s.n}, {"min", s.p0}, {"max", s.p100}, {"avg", s.mean}, {"std", s.std}, {"p10", s.p10},
+                      {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}}},
+      {"throughput_per_s", Throughput(s)},
+      {"peak_rss_kb", result_.peak_rss_kb},
+      {"noise", {{"batch_median_cv", result_.latency.noise.batch_median_cv}, {"spikes", result_.latency.noise.spikes},
+                 {"noisy", result_.latency.noise.noisy}, {"attempts", result_.latency.attempts},
+                 {"hit_time_limit", result_.latency.hit_time_limit}}},
+  };
+  nlohmann::json fallbacks = nlohmann::json::array();
+  for (size_t i = 0; i < result_.assignments.size(); ++i)
+    if (result_.assignments[i].fell_back)
+      fallbacks.push_back({{"node", i}, {"backend", result_.assignments[i].backend}, {"why", result_.assignments[i].why}});
+  j["fallbacks"] = fallbacks;
+  if (!result_.node_avg_us.empty()) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
+      const Node& node = graph_.node(static_cast<NodeId>(i));
+      nodes.push_back({{"index", i}, {"op", NodeOpName(node)}, {"name", node.name},
+                       {"backend", result_.assignments[i].backend}, {"avg_us", result_.node_avg_us[i]}});
+    }
+    j["op_profile"] = nodes;
+  }
+  return j;
+}
+
+nlohmann::json BenchView::Trace() const {
+  nlohmann::json events = nlohmann::json::array();
+  double ts = 0;
+  for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
+    const Node& node = graph_.node(static_cast<NodeId>(i));
+    events.push_back({{"name", node.name.empty() ? NodeOpName(node) : node.name},
+                      {"cat", NodeOpName(node)},
+                      {"ph", "X"},
+                      {"ts", ts},
+                      {"dur", result_.node_avg_us[i]},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"args", {{"index", i}, {"op", NodeOpName(node)}, {"backend", result_.assignments[i].backend}}}});
+    ts += result_.node_avg_us[i];
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace latte

@@ -1,0 +1,37 @@
+#include "run/benchmark.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+
+namespace latte {
+
+long PeakRssKb() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return usage.ru_maxrss;  // Linux reports KB
+}
+
+Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry) {
+  BenchResult result;
+  result.device = ReadDeviceFingerprint();
+  const auto start = std::chrono::steady_clock::now();
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor,
+                         Executor::Create(graph, options.placement, registry, options.run));
+  FillRandomInputs(graph, executor->buffers());
+  result.init_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  result.assignments = executor->assignments();
+  result.backend_versions = executor->BackendVersions();
+
+  LATTE_ASSIGN_OR_RETURN(result.latency, Measure([&] { return executor->Run(); }, options.measure));
+  if (options.op_profiling) {
+    std::vector<double> totals;
+    for (int i = 0; i < options.measure.num_runs; ++i) LATTE_RETURN_IF_ERROR(executor->RunProfiled(totals));
+    result.node_avg_us = totals;
+    for (double& v : result.node_avg_us) v /= options.measure.num_runs;
+  }
+  result.peak_rss_kb = PeakRssKb();
+  return result;
+}
+
+}  // namespace latte

@@ -1,0 +1,37 @@
+#pragma once
+// Whole-model benchmark, like TFLite's benchmark_model: init time, first inference, warmup,
+// timed runs under the measurement protocol, optional per-node profile, peak memory.
+
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "run/executor.h"
+#include "run/measure.h"
+
+namespace latte {
+
+struct BenchOptions {
+  Placement placement;
+  RunOptions run;
+  MeasureOptions measure;
+  bool op_profiling = false;  // after the timed runs, num_runs profiled runs give per-node times
+};
+
+struct BenchResult {
+  double init_us = 0;                      // backend creation, weight packing, buffers
+  Measurement latency;                     // whole-graph runs, microseconds
+  std::vector<double> node_avg_us;         // per node, when op_profiling
+  std::vector<NodeAssignment> assignments;
+  std::vector<std::string> backend_versions;
+  long peak_rss_kb = 0;                    // the process's peak resident set, after the runs
+  DeviceFingerprint device;
+};
+
+/// Runs `graph` (inputs random, fixed seed) under the protocol.
+Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry);
+
+/// This process's peak resident set size in KB.
+long PeakRssKb();
+
+}  // namespace latte

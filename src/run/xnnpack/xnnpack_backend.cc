@@ -1,0 +1,808 @@
+#include "run/xnnpack/xnnpack_backend.h"
+
+#include <pthreadpool.h>
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "ir/op_params.h"
+
+#ifndef LATTE_XNNPACK_VERSION
+#define LATTE_XNNPACK_VERSION "unknown"
+#endif
+
+namespace latte {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+const char* XnnStatusName(xnn_status status) {
+  switch (status) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "uninitialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown status";
+}
+
+// XNNPACK refusing a parameter is "unsupported" (a valid node it cannot run); the rest is ours.
+Status Check(xnn_status status, const char* call) {
+  if (status == xnn_status_success) return Status::Ok();
+  std::string message = std::string(call) + " failed: " + XnnStatusName(status);
+  if (status == xnn_status_unsupported_parameter || status == xnn_status_unsupported_hardware ||
+      status == xnn_status_invalid_parameter)
+    return Unsupported(message);
+  return Internal(message);
+}
+
+Status InitializeOnce() {
+  static std::once_flag once;
+  static xnn_status status = xnn_status_uninitialized;
+  std::call_once(once, [] { status = xnn_initialize(nullptr); });
+  return Check(status, "xnn_initialize");
+}
+
+struct OpDeleter {
+  void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
+};
+using UniqueOp = std::unique_ptr<xnn_operator, OpDeleter>;
+
+// One prepared node: the operators it owns and the steps (setup + run) each Run performs.
+class XnnNode final : public PreparedNode {
+ public:
+  using Step = std::function<Status(TensorBuffers&)>;
+  Status Run(TensorBuffers& buffers) override {
+    for (auto& step : steps_) LATTE_RETURN_IF_ERROR(step(buffers));
+    return Status::Ok();
+  }
+  xnn_operator_t Own(xnn_operator_t op) {
+    ops_.emplace_back(op);
+    return op;
+  }
+  void AddStep(Step step) { steps_.push_back(std::move(step)); }
+  /// Keeps a padded copy of constant `id`: XNNPACK may read XNN_EXTRA_BYTES past an input,
+  /// and a constant's data (the graph's) has no spare bytes.
+  void BindConstant(TensorId id, const Tensor& tensor) {
+    const size_t n = tensor.data->size() / sizeof(float);
+    auto copy = std::make_unique<float[]>(n + XNN_EXTRA_BYTES / sizeof(float));
+    std::memcpy(copy.get(), tensor.data->data(), n * sizeof(float));
+    std::fill(copy.get() + n, copy.get() + n + XNN_EXTRA_BYTES / sizeof(float), 0.0f);
+    constants_.emplace_back(id, std::move(copy));
+  }
+  /// Keeps `values` alive as long as the node (parameters an operator may point to).
+  const float* Keep(std::vector<float> values) {
+    kept_.push_back(std::move(values));
+    return kept_.back().data();
+  }
+  /// An input's data: a bound constant's padded copy, else the buffer's.
+  const float* In(const TensorBuffers& buffers, TensorId id) const {
+    for (const auto& [cid, data] : constants_)
+      if (cid == id) return data.get();
+    return buffers.as<float>(id);
+  }
+
+ private:
+  std::vector<UniqueOp> ops_;
+  std::vector<Step> steps_;
+  std::vector<std::pair<TensorId, std::unique_ptr<float[]>>> constants_;
+  std::vector<std::vector<float>> kept_;
+};
+
+// Where Analyze builds; null when it only checks (Supports).
+struct Ctx {
+  pthreadpool_t pool = nullptr;
+  XnnNode* node = nullptr;
+};
+
+struct Range {
+  float min = -kInf, max = kInf;
+  bool full() const { return min == -kInf && max == kInf; }
+};
+
+Status NoBuffer(TensorId id) { return InvalidInput("tensor " + std::to_string(id) + " has no buffer"); }
+
+Status RunOp(xnn_operator_t op, pthreadpool_t pool) { return Check(xnn_run_operator(op, pool), "xnn_run_operator"); }
+
+std::vector<size_t> Dims(const Tensor& t) { return std::vector<size_t>(t.shape.begin(), t.shape.end()); }
+size_t Elements(const Tensor& t) { return static_cast<size_t>(t.num_elements().value_or(0)); }
+// Rows × channels view of an elementwise tensor (channels = last dim).
+size_t LastDim(const Tensor& t) { return t.shape.empty() ? 1 : static_cast<size_t>(t.shape.back()); }
+
+std::string Name(const Node& node) { return std::string(OpName(node.kind)); }
+
+Expected<Range> FusedActivation(const Node& node) {
+  const std::string act = node.attrs.GetString("activation", "none");
+  if (act == "none") return Range{};
+  if (act == "relu") return Range{0.0f, kInf};
+  if (act == "relu6") return Range{0.0f, 6.0f};
+  if (act == "relu_n1_to_1") return Range{-1.0f, 1.0f};
+  return Unsupported("fused activation " + act + " not implemented");
+}
+
+// Checks every input (except `skip_input`, an int shape) and output: fp32, known, non-empty.
+Status CheckTensors(const Graph& graph, const Node& node, int skip_input = -1) {
+  auto check = [&](TensorId id, const char* role) -> Status {
+    const Tensor& t = graph.tensor(id);
+    if (t.dtype == DataType::kInt8 || t.dtype == DataType::kUInt8 || !t.quant.empty())
+      return Unsupported("int8 not implemented");
+    if (t.dtype != DataType::kFloat32)
+      return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) +
+                         ": xnnpack runs fp32 only");
+    if (!t.fully_known()) return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape");
+    if (t.shape.size() > XNN_MAX_TENSOR_DIMS)
+      return Unsupported(std::string(role) + " '" + t.name + "' has rank " + std::to_string(t.shape.size()) +
+                         " > " + std::to_string(XNN_MAX_TENSOR_DIMS));
+    if (Elements(t) == 0) return Unsupported(std::string(role) + " '" + t.name + "' is empty");
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    if (node.inputs[i] != kNoTensor && static_cast<int>(i) != skip_input) LATTE_RETURN_IF_ERROR(check(node.inputs[i], "input"));
+  for (TensorId t : node.outputs) LATTE_RETURN_IF_ERROR(check(t, "output"));
+  if (node.outputs.size() != 1) return Unsupported(Name(node) + " with " + std::to_string(node.outputs.size()) + " outputs");
+  return Status::Ok();
+}
+
+Status NeedInputs(const Node& node, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (node.input(i) == kNoTensor) return Unsupported(Name(node) + " lacks input " + std::to_string(i));
+  return Status::Ok();
+}
+
+Status NeedConstant(const Graph& graph, const Node& node, size_t i, const char* what) {
+  TensorId id = node.input(i);
+  if (id != kNoTensor && !graph.tensor(id).is_constant()) return Unsupported(Name(node) + " with non-constant " + what);
+  return Status::Ok();
+}
+
+const float* ConstData(const Graph& graph, TensorId id) {
+  if (id == kNoTensor) return nullptr;
+  return reinterpret_cast<const float*>(graph.tensor(id).data->data());
+}
+
+Status Invalid(const Node& node, const Status& status) { return Unsupported(Name(node) + ": " + status.message()); }
+
+// A clamp run in place on the output, for operators that take no output range.
+void AddPostClamp(Ctx& ctx, const Tensor& out_tensor, TensorId out, xnn_operator_t op) {
+  const size_t channels = LastDim(out_tensor), batch = Elements(out_tensor) / channels;
+  ctx.node->AddStep([op, out, batch, pool = ctx.pool](TensorBuffers& b) -> Status {
+    float* y = b.mutable_as<float>(out);
+    if (y == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_clamp_nc_f32(op, batch, y, y, pool), "xnn_setup_clamp_nc_f32"));
+    return RunOp(op, pool);
+  });
+}
+
+Status MaybePostClamp(Ctx& ctx, const Graph& graph, const Node& node, Range range) {
+  if (range.full()) return Status::Ok();
+  const Tensor& out = graph.tensor(node.outputs[0]);
+  const size_t channels = LastDim(out);
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_clamp_nc_f32(channels, channels, channels, range.min, range.max, 0, &op),
+                              "xnn_create_clamp_nc_f32"));
+  AddPostClamp(ctx, out, node.outputs[0], ctx.node->Own(op));
+  return Status::Ok();
+}
+
+using UnarySetup = xnn_status (*)(xnn_operator_t, size_t, const float*, float*, pthreadpool_t);
+
+// Adds the step of an elementwise nc operator over the node's first input and output.
+void AddUnaryStep(Ctx& ctx, const Graph& graph, const Node& node, xnn_operator_t op, UnarySetup setup, const char* call) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const size_t batch = Elements(x) / LastDim(x);
+  ctx.node->AddStep([self = ctx.node, op, setup, call, batch, in = node.inputs[0], out = node.outputs[0], pool = ctx.pool](TensorBuffers& b) -> Status {
+    const float* x = self->In(b, in);
+    float* y = b.mutable_as<float>(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(setup(op, batch, x, y, pool), call));
+    return RunOp(op, pool);
+  });
+}
+
+Status SameElements(const Graph& graph, const Node& node) {
+  if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
+    return Unsupported(Name(node) + " changes the number of elements");
+  return Status::Ok();
+}
+
+Status Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const bool depthwise = node.kind == OpKind::kDepthwiseConv2D;
+  const bool transposed = node.kind == OpKind::kTransposeConv2D;
+  const std::string want = depthwise ? "1HWO" : "OHWI";
+  const std::string layout = node.attrs.GetString("filter_layout", "");
+  if (layout != want) return Unsupported(Name(node) + " filter_layout " + layout + ": xnnpack needs " + want);
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
+  auto params = GetConvParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const ConvParams& p = *params;
+  if (p.has_bias && static_cast<std::int64_t>(Elements(graph.tensor(node.inputs[2]))) != p.out_c)
+    return Unsupported(Name(node) + " bias has " + std::to_string(Elements(graph.tensor(node.inputs[2]))) +
+                       " values for " + std::to_string(p.out_c) + " output channels");
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (y.shape != Shape{p.batch, p.out_h, p.out_w, p.out_c})
+    return Unsupported(Name(node) + " output shape " + ShapeToString(y.shape) + " disagrees with its parameters");
+  std::int64_t adjust_h = 0, adjust_w = 0;
+  if (transposed) {
+    // XNNPACK: out = stride (in - 1) + adjustment + dilated kernel - pads, adjustment < stride.
+    adjust_h = p.out_h + p.pads.top + p.pads.bottom - ((p.in_h - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1);
+    adjust_w = p.out_w + p.pads.left + p.pads.right - ((p.in_w - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1);
+    if (adjust_h < 0 || adjust_h >= p.stride_h || adjust_w < 0 || adjust_w >= p.stride_w)
+      return Unsupported("transpose_conv2d output " + std::to_string(p.out_h) + "x" + std::to_string(p.out_w) +
+                         " needs an adjustment outside [0, stride)");
+  }
+  if (ctx == nullptr) return Status::Ok();
+
+  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  const float* kernel = ConstData(graph, node.inputs[1]);
+  const float* bias = ConstData(graph, node.input(2));
+  const size_t group_in = static_cast<size_t>(p.in_c / p.groups), group_out = static_cast<size_t>(p.out_c / p.groups);
+  xnn_operator_t op = nullptr;
+  if (transposed) {
+    LATTE_RETURN_IF_ERROR(Check(
+        xnn_create_deconvolution2d_nhwc_f32(u32(p.pads.top), u32(p.pads.right), u32(p.pads.bottom), u32(p.pads.left),
+                                            u32(p.kernel_h), u32(p.kernel_w), u32(p.stride_h), u32(p.stride_w),
+                                            u32(p.dilation_h), u32(p.dilation_w), u32(p.groups), group_in, group_out,
+                                            static_cast<size_t>(p.in_c), static_cast<size_t>(p.out_c), kernel, bias,
+                                            range.min, range.max, 0, &op),
+        "xnn_create_deconvolution2d_nhwc_f32"));
+  } else {
+    LATTE_RETURN_IF_ERROR(Check(
+        xnn_create_convolution2d_nhwc_f32(u32(p.pads.top), u32(p.pads.right), u32(p.pads.bottom), u32(p.pads.left),
+                                          u32(p.kernel_h), u32(p.kernel_w), u32(p.stride_h), u32(p.stride_w),
+                                          u32(p.dilation_h), u32(p.dilation_w), u32(p.groups),
+                                          depthwise ? 1 : group_in, group_out, static_cast<size_t>(p.in_c),
+                                          static_cast<size_t>(p.out_c), kernel, bias, range.min, range.max,
+                                          depthwise ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0, &op),
+        "xnn_create_convolution2d_nhwc_f32"));
+  }
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, transposed, p, adjust_h, adjust_w, u32, in = node.inputs[0], out = node.outputs[0],
+                      pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* x = self->In(b, in);
+    float* y = b.mutable_as<float>(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    const auto n = static_cast<size_t>(p.batch), h = static_cast<size_t>(p.in_h), w = static_cast<size_t>(p.in_w);
+    if (transposed)
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_deconvolution2d_nhwc_f32(op, n, h, w, u32(adjust_h), u32(adjust_w), x, y, pool),
+                                  "xnn_setup_deconvolution2d_nhwc_f32"));
+    else
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_convolution2d_nhwc_f32(op, n, h, w, x, y, pool), "xnn_setup_convolution2d_nhwc_f32"));
+    return RunOp(op, pool);
+  });
+  return Status::Ok();
+}
+
+Status FullyConnected(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
+  if (node.attrs.GetFloat("alpha", 1.0) != 1.0 || node.attrs.GetFloat("beta", 1.0) != 1.0)
+    return Unsupported("fully_connected with alpha or beta ≠ 1");
+  auto params = GetFullyConnectedParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const FullyConnectedParams p = *params;
+  if (p.has_bias && static_cast<std::int64_t>(Elements(graph.tensor(node.inputs[2]))) != p.out_features)
+    return Unsupported("fully_connected bias is not one value per output feature");
+  if (static_cast<std::int64_t>(Elements(graph.tensor(node.outputs[0]))) != p.rows * p.out_features)
+    return Unsupported("fully_connected output size disagrees with its parameters");
+  if (ctx == nullptr) return Status::Ok();
+
+  const auto in = static_cast<size_t>(p.in_features), out = static_cast<size_t>(p.out_features);
+  const float* weights = ConstData(graph, node.inputs[1]);
+  std::vector<float> transposed;
+  if (node.attrs.GetString("weights_layout", "OI") == "IO") {  // XNNPACK packs [out, in]
+    transposed.resize(in * out);
+    for (size_t i = 0; i < in; ++i)
+      for (size_t o = 0; o < out; ++o) transposed[o * in + i] = weights[i * out + o];
+    weights = transposed.data();
+  }
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_fully_connected_nc_f32(in, out, in, out, weights, ConstData(graph, node.input(2)),
+                                                                range.min, range.max, 0, &op),
+                              "xnn_create_fully_connected_nc_f32"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, rows = static_cast<size_t>(p.rows), x_id = node.inputs[0], y_id = node.outputs[0],
+                      pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* x = self->In(b, x_id);
+    float* y = b.mutable_as<float>(y_id);
+    if (x == nullptr) return NoBuffer(x_id);
+    if (y == nullptr) return NoBuffer(y_id);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_fully_connected_nc_f32(op, rows, x, y, pool), "xnn_setup_fully_connected_nc_f32"));
+    return RunOp(op, pool);
+  });
+  return Status::Ok();
+}
+
+Status Pool(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  auto params = GetPoolParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  PoolParams p = *params;
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (y.shape != Shape{p.batch, p.out_h, p.out_w, p.channels})
+    return Unsupported(Name(node) + " output shape " + ShapeToString(y.shape) + " disagrees with its parameters");
+  const bool is_avg = node.kind == OpKind::kAvgPool2D;
+  if (auto d = node.attrs.GetInts("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
+    return Unsupported(Name(node) + " with dilations");
+  if (p.kernel_h * p.kernel_w == 1) return Unsupported(Name(node) + " with a 1x1 window: xnnpack rejects it");
+  // ceil_mode: XNNPACK rounds down, so widen the end padding until it yields the same size.
+  p.pads.bottom = std::max(p.pads.bottom, (p.out_h - 1) * p.stride_h + p.kernel_h - p.in_h - p.pads.top);
+  p.pads.right = std::max(p.pads.right, (p.out_w - 1) * p.stride_w + p.kernel_w - p.in_w - p.pads.left);
+  if ((p.in_h + p.pads.top + p.pads.bottom - p.kernel_h) / p.stride_h + 1 != p.out_h ||
+      (p.in_w + p.pads.left + p.pads.right - p.kernel_w) / p.stride_w + 1 != p.out_w)
+    return Unsupported(Name(node) + " output size xnnpack cannot reproduce");
+  const bool padded = p.pads.top || p.pads.left || p.pads.bottom || p.pads.right;
+  if (is_avg && padded && node.attrs.GetInt("count_include_pad", 0) != 0)
+    return Unsupported("avg_pool2d with count_include_pad=1 and padding: xnnpack excludes padding");
+  if (ctx == nullptr) return Status::Ok();
+
+  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  const auto c = static_cast<size_t>(p.channels);
+  xnn_operator_t op = nullptr;
+  if (is_avg) {
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_average_pooling2d_nhwc_f32(
+                                    u32(p.pads.top), u32(p.pads.right), u32(p.pads.bottom), u32(p.pads.left), u32(p.kernel_h),
+                                    u32(p.kernel_w), u32(p.stride_h), u32(p.stride_w), c, c, c, range.min, range.max, 0, &op),
+                                "xnn_create_average_pooling2d_nhwc_f32"));
+  } else {
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_max_pooling2d_nhwc_f32(u32(p.pads.top), u32(p.pads.right), u32(p.pads.bottom),
+                                                                  u32(p.pads.left), u32(p.kernel_h), u32(p.kernel_w),
+                                                                  u32(p.stride_h), u32(p.stride_w), 1, 1, c, c, c,
+                                                                  range.min, range.max, 0, &op),
+                                "xnn_create_max_pooling2d_nhwc_f32"));
+  }
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, is_avg, p, in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* x = self->In(b, in);
+    float* y = b.mutable_as<float>(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    const auto n = static_cast<size_t>(p.batch), h = static_cast<size_t>(p.in_h), w = static_cast<size_t>(p.in_w);
+    if (is_avg)
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_average_pooling2d_nhwc_f32(op, n, h, w, x, y, pool), "xnn_setup_average_pooling2d_nhwc_f32"));
+    else
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_max_pooling2d_nhwc_f32(op, n, h, w, x, y, pool), "xnn_setup_max_pooling2d_nhwc_f32"));
+    return RunOp(op, pool);
+  });
+  return Status::Ok();
+}
+
+// Mean over the middle of [outer, reduced, inner]: XNNPACK's global average pooling (NWC).
+Status AverageOver(const Node& node, size_t outer, size_t reduced, size_t inner, Range range, Ctx* ctx) {
+  if (ctx == nullptr) return Status::Ok();
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_global_average_pooling_nwc_f32(inner, inner, inner, range.min, range.max, 0, &op),
+                              "xnn_create_global_average_pooling_nwc_f32"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, outer, reduced, in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* x = self->In(b, in);
+    float* y = b.mutable_as<float>(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_global_average_pooling_nwc_f32(op, outer, reduced, x, y, pool),
+                                "xnn_setup_global_average_pooling_nwc_f32"));
+    return RunOp(op, pool);
+  });
+  return Status::Ok();
+}
+
+Status GlobalPool(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  auto params = GetPoolParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const PoolParams& p = *params;
+  return AverageOver(node, static_cast<size_t>(p.batch), static_cast<size_t>(p.in_h * p.in_w), static_cast<size_t>(p.channels),
+                     range, ctx);
+}
+
+Status Mean(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::vector<std::int64_t> axes = node.attrs.GetInts("axes").value_or(std::vector<std::int64_t>{});
+  if (axes.empty())
+    for (std::int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  for (auto& a : axes) {
+    if (a < -rank || a >= rank) return Unsupported("mean axis " + std::to_string(a) + " out of range");
+    if (a < 0) a += rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (axes.back() - axes.front() + 1 != static_cast<std::int64_t>(axes.size()))
+    return Unsupported("mean over non-adjacent axes");
+  size_t outer = 1, reduced = 1, inner = 1;
+  for (std::int64_t a = 0; a < rank; ++a) {
+    const auto d = static_cast<size_t>(x.shape[static_cast<size_t>(a)]);
+    if (a < axes.front()) outer *= d;
+    else if (a <= axes.back()) reduced *= d;
+    else inner *= d;
+  }
+  if (Elements(graph.tensor(node.outputs[0])) != outer * inner) return Unsupported("mean output size disagrees with its axes");
+  return AverageOver(node, outer, reduced, inner, range, ctx);
+}
+
+Status Binary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
+  if (ctx == nullptr) return Status::Ok();
+  using Setup = xnn_status (*)(xnn_operator_t, size_t, const size_t*, size_t, const size_t*, const float*, const float*, float*,
+                               pthreadpool_t);
+  xnn_operator_t op = nullptr;
+  Setup setup = nullptr;
+  bool fused = true;  // takes the output range itself
+  xnn_status created = xnn_status_success;
+  switch (node.kind) {
+    case OpKind::kAdd: created = xnn_create_add_nd_f32(range.min, range.max, 0, &op), setup = xnn_setup_add_nd_f32; break;
+    case OpKind::kSub: created = xnn_create_subtract_nd_f32(range.min, range.max, 0, &op), setup = xnn_setup_subtract_nd_f32; break;
+    case OpKind::kMul: created = xnn_create_multiply_nd_f32(range.min, range.max, 0, &op), setup = xnn_setup_multiply_nd_f32; break;
+    case OpKind::kDiv: created = xnn_create_divide_nd_f32(range.min, range.max, 0, &op), setup = xnn_setup_divide_nd_f32; break;
+    case OpKind::kMaximum: created = xnn_create_maximum_nd_f32(0, &op), setup = xnn_setup_maximum_nd_f32, fused = false; break;
+    case OpKind::kMinimum: created = xnn_create_minimum_nd_f32(0, &op), setup = xnn_setup_minimum_nd_f32, fused = false; break;
+    case OpKind::kSquaredDifference:
+      created = xnn_create_squared_difference_nd_f32(0, &op), setup = xnn_setup_squared_difference_nd_f32, fused = false;
+      break;
+    default: return Internal("Binary called on " + Name(node));
+  }
+  LATTE_RETURN_IF_ERROR(Check(created, "xnn_create_*_nd_f32"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, setup, a_dims = Dims(graph.tensor(node.inputs[0])), b_dims = Dims(graph.tensor(node.inputs[1])),
+                      a_id = node.inputs[0], b_id = node.inputs[1], y_id = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* a = self->In(b, a_id);
+    const float* c = self->In(b, b_id);
+    float* y = b.mutable_as<float>(y_id);
+    if (a == nullptr) return NoBuffer(a_id);
+    if (c == nullptr) return NoBuffer(b_id);
+    if (y == nullptr) return NoBuffer(y_id);
+    LATTE_RETURN_IF_ERROR(Check(setup(op, a_dims.size(), a_dims.data(), b_dims.size(), b_dims.data(), a, c, y, pool), "xnn_setup_*_nd_f32"));
+    return RunOp(op, pool);
+  });
+  return fused ? Status::Ok() : MaybePostClamp(*ctx, graph, node, range);
+}
+
+Status Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  if (node.inputs.size() != 1 && node.kind != OpKind::kPRelu) return Unsupported(Name(node) + " with several inputs");
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  if (x.shape != graph.tensor(node.outputs[0]).shape) return Unsupported(Name(node) + " output shape differs from its input");
+  const size_t c = LastDim(x);
+  std::vector<float> slope;
+  if (node.kind == OpKind::kPRelu) {
+    LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+    LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "slope"));
+    const Tensor& s = graph.tensor(node.inputs[1]);
+    const size_t n = Elements(s);
+    const bool per_channel = n == c && !s.shape.empty() && static_cast<size_t>(s.shape.back()) == c;
+    if (n != 1 && !per_channel)
+      return Unsupported("prelu slope " + ShapeToString(s.shape) + ": xnnpack needs one slope per channel (last dim)");
+    const float* data = ConstData(graph, node.inputs[1]);
+    slope.assign(c, data[0]);
+    if (n != 1) slope.assign(data, data + c);
+  }
+  const bool is_clamp = node.kind == OpKind::kRelu || node.kind == OpKind::kRelu6 || node.kind == OpKind::kReluN1To1 ||
+                        node.kind == OpKind::kClip;
+  Range clamp;
+  if (is_clamp) {
+    if (node.kind == OpKind::kRelu) clamp = {0.0f, kInf};
+    if (node.kind == OpKind::kRelu6) clamp = {0.0f, 6.0f};
+    if (node.kind == OpKind::kReluN1To1) clamp = {-1.0f, 1.0f};
+    if (node.kind == OpKind::kClip)
+      clamp = {static_cast<float>(node.attrs.GetFloat("min", -kInf)), static_cast<float>(node.attrs.GetFloat("max", kInf))};
+    clamp = {std::max(clamp.min, range.min), std::min(clamp.max, range.max)};
+    if (!(clamp.min < clamp.max)) return Unsupported(Name(node) + " with min ≥ max");
+  }
+  if (ctx == nullptr) return Status::Ok();
+
+  xnn_operator_t op = nullptr;
+  xnn_status created = xnn_status_success;
+  UnarySetup setup = nullptr;
+  switch (node.kind) {
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip:
+      created = xnn_create_clamp_nc_f32(c, c, c, clamp.min, clamp.max, 0, &op), setup = xnn_setup_clamp_nc_f32; break;
+    case OpKind::kSigmoid: created = xnn_create_sigmoid_nc_f32(c, c, c, 0, &op), setup = xnn_setup_sigmoid_nc_f32; break;
+    case OpKind::kHardSwish: created = xnn_create_hardswish_nc_f32(c, c, c, 0, &op), setup = xnn_setup_hardswish_nc_f32; break;
+    case OpKind::kLeakyRelu:
+      created = xnn_create_leaky_relu_nc_f32(c, c, c, static_cast<float>(node.attrs.GetFloat("alpha", 0.01)), 0, &op);
+      setup = xnn_setup_leaky_relu_nc_f32;
+      break;
+    case OpKind::kElu:
+      created = xnn_create_elu_nc_f32(c, c, c, static_cast<float>(node.attrs.GetFloat("alpha", 1.0)), 0, &op);
+      setup = xnn_setup_elu_nc_f32;
+      break;
+    case OpKind::kPRelu: created = xnn_create_prelu_nc_f32(c, c, c, ctx->node->Keep(std::move(slope)), 0, &op), setup = xnn_setup_prelu_nc_f32; break;
+    case OpKind::kAbs: created = xnn_create_abs_nc_f32(c, c, c, 0, &op), setup = xnn_setup_abs_nc_f32; break;
+    case OpKind::kNeg: created = xnn_create_negate_nc_f32(c, c, c, 0, &op), setup = xnn_setup_negate_nc_f32; break;
+    case OpKind::kFloor: created = xnn_create_floor_nc_f32(c, c, c, 0, &op), setup = xnn_setup_floor_nc_f32; break;
+    case OpKind::kCeil: created = xnn_create_ceiling_nc_f32(c, c, c, 0, &op), setup = xnn_setup_ceiling_nc_f32; break;
+    case OpKind::kSqrt: created = xnn_create_square_root_nc_f32(c, c, c, 0, &op), setup = xnn_setup_square_root_nc_f32; break;
+    default: return Internal("Unary called on " + Name(node));
+  }
+  LATTE_RETURN_IF_ERROR(Check(created, "xnn_create_*_nc_f32"));
+  AddUnaryStep(*ctx, graph, node, ctx->node->Own(op), setup, "xnn_setup_*_nc_f32");
+  return is_clamp ? Status::Ok() : MaybePostClamp(*ctx, graph, node, range);
+}
+
+Status Softmax(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t axis = node.attrs.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) return Unsupported("softmax over axis " + std::to_string(axis) + ": xnnpack normalizes the last axis only");
+  if (node.attrs.GetFloat("beta", 1.0) != 1.0) return Unsupported("softmax with beta ≠ 1");
+  if (ctx == nullptr) return Status::Ok();
+  const size_t c = LastDim(x);
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_softmax_nc_f32(c, c, c, 0, &op), "xnn_create_softmax_nc_f32"));
+  AddUnaryStep(*ctx, graph, node, ctx->node->Own(op), xnn_setup_softmax_nc_f32, "xnn_setup_softmax_nc_f32");
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+Status Resize(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const std::string mode = node.attrs.GetString("mode", "");
+  if (mode != "bilinear") return Unsupported("resize mode '" + mode + "' not implemented (bilinear only)");
+  if (x.shape.size() != 4 || y.shape.size() != 4) return Unsupported("resize of rank " + std::to_string(x.shape.size()));
+  if (x.shape[0] != y.shape[0] || x.shape[3] != y.shape[3]) return Unsupported("resize changes batch or channels");
+  const std::string coords = node.attrs.GetString("coordinate_transformation", "asymmetric");
+  std::uint32_t flags = 0;
+  if (coords == "align_corners") flags = XNN_FLAG_ALIGN_CORNERS;
+  else if (coords == "asymmetric") flags = XNN_FLAG_TENSORFLOW_LEGACY_MODE;
+  else if (coords == "pytorch_half_pixel" && (y.shape[1] == 1 || y.shape[2] == 1))
+    return Unsupported("resize pytorch_half_pixel to size 1: xnnpack has no such mode");
+  else if (coords != "half_pixel" && coords != "pytorch_half_pixel")
+    return Unsupported("resize coordinate_transformation '" + coords + "': xnnpack has half_pixel, align_corners, asymmetric");
+  // XNNPACK maps coordinates with in/out; ONNX scales that are not exactly out/in map differently.
+  if (auto scales = node.attrs.GetFloats("scales"); scales && scales->size() == 2) {
+    for (size_t i = 0; i < 2; ++i)
+      if (std::abs(static_cast<double>(x.shape[i + 1]) * (*scales)[i] - static_cast<double>(y.shape[i + 1])) > 1e-6)
+        return Unsupported("resize scales that are not output/input sizes");
+  }
+  if (ctx == nullptr) return Status::Ok();
+  const auto c = static_cast<size_t>(x.shape[3]);
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_resize_bilinear2d_nhwc_f32(c, c, c, flags, &op), "xnn_create_resize_bilinear2d_nhwc_f32"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, xd = Dims(x), yd = Dims(y), in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* xp = self->In(b, in);
+    float* yp = b.mutable_as<float>(out);
+    if (xp == nullptr) return NoBuffer(in);
+    if (yp == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_resize_bilinear2d_nhwc_f32(op, xd[0], xd[1], xd[2], yd[1], yd[2], xp, yp, pool),
+                                "xnn_setup_resize_bilinear2d_nhwc_f32"));
+    return RunOp(op, pool);
+  });
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+Status Pad(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const size_t rank = x.shape.size();
+  const std::string mode = node.attrs.GetString("mode", "constant");
+  if (mode != "constant") return Unsupported("pad mode '" + mode + "' not implemented (constant only)");
+  if (node.inputs.size() != 1) return Unsupported("pad with pads as an input");
+  auto pads = node.attrs.GetInts("pads");
+  if (!pads || pads->size() != 2 * rank) return Unsupported("pad without 2 × rank 'pads'");
+  if (std::any_of(pads->begin(), pads->end(), [](auto v) { return v < 0; })) return Unsupported("pad with negative pads");
+  if (ctx == nullptr) return Status::Ok();
+  std::vector<size_t> pre(pads->begin(), pads->begin() + static_cast<std::ptrdiff_t>(rank));
+  std::vector<size_t> post(pads->begin() + static_cast<std::ptrdiff_t>(rank), pads->end());
+  const float value = static_cast<float>(node.attrs.GetFloat("value", 0.0));
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_constant_pad_nd_x32(&value, 0, &op), "xnn_create_constant_pad_nd_x32"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, pre, post, xd = Dims(x), in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* xp = self->In(b, in);
+    float* yp = b.mutable_as<float>(out);
+    if (xp == nullptr) return NoBuffer(in);
+    if (yp == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_constant_pad_nd_x32(op, xd.size(), xd.data(), pre.data(), post.data(), xp, yp, pool),
+                                "xnn_setup_constant_pad_nd_x32"));
+    return RunOp(op, pool);
+  });
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+// Concat: each input is a strided copy into its slice of every output row.
+Status Concat(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const auto rank = static_cast<std::int64_t>(y.shape.size());
+  std::int64_t axis = node.attrs.GetInt("axis", 0);
+  if (axis < -rank || axis >= rank) return Unsupported("concat axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += rank;
+  size_t outer = 1, total = 0;
+  for (std::int64_t a = 0; a < axis; ++a) outer *= static_cast<size_t>(y.shape[static_cast<size_t>(a)]);
+  std::vector<size_t> inner;
+  for (TensorId id : node.inputs) {
+    if (id == kNoTensor) return Unsupported("concat with an absent input");
+    const Tensor& t = graph.tensor(id);
+    if (t.shape.size() != y.shape.size()) return Unsupported("concat of inputs with different ranks");
+    inner.push_back(Elements(t) / outer);
+    total += inner.back();
+  }
+  if (total * outer != Elements(y)) return Unsupported("concat output size disagrees with its inputs");
+  if (ctx == nullptr) return Status::Ok();
+  size_t offset = 0;
+  for (size_t i = 0; i < inner.size(); ++i) {
+    xnn_operator_t op = nullptr;
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_copy_nc_x32(inner[i], inner[i], total, 0, &op), "xnn_create_copy_nc_x32"));
+    ctx->node->Own(op);
+    ctx->node->AddStep([self = ctx->node, op, outer, offset, in = node.inputs[i], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+      const float* xp = self->In(b, in);
+      float* yp = b.mutable_as<float>(out);
+      if (xp == nullptr) return NoBuffer(in);
+      if (yp == nullptr) return NoBuffer(out);
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, outer, xp, yp + offset, pool), "xnn_setup_copy_nc_x32"));
+      return RunOp(op, pool);
+    });
+    offset += inner[i];
+  }
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+// Reshape and friends on contiguous data: one copy of every element.
+Status Copy(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  LATTE_RETURN_IF_ERROR(SameElements(graph, node));
+  if (ctx == nullptr) return Status::Ok();
+  const size_t n = Elements(graph.tensor(node.outputs[0]));
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_copy_nc_x32(n, n, n, 0, &op), "xnn_create_copy_nc_x32"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* xp = self->In(b, in);
+    float* yp = b.mutable_as<float>(out);
+    if (xp == nullptr) return NoBuffer(in);
+    if (yp == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, 1, xp, yp, pool), "xnn_setup_copy_nc_x32"));
+    return RunOp(op, pool);
+  });
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+Status DepthToSpace(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const std::string mode = node.attrs.GetString("mode", "DCR");
+  if (mode != "DCR") return Unsupported("depth_to_space mode " + mode + ": xnnpack has DCR only");
+  const std::int64_t block = node.attrs.GetInt("block_size", 0);
+  if (block < 2) return Unsupported("depth_to_space with block_size " + std::to_string(block));
+  if (x.shape.size() != 4 || y.shape != Shape{x.shape[0], x.shape[1] * block, x.shape[2] * block, x.shape[3] / (block * block)} ||
+      x.shape[3] % (block * block) != 0)
+    return Unsupported("depth_to_space shapes " + ShapeToString(x.shape) + " → " + ShapeToString(y.shape) + " are not NHWC DCR");
+  if (ctx == nullptr) return Status::Ok();
+  const auto out_c = static_cast<size_t>(y.shape[3]);
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_depth_to_space_nhwc_x32(out_c, static_cast<size_t>(x.shape[3]), out_c,
+                                                                 static_cast<std::uint32_t>(block), 0, &op),
+                              "xnn_create_depth_to_space_nhwc_x32"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, xd = Dims(x), in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* xp = self->In(b, in);
+    float* yp = b.mutable_as<float>(out);
+    if (xp == nullptr) return NoBuffer(in);
+    if (yp == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_depth_to_space_nhwc_x32(op, xd[0], xd[1], xd[2], xp, yp, pool),
+                                "xnn_setup_depth_to_space_nhwc_x32"));
+    return RunOp(op, pool);
+  });
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+bool Implemented(OpKind kind) {
+  switch (kind) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D: case OpKind::kFullyConnected:
+    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
+    case OpKind::kMean: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip:
+    case OpKind::kSigmoid: case OpKind::kHardSwish: case OpKind::kLeakyRelu: case OpKind::kPRelu:
+    case OpKind::kElu: case OpKind::kAbs: case OpKind::kNeg: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kSqrt:
+    case OpKind::kSoftmax: case OpKind::kResize: case OpKind::kPad: case OpKind::kConcat:
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
+    case OpKind::kDepthToSpace:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Checks `node` and, with a context, creates its operators. Every refusal is kUnsupported.
+Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
+  if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
+  const Node& node = graph.node(id);
+  if (precision == Precision::kInt8) return Unsupported("int8 not implemented");
+  const std::string layout = node.attrs.GetString("layout", "NHWC");
+  if (layout != "NHWC") return Unsupported("layout " + layout + ": xnnpack runs NHWC graphs");
+  if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
+  if (!Implemented(node.kind)) return Unsupported(Name(node) + " not implemented in the xnnpack backend");
+  if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
+  LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
+  LATTE_ASSIGN_OR_RETURN(const Range range, FusedActivation(node));
+  if (ctx != nullptr) {
+    // Constants read at run time (not weights packed at create) get padded copies.
+    const bool has_weights = node.kind == OpKind::kConv2D || node.kind == OpKind::kDepthwiseConv2D ||
+                             node.kind == OpKind::kTransposeConv2D || node.kind == OpKind::kFullyConnected ||
+                             node.kind == OpKind::kPRelu || node.kind == OpKind::kReshape;
+    const size_t read_at_run = has_weights ? 1 : node.inputs.size();
+    for (size_t i = 0; i < read_at_run; ++i)
+      if (node.inputs[i] != kNoTensor && graph.tensor(node.inputs[i]).is_constant())
+        ctx->node->BindConstant(node.inputs[i], graph.tensor(node.inputs[i]));
+  }
+  switch (node.kind) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D:
+      return Conv(graph, node, range, ctx);
+    case OpKind::kFullyConnected: return FullyConnected(graph, node, range, ctx);
+    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: return Pool(graph, node, range, ctx);
+    case OpKind::kGlobalMaxPool: return Pool(graph, node, range, ctx);  // a max pool with the whole image as window
+    case OpKind::kGlobalAvgPool: return GlobalPool(graph, node, range, ctx);
+    case OpKind::kMean: return Mean(graph, node, range, ctx);
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
+      return Binary(graph, node, range, ctx);
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip:
+    case OpKind::kSigmoid: case OpKind::kHardSwish: case OpKind::kLeakyRelu: case OpKind::kPRelu:
+    case OpKind::kElu: case OpKind::kAbs: case OpKind::kNeg: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kSqrt:
+      return Unary(graph, node, range, ctx);
+    case OpKind::kSoftmax: return Softmax(graph, node, range, ctx);
+    case OpKind::kResize: return Resize(graph, node, range, ctx);
+    case OpKind::kPad: return Pad(graph, node, range, ctx);
+    case OpKind::kConcat: return Concat(graph, node, range, ctx);
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
+      return Copy(graph, node, range, ctx);
+    case OpKind::kDepthToSpace: return DepthToSpace(graph, node, range, ctx);
+    default: return Unsupported(Name(node) + " not implemented in the xnnpack backend");
+  }
+}
+
+}  // namespace
+
+void XnnpackBackend::PoolDeleter::operator()(pthreadpool* pool) const { pthreadpool_destroy(pool); }
+
+XnnpackBackend::XnnpackBackend(const RunOptions& options) : options_(options) {}
+
+Expected<std::unique_ptr<Backend>> XnnpackBackend::Create(const RunOptions& options) {
+  LATTE_RETURN_IF_ERROR(InitializeOnce());
+  std::unique_ptr<XnnpackBackend> backend(new XnnpackBackend(options));
+  if (options.num_threads > 1) {
+    backend->pool_.reset(pthreadpool_create(static_cast<size_t>(options.num_threads)));
+    if (backend->pool_ == nullptr) return Internal("pthreadpool_create(" + std::to_string(options.num_threads) + ") failed");
+  }
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+std::string XnnpackBackend::Version() const {
+  const int n = options_.num_threads;
+  return std::string("XNNPACK ") + LATTE_XNNPACK_VERSION + " (pthreadpool, " + std::to_string(n) +
+         (n == 1 ? " thread)" : " threads)");
+}
+
+Support XnnpackBackend::Supports(const Graph& graph, NodeId node) const {
+  Status status = Analyze(graph, node, options_.precision, nullptr);
+  return status.ok() ? Support::Yes() : Support::No(status.message());
+}
+
+Expected<std::unique_ptr<PreparedNode>> XnnpackBackend::Prepare(const Graph& graph, NodeId node) {
+  auto prepared = std::make_unique<XnnNode>();
+  Ctx ctx{pool_.get(), prepared.get()};
+  LATTE_RETURN_IF_ERROR(Analyze(graph, node, options_.precision, &ctx));
+  return std::unique_ptr<PreparedNode>(std::move(prepared));
+}
+
+void RegisterXnnpackBackend(BackendRegistry& registry) {
+  Status status = registry.Register({"xnnpack", "XNNPACK operators (fp32, NHWC), pthreadpool threads",
+                                     [](const RunOptions& options) { return XnnpackBackend::Create(options); }});
+  assert(status.ok() && "xnnpack registered twice");
+  (void)status;
+}
+
+}  // namespace latte

@@ -1,0 +1,102 @@
+// `latte bench` run as a user runs it: the JSON carries the benchmark_model figures, op profiling
+// and the trace cover every node, and bad flags or unsupported models are one-line errors.
+// Figures are checked for consistency only, never against a time.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_latte.h"
+#include "test_paths.h"
+
+namespace latte {
+namespace {
+
+namespace fs = std::filesystem;
+using ::latte::testing::ModelPath;
+using ::latte::testing::ReadAll;
+using ::latte::testing::RunLatte;
+using ::latte::testing::RunResult;
+
+class CliBench : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
+  ::latte::testing::TempDir tmp_;
+  const fs::path& dir_ = tmp_.path();
+};
+
+TEST_F(CliBench, JsonProfileAndTraceOnARealModel) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  const std::string trace = (dir_ / "trace.json").string();
+  RunResult r = RunLatte({"bench", ModelPath("face_detection_short_range.tflite"), "--backend", "xnnpack",
+                          "--num_threads", "1", "--warmup_runs", "1", "--num_runs", "5", "--min_secs", "0",
+                          "--enable_op_profiling", "--format", "json", "--trace", trace},
+                         dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& lat = j["latency_us"];
+  EXPECT_GE(lat["count"].get<int>(), 5);
+  EXPECT_LE(lat["min"].get<double>(), lat["p50"].get<double>());
+  EXPECT_LE(lat["p50"].get<double>(), lat["p90"].get<double>());
+  EXPECT_LE(lat["p99"].get<double>(), lat["max"].get<double>());
+  EXPECT_GT(lat["min"].get<double>(), 0);
+  for (const char* key : {"avg", "std"}) EXPECT_TRUE(lat[key].is_number()) << key;
+  EXPECT_NEAR(j["throughput_per_s"].get<double>(), 1e6 / lat["avg"].get<double>(), 1e-6 * j["throughput_per_s"].get<double>());
+  EXPECT_GT(j["init_us"].get<double>(), 0);
+  EXPECT_GT(j["first_inference_us"].get<double>(), 0);
+  EXPECT_GT(j["peak_rss_kb"].get<long>(), 0);
+  EXPECT_EQ(j["model_bytes"], static_cast<long long>(fs::file_size(ModelPath("face_detection_short_range.tflite"))));
+  EXPECT_EQ(j["num_threads"], 1);
+  EXPECT_FALSE(j["device"]["os"].get<std::string>().empty());
+  ASSERT_EQ(j["op_profile"].size(), 90u);  // one row per node (inspect shows 90 nodes)
+  EXPECT_EQ(j["op_profile"][0]["op"], "conv2d");
+  EXPECT_EQ(j["op_profile"][0]["backend"], "xnnpack");
+  EXPECT_TRUE(j["fallbacks"].empty());
+
+  auto t = nlohmann::json::parse(ReadAll(trace));
+  ASSERT_EQ(t["traceEvents"].size(), 90u);
+  double ts = 0;
+  for (const auto& e : t["traceEvents"]) {
+    EXPECT_EQ(e["ph"], "X");
+    EXPECT_DOUBLE_EQ(e["ts"].get<double>(), ts);  // laid end to end, in node order
+    ts += e["dur"].get<double>();
+  }
+}
+
+TEST_F(CliBench, TextReadsLikeBenchmarkModel) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  RunResult r = RunLatte({"bench", ModelPath("face_detection_short_range.tflite"), "--num_runs", "3", "--min_secs", "0",
+                          "--enable_op_profiling"},
+                         dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"Initialized in ", "First inference: ", "Warmup: count=", "Inference timings in us: count=",
+                           "Throughput: ", "Peak RSS: ", "Run Order", "Summary by node type", "times called"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  const std::string tflite = ModelPath("face_detection_short_range.tflite");
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"bench", tflite, "--num_runs", "0"}, "error: --num_runs must be ≥ 1\n"},
+      {{"bench", tflite, "--backend", "tpu"}, "error: " + tflite + ": unknown backend 'tpu' (known: xnnpack)\n"},
+      {{"bench", tflite, "--num_threads", "0"}, "error: " + tflite + ": --num_threads must be between 1 and 1024, not 0\n"},
+      {{"bench", tflite, "--precision", "fp64"}, "error: --precision: fp64 not in {fp32,int8} (see 'latte --help')\n"},
+      {{"bench", ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"), "--input-shape", "x=1x3x48x192"},
+       "error: " + ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx") +
+           ": node 0 'p2o.Conv.0' (conv2d): xnnpack cannot run it: layout NCHW: xnnpack runs NHWC graphs\n"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = RunLatte(c.args, dir_);
+    EXPECT_EQ(r.exit_code, 2) << c.expected;
+    EXPECT_EQ(r.err, c.expected);
+  }
+}
+
+}  // namespace
+}  // namespace latte
