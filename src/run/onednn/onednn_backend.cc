@@ -1,0 +1,699 @@
+#include "run/onednn/onednn_backend.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "ir/op_params.h"
+
+namespace latte {
+
+struct OnednnBackend::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+using Tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+constexpr float kBig = std::numeric_limits<float>::max();
+
+std::string Name(const Node& node) { return std::string(OpName(node.kind)); }
+std::int64_t Elements(const Tensor& t) { return t.num_elements().value_or(0); }
+Status NoBuffer(TensorId id) { return InvalidInput("tensor " + std::to_string(id) + " has no buffer"); }
+Status Invalid(const Node& node, const Status& status) { return Unsupported(Name(node) + ": " + status.message()); }
+
+// Row-major strides of `dims`: a plain (numpy-like) layout of any rank.
+memory::desc Plain(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return memory::desc(dims, kF32, strides);
+}
+
+// One primitive with its arguments: library-owned memories (packed weights) stay bound; the
+// ones tied to tensors are rebound to the buffers on every run.
+struct Step {
+  dnnl::primitive primitive;
+  std::unordered_map<int, memory> args;
+  std::vector<std::pair<int, TensorId>> inputs, outputs;
+  bool fill = false;  // pad: fill the output with fill_value before the primitive writes its part
+  float fill_value = 0;
+};
+
+class DnnlNode final : public PreparedNode {
+ public:
+  DnnlNode(dnnl::stream stream, int threads) : stream_(std::move(stream)), threads_(threads) {}
+  Status Run(TensorBuffers& buffers) override {
+    // The thread count is per calling thread in OpenMP: set it for every run, so backends with
+    // different counts in one process each get their own.
+    omp_set_num_threads(threads_);
+    try {
+      for (Step& step : steps_) {
+        for (auto& [arg, id] : step.inputs) {
+          const std::uint8_t* data = buffers.data(id);
+          if (data == nullptr) return NoBuffer(id);
+          step.args.at(arg).set_data_handle(const_cast<std::uint8_t*>(data));
+        }
+        for (auto& [arg, id] : step.outputs) {
+          std::uint8_t* data = buffers.mutable_data(id);
+          if (data == nullptr) return NoBuffer(id);
+          if (step.fill) {
+            float* values = reinterpret_cast<float*>(data);
+            std::fill(values, values + buffers.bytes(id) / sizeof(float), step.fill_value);
+          }
+          step.args.at(arg).set_data_handle(data);
+        }
+        step.primitive.execute(stream_, step.args);
+      }
+      stream_.wait();
+    } catch (const dnnl::error& e) {
+      return Internal(std::string("oneDNN execute failed: ") + e.what());
+    }
+    return Status::Ok();
+  }
+  std::vector<Step> steps_;
+
+ private:
+  dnnl::stream stream_;
+  int threads_;
+};
+
+// Where Analyze builds; node == nullptr when it only checks (Supports still creates the
+// primitive descriptors, so Supports and Prepare agree on what oneDNN accepts).
+struct Ctx {
+  const dnnl::engine& engine;
+  dnnl::stream& stream;
+  DnnlNode* node = nullptr;
+};
+
+// A fused activation as an eltwise (algorithm, alpha, beta); present = false for none.
+struct Eltwise {
+  bool present = false;
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+  float alpha = 0, beta = 0;
+};
+
+Expected<Eltwise> FusedActivation(const Node& node) {
+  const std::string act = node.attrs.GetString("activation", "none");
+  if (act == "none") return Eltwise{};
+  if (act == "relu") return Eltwise{true, dnnl::algorithm::eltwise_relu, 0, 0};
+  if (act == "relu6") return Eltwise{true, dnnl::algorithm::eltwise_clip, 0, 6};
+  if (act == "relu_n1_to_1") return Eltwise{true, dnnl::algorithm::eltwise_clip, -1, 1};
+  if (act == "tanh") return Eltwise{true, dnnl::algorithm::eltwise_tanh, 0, 0};
+  return Unsupported("fused activation " + act + " not implemented");
+}
+
+dnnl::primitive_attr PostOps(const Eltwise& act) {
+  dnnl::primitive_attr attr;
+  if (act.present) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, act.alg, act.alpha, act.beta);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
+// Checks every input (except `skip_input`, reshape's int shape) and the output.
+Status CheckTensors(const Graph& graph, const Node& node, int skip_input) {
+  auto check = [&](TensorId id, const char* role) -> Status {
+    const Tensor& t = graph.tensor(id);
+    if (t.dtype == DataType::kInt8 || t.dtype == DataType::kUInt8 || !t.quant.empty())
+      return Unsupported("int8 not implemented");
+    if (t.dtype != DataType::kFloat32)
+      return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) +
+                         ": onednn runs fp32 only");
+    if (!t.fully_known()) return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape");
+    if (t.shape.size() > 6)
+      return Unsupported(std::string(role) + " '" + t.name + "' has rank " + std::to_string(t.shape.size()) + " > 6");
+    if (Elements(t) == 0) return Unsupported(std::string(role) + " '" + t.name + "' is empty");
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    if (node.inputs[i] != kNoTensor && static_cast<int>(i) != skip_input) LATTE_RETURN_IF_ERROR(check(node.inputs[i], "input"));
+  for (TensorId id : node.outputs) LATTE_RETURN_IF_ERROR(check(id, "output"));
+  if (node.outputs.size() != 1) return Unsupported(Name(node) + " with " + std::to_string(node.outputs.size()) + " outputs");
+  return Status::Ok();
+}
+
+Status NeedInputs(const Node& node, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (node.input(i) == kNoTensor) return Unsupported(Name(node) + " lacks input " + std::to_string(i));
+  return Status::Ok();
+}
+
+Status NeedConstant(const Graph& graph, const Node& node, size_t i, const char* what) {
+  TensorId id = node.input(i);
+  if (id != kNoTensor && !graph.tensor(id).is_constant()) return Unsupported(Name(node) + " with non-constant " + what);
+  return Status::Ok();
+}
+
+void* ConstData(const Graph& graph, TensorId id) { return const_cast<std::uint8_t*>(graph.tensor(id).data->data()); }
+
+// Reorders constant weights (described by `from` over the graph's data) once into a memory of
+// layout `to` that the node owns (the primitive's preferred layout; a plain copy for a bias).
+memory PackWeights(Ctx& ctx, const memory::desc& from, void* data, const memory::desc& to) {
+  memory src(from, ctx.engine, data);
+  memory dst(to, ctx.engine);
+  dnnl::reorder(src, dst).execute(ctx.stream, src, dst);
+  ctx.stream.wait();
+  return dst;
+}
+
+// A memory to rebind on every run.
+memory Unbound(Ctx& ctx, const memory::desc& md) { return memory(md, ctx.engine, DNNL_MEMORY_NONE); }
+
+// Activation `act` applied in place on the output (for primitives given no post-op).
+void AddPostEltwise(Ctx& ctx, const Graph& graph, const Node& node, const Eltwise& act) {
+  if (!act.present) return;
+  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))});
+  dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, act.alg, md, act.alpha, act.beta}, ctx.engine);
+  memory data = Unbound(ctx, md);
+  ctx.node->steps_.push_back(Step{dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}}, {},
+                                  {{DNNL_ARG_SRC, node.outputs[0]}}});
+}
+
+Status Conv(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const bool depthwise = node.kind == OpKind::kDepthwiseConv2D;
+  const std::string want = depthwise ? "1HWO" : "OHWI";
+  const std::string layout = node.attrs.GetString("filter_layout", "");
+  if (layout != want) return Unsupported(Name(node) + " filter_layout " + layout + ": onednn backend needs " + want);
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
+  auto params = GetConvParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const ConvParams& p = *params;
+  if (p.has_bias && Elements(graph.tensor(node.inputs[2])) != p.out_c)
+    return Unsupported(Name(node) + " bias is not one value per output channel");
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (y.shape != Shape{p.batch, p.out_h, p.out_w, p.out_c})
+    return Unsupported(Name(node) + " output shape " + ShapeToString(y.shape) + " disagrees with its parameters");
+  const std::int64_t g = p.groups, ig = p.in_c / g, og = p.out_c / g, kh = p.kernel_h, kw = p.kernel_w;
+  // The graph's weights as oneDNN's logical dims ([g,] O, I, H, W) with the file layout's strides.
+  memory::desc w_file;
+  Dims w_dims;
+  if (depthwise) {  // 1HWO: O = g × multiplier, I = 1 per group
+    w_dims = {g, og, 1, kh, kw};
+    w_file = memory::desc(w_dims, kF32, Dims{og, 1, 1, kw * p.out_c, p.out_c});
+  } else if (g == 1) {  // OHWI
+    w_dims = {p.out_c, p.in_c, kh, kw};
+    w_file = memory::desc(w_dims, kF32, Dims{kh * kw * ig, 1, kw * ig, ig});
+  } else {  // grouped OHWI: O = g × og
+    w_dims = {g, og, ig, kh, kw};
+    w_file = memory::desc(w_dims, kF32, Dims{og * kh * kw * ig, kh * kw * ig, 1, kw * ig, ig});
+  }
+  const memory::desc src_md({p.batch, p.in_c, p.in_h, p.in_w}, kF32, Tag::nhwc);
+  const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, kF32, Tag::nhwc);
+  const memory::desc w_any(w_dims, kF32, Tag::any);
+  const memory::desc bias_md({p.out_c}, kF32, Tag::a);
+  const Dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1};
+  const Dims pad_l{p.pads.top, p.pads.left}, pad_r{p.pads.bottom, p.pads.right};
+  using Conv = dnnl::convolution_forward;
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  Conv::desc desc = p.has_bias ? Conv::desc(prop, alg, src_md, w_any, bias_md, dst_md, strides, dilates, pad_l, pad_r)
+                               : Conv::desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pad_l, pad_r);
+  Conv::primitive_desc pd(desc, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{Conv(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
+  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), pd.weights_desc());
+  if (p.has_bias) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, bias_md, ConstData(graph, node.inputs[2]), bias_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status FullyConnected(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
+  if (node.attrs.GetFloat("alpha", 1.0) != 1.0 || node.attrs.GetFloat("beta", 1.0) != 1.0)
+    return Unsupported("fully_connected with alpha or beta ≠ 1");
+  auto params = GetFullyConnectedParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const FullyConnectedParams p = *params;
+  if (p.has_bias && Elements(graph.tensor(node.inputs[2])) != p.out_features)
+    return Unsupported("fully_connected bias is not one value per output feature");
+  if (Elements(graph.tensor(node.outputs[0])) != p.rows * p.out_features)
+    return Unsupported("fully_connected output size disagrees with its parameters");
+  const bool io = node.attrs.GetString("weights_layout", "OI") == "IO";
+  const memory::desc src_md({p.rows, p.in_features}, kF32, Tag::nc);
+  const memory::desc dst_md({p.rows, p.out_features}, kF32, Tag::nc);
+  const memory::desc w_file({p.out_features, p.in_features}, kF32, io ? Tag::io : Tag::oi);
+  const memory::desc w_any({p.out_features, p.in_features}, kF32, Tag::any);
+  const memory::desc bias_md({p.out_features}, kF32, Tag::a);
+  using Ip = dnnl::inner_product_forward;
+  const auto prop = dnnl::prop_kind::forward_inference;
+  Ip::desc desc = p.has_bias ? Ip::desc(prop, src_md, w_any, bias_md, dst_md) : Ip::desc(prop, src_md, w_any, dst_md);
+  Ip::primitive_desc pd(desc, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{Ip(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
+  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), pd.weights_desc());
+  if (p.has_bias) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, bias_md, ConstData(graph, node.inputs[2]), bias_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status Pool(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  auto params = GetPoolParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  PoolParams p = *params;
+  const bool global = node.kind == OpKind::kGlobalAvgPool || node.kind == OpKind::kGlobalMaxPool;
+  const bool is_max = node.kind == OpKind::kMaxPool2D || node.kind == OpKind::kGlobalMaxPool;
+  if (global) {
+    p.kernel_h = p.in_h, p.kernel_w = p.in_w, p.stride_h = p.stride_w = 1, p.out_h = p.out_w = 1;
+    p.pads = Padding2D{};
+  }
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (Elements(y) != p.batch * p.out_h * p.out_w * p.channels ||
+      (!global && y.shape != Shape{p.batch, p.out_h, p.out_w, p.channels}))
+    return Unsupported(Name(node) + " output shape " + ShapeToString(y.shape) + " disagrees with its parameters");
+  if (auto d = node.attrs.GetInts("dilations"); d && std::any_of(d->begin(), d->end(), [](auto v) { return v != 1; }))
+    return Unsupported(Name(node) + " with dilations");
+  // ceil_mode: oneDNN rounds down, so widen the end padding until it yields the same size.
+  p.pads.bottom = std::max(p.pads.bottom, (p.out_h - 1) * p.stride_h + p.kernel_h - p.in_h - p.pads.top);
+  p.pads.right = std::max(p.pads.right, (p.out_w - 1) * p.stride_w + p.kernel_w - p.in_w - p.pads.left);
+  const bool padded = p.pads.top || p.pads.left || p.pads.bottom || p.pads.right;
+  if (!is_max && padded && node.attrs.GetInt("count_include_pad", 0) != 0)
+    return Unsupported("avg_pool2d with count_include_pad=1 and padding not implemented");
+  const memory::desc src_md({p.batch, p.channels, p.in_h, p.in_w}, kF32, Tag::nhwc);
+  const memory::desc dst_md({p.batch, p.channels, p.out_h, p.out_w}, kF32, Tag::nhwc);
+  using PoolFwd = dnnl::pooling_forward;
+  PoolFwd::desc desc(dnnl::prop_kind::forward_inference,
+                     is_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src_md, dst_md,
+                     {p.stride_h, p.stride_w}, {p.kernel_h, p.kernel_w}, {p.pads.top, p.pads.left},
+                     {p.pads.bottom, p.pads.right});
+  PoolFwd::primitive_desc pd(desc, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{PoolFwd(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
+  dnnl::algorithm alg;
+  bool commutative = true;
+  switch (node.kind) {
+    case OpKind::kAdd: alg = dnnl::algorithm::binary_add; break;
+    case OpKind::kMul: alg = dnnl::algorithm::binary_mul; break;
+    case OpKind::kMaximum: alg = dnnl::algorithm::binary_max; break;
+    case OpKind::kMinimum: alg = dnnl::algorithm::binary_min; break;
+    case OpKind::kSub: alg = dnnl::algorithm::binary_sub, commutative = false; break;
+    case OpKind::kDiv: alg = dnnl::algorithm::binary_div, commutative = false; break;
+    default: return Internal("Binary called on " + Name(node));
+  }
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  // Both inputs as the output's rank (leading 1s), numpy broadcasting.
+  auto dims_of = [&](TensorId id) -> Expected<Dims> {
+    const Shape& s = graph.tensor(id).shape;
+    if (s.size() > ys.size()) return Unsupported(Name(node) + " input of higher rank than its output");
+    Dims d(ys.size() - s.size(), 1);
+    d.insert(d.end(), s.begin(), s.end());
+    for (size_t i = 0; i < d.size(); ++i)
+      if (d[i] != ys[i] && d[i] != 1) return Unsupported(Name(node) + " shapes do not broadcast to " + ShapeToString(ys));
+    return d;
+  };
+  LATTE_ASSIGN_OR_RETURN(Dims a, dims_of(node.inputs[0]));
+  LATTE_ASSIGN_OR_RETURN(Dims b, dims_of(node.inputs[1]));
+  const Dims y(ys.begin(), ys.end());
+  TensorId a_id = node.inputs[0], b_id = node.inputs[1];
+  if (a != y) {  // oneDNN broadcasts its second source only
+    if (!commutative || b != y) return Unsupported(Name(node) + " broadcasting its first input: onednn broadcasts the second only");
+    std::swap(a, b), std::swap(a_id, b_id);
+  }
+  if (y.empty()) return Unsupported(Name(node) + " of scalars");
+  const memory::desc a_md = Plain(a), b_md = Plain(b), y_md = Plain(y);
+  dnnl::binary::primitive_desc pd({alg, a_md, b_md, y_md}, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::binary(pd), {}, {{DNNL_ARG_SRC_0, a_id}, {DNNL_ARG_SRC_1, b_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, a_md);
+  step.args[DNNL_ARG_SRC_1] = Unbound(ctx, b_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
+    return Unsupported(Name(node) + " changes the number of elements");
+  Eltwise op{true, dnnl::algorithm::eltwise_relu, 0, 0};
+  switch (node.kind) {
+    case OpKind::kRelu: break;
+    case OpKind::kRelu6: op.alg = dnnl::algorithm::eltwise_clip, op.beta = 6; break;
+    case OpKind::kReluN1To1: op.alg = dnnl::algorithm::eltwise_clip, op.alpha = -1, op.beta = 1; break;
+    case OpKind::kClip:
+      op.alg = dnnl::algorithm::eltwise_clip;
+      op.alpha = static_cast<float>(node.attrs.GetFloat("min", -kBig));
+      op.beta = static_cast<float>(node.attrs.GetFloat("max", kBig));
+      if (node.inputs.size() > 1) return Unsupported("clip with min/max as inputs");
+      break;
+    case OpKind::kSigmoid: op.alg = dnnl::algorithm::eltwise_logistic; break;
+    case OpKind::kTanh: op.alg = dnnl::algorithm::eltwise_tanh; break;
+    case OpKind::kLeakyRelu: op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.01)); break;
+    case OpKind::kElu: op.alg = dnnl::algorithm::eltwise_elu, op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 1.0)); break;
+    case OpKind::kAbs: op.alg = dnnl::algorithm::eltwise_abs; break;
+    case OpKind::kHardSwish: op.alg = dnnl::algorithm::eltwise_hardswish; break;
+    default: return Internal("Unary called on " + Name(node));
+  }
+  if (node.inputs.size() != 1 && node.kind != OpKind::kClip) return Unsupported(Name(node) + " with more than one input");
+  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))});
+  // An eltwise post-op on oneDNN 2.6's eltwise primitive gave zeros in our tests: a second pass
+  // in place instead.
+  dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, op.alg, md, op.alpha, op.beta}, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::eltwise_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// Softmax over the last axis only (the NHWC channel axis).
+Status Softmax(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t axis = node.attrs.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis != rank - 1) return Unsupported("softmax over an axis other than the last");
+  if (node.attrs.GetFloat("beta", 1.0) != 1.0) return Unsupported("softmax with beta ≠ 1");
+  if (x.shape != graph.tensor(node.outputs[0]).shape) return Unsupported("softmax changes the shape");
+  const std::int64_t c = x.shape.back();
+  const memory::desc md = Plain({Elements(x) / c, c});
+  dnnl::softmax_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, md, 1}, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::softmax_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// Reshape and friends on contiguous data: a reorder (copy) of every element.
+Status Copy(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const std::int64_t n = Elements(graph.tensor(node.outputs[0]));
+  if (Elements(graph.tensor(node.inputs[0])) != n) return Unsupported(Name(node) + " changes the number of elements");
+  const memory::desc md = Plain({n});
+  dnnl::reorder::primitive_desc pd(ctx.engine, md, ctx.engine, md);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};
+  step.args[DNNL_ARG_FROM] = Unbound(ctx, md);
+  step.args[DNNL_ARG_TO] = Unbound(ctx, md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+Status Concat(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const auto rank = static_cast<std::int64_t>(ys.size());
+  std::int64_t axis = node.attrs.GetInt("axis", 0);
+  if (axis < -rank || axis >= rank) return Unsupported("concat axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += rank;
+  std::vector<memory::desc> srcs;
+  std::int64_t total = 0;
+  for (TensorId id : node.inputs) {
+    if (id == kNoTensor) return Unsupported("concat with an absent input");
+    const Shape& s = graph.tensor(id).shape;
+    if (s.size() != ys.size()) return Unsupported("concat of inputs with different ranks");
+    for (std::int64_t a = 0; a < rank; ++a)
+      if (a != axis && s[static_cast<size_t>(a)] != ys[static_cast<size_t>(a)])
+        return Unsupported("concat input " + ShapeToString(s) + " does not fit output " + ShapeToString(ys));
+    total += s[static_cast<size_t>(axis)];
+    srcs.push_back(Plain(Dims(s.begin(), s.end())));
+  }
+  if (total != ys[static_cast<size_t>(axis)]) return Unsupported("concat output size disagrees with its inputs");
+  const memory::desc y_md = Plain(Dims(ys.begin(), ys.end()));
+  dnnl::concat::primitive_desc pd(y_md, static_cast<int>(axis), srcs, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::concat(pd), {}, {}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    const int arg = DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i);
+    step.args[arg] = Unbound(ctx, srcs[i]);
+    step.inputs.emplace_back(arg, node.inputs[i]);
+  }
+  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// Constant pad: the output filled with the value, then the input reordered into its window.
+Status Pad(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Shape& xs = graph.tensor(node.inputs[0]).shape;
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const size_t rank = xs.size();
+  const std::string mode = node.attrs.GetString("mode", "constant");
+  if (mode != "constant") return Unsupported("pad mode '" + mode + "' not implemented (constant only)");
+  if (node.inputs.size() != 1) return Unsupported("pad with pads as an input");
+  auto pads = node.attrs.GetInts("pads");
+  if (!pads || pads->size() != 2 * rank) return Unsupported("pad without 2 × rank 'pads'");
+  if (std::any_of(pads->begin(), pads->end(), [](auto v) { return v < 0; })) return Unsupported("pad with negative pads");
+  if (ys.size() != rank) return Unsupported("pad changes the rank");
+  for (size_t i = 0; i < rank; ++i)
+    if (ys[i] != xs[i] + (*pads)[i] + (*pads)[i + rank]) return Unsupported("pad output shape disagrees with its pads");
+  const memory::desc x_md = Plain(Dims(xs.begin(), xs.end()));
+  const memory::desc window = Plain(Dims(ys.begin(), ys.end())).submemory_desc(Dims(xs.begin(), xs.end()),
+                                                                            Dims(pads->begin(), pads->begin() + static_cast<std::ptrdiff_t>(rank)));
+  dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, window);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};
+  step.args[DNNL_ARG_FROM] = Unbound(ctx, x_md);
+  step.args[DNNL_ARG_TO] = Unbound(ctx, window);
+  step.fill = true;
+  step.fill_value = static_cast<float>(node.attrs.GetFloat("value", 0.0));
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// Bilinear resize: oneDNN's linear resampling maps pixel centres (half_pixel) only.
+Status Resize(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const std::string mode = node.attrs.GetString("mode", "bilinear");
+  if (mode != "bilinear") return Unsupported("resize mode '" + mode + "' not implemented (bilinear only)");
+  if (x.shape.size() != 4 || y.shape.size() != 4) return Unsupported("resize of rank " + std::to_string(x.shape.size()));
+  if (x.shape[0] != y.shape[0] || x.shape[3] != y.shape[3]) return Unsupported("resize changes batch or channels");
+  const std::string coords = node.attrs.GetString("coordinate_transformation", "asymmetric");
+  if (coords != "half_pixel")
+    return Unsupported("resize coordinate_transformation '" + coords + "': onednn resamples with half_pixel only");
+  if (auto scales = node.attrs.GetFloats("scales"); scales && scales->size() == 2) {
+    for (size_t i = 0; i < 2; ++i)
+      if (std::abs(static_cast<double>(x.shape[i + 1]) * (*scales)[i] - static_cast<double>(y.shape[i + 1])) > 1e-6)
+        return Unsupported("resize scales that are not output/input sizes");
+  }
+  if (node.inputs.size() != 1) return Unsupported("resize with sizes or scales as inputs");
+  const memory::desc x_md({x.shape[0], x.shape[3], x.shape[1], x.shape[2]}, kF32, Tag::nhwc);
+  const memory::desc y_md({y.shape[0], y.shape[3], y.shape[1], y.shape[2]}, kF32, Tag::nhwc);
+  dnnl::resampling_forward::primitive_desc pd(
+      {dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_linear, x_md, y_md}, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::resampling_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, x_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// Mean over any set of axes: oneDNN's reduction into the input's shape with 1s on those axes
+// (keepdims changes only the shape, not the data).
+Status Mean(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Shape& xs = graph.tensor(node.inputs[0]).shape;
+  const auto rank = static_cast<std::int64_t>(xs.size());
+  std::vector<std::int64_t> axes = node.attrs.GetInts("axes").value_or(std::vector<std::int64_t>{});
+  if (node.inputs.size() != 1) return Unsupported("mean with axes as an input");
+  if (axes.empty())
+    for (std::int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  Dims reduced(xs.begin(), xs.end());
+  for (std::int64_t a : axes) {
+    if (a < -rank || a >= rank) return Unsupported("mean axis " + std::to_string(a) + " out of range");
+    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
+  }
+  std::int64_t n = 1;
+  for (auto d : reduced) n *= d;
+  if (Elements(graph.tensor(node.outputs[0])) != n) return Unsupported("mean output size disagrees with its axes");
+  const memory::desc x_md = Plain(Dims(xs.begin(), xs.end())), y_md = Plain(reduced);
+  dnnl::reduction::primitive_desc pd({dnnl::algorithm::reduction_mean, x_md, y_md, 0.0f, 0.0f}, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::reduction(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, x_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+// transpose_conv2d (TFLite OHWI weights, groups 1): oneDNN's deconvolution; the output size
+// past what the padding gives (TFLite's output_shape, ONNX output_padding) comes off the end padding.
+Status TransposeConv(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const std::string layout = node.attrs.GetString("filter_layout", "");
+  if (layout != "OHWI") return Unsupported("transpose_conv2d filter_layout " + layout + ": onednn backend needs OHWI");
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
+  auto params = GetConvParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const ConvParams& p = *params;
+  if (p.groups != 1) return Unsupported("transpose_conv2d with groups > 1 not implemented");
+  if (p.has_bias && Elements(graph.tensor(node.inputs[2])) != p.out_c)
+    return Unsupported("transpose_conv2d bias is not one value per output channel");
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (y.shape != Shape{p.batch, p.out_h, p.out_w, p.out_c})
+    return Unsupported("transpose_conv2d output shape " + ShapeToString(y.shape) + " disagrees with its parameters");
+  const std::int64_t kh = p.kernel_h, kw = p.kernel_w, ic = p.in_c;
+  const std::int64_t full_h = (p.in_h - 1) * p.stride_h + (kh - 1) * p.dilation_h + 1;
+  const std::int64_t full_w = (p.in_w - 1) * p.stride_w + (kw - 1) * p.dilation_w + 1;
+  const std::int64_t pad_b = full_h - p.pads.top - p.out_h, pad_r = full_w - p.pads.left - p.out_w;
+  if (pad_b < 0 || pad_r < 0) return Unsupported("transpose_conv2d output larger than its full scatter");
+  const Dims w_dims{p.out_c, ic, kh, kw};
+  const memory::desc w_file(w_dims, kF32, Dims{kh * kw * ic, 1, kw * ic, ic});
+  const memory::desc src_md({p.batch, ic, p.in_h, p.in_w}, kF32, Tag::nhwc);
+  const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, kF32, Tag::nhwc);
+  const memory::desc w_any(w_dims, kF32, Tag::any);
+  const memory::desc bias_md({p.out_c}, kF32, Tag::a);
+  const Dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1};
+  const Dims pl{p.pads.top, p.pads.left}, pr{pad_b, pad_r};
+  using Deconv = dnnl::deconvolution_forward;
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::deconvolution_direct;
+  Deconv::desc desc = p.has_bias ? Deconv::desc(prop, alg, src_md, w_any, bias_md, dst_md, strides, dilates, pl, pr)
+                                 : Deconv::desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pl, pr);
+  Deconv::primitive_desc pd(desc, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{Deconv(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
+  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), pd.weights_desc());
+  if (p.has_bias) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, bias_md, ConstData(graph, node.inputs[2]), bias_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+// Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
+Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
+  if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
+  const Node& node = graph.node(id);
+  if (precision == Precision::kInt8) return Unsupported("int8 not implemented");
+  const std::string layout = node.attrs.GetString("layout", "NHWC");
+  if (layout != "NHWC") return Unsupported("layout " + layout + ": onednn backend runs NHWC graphs");
+  if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
+  switch (node.kind) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kFullyConnected:
+    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMaximum: case OpKind::kMinimum:
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip: case OpKind::kSigmoid:
+    case OpKind::kTanh: case OpKind::kLeakyRelu: case OpKind::kElu: case OpKind::kAbs: case OpKind::kSoftmax:
+    case OpKind::kConcat: case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+    case OpKind::kIdentity: case OpKind::kPad: case OpKind::kResize: case OpKind::kHardSwish:
+    case OpKind::kMean: case OpKind::kTransposeConv2D:
+      break;
+    default: return Unsupported(Name(node) + " not implemented in the onednn backend");
+  }
+  if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
+  LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
+  LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
+  switch (node.kind) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: return Conv(graph, node, act, ctx);
+    case OpKind::kFullyConnected: return FullyConnected(graph, node, act, ctx);
+    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
+      return Pool(graph, node, act, ctx);
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMaximum: case OpKind::kMinimum:
+      return Binary(graph, node, act, ctx);
+    case OpKind::kSoftmax: return Softmax(graph, node, act, ctx);
+    case OpKind::kConcat: return Concat(graph, node, act, ctx);
+    case OpKind::kPad: return Pad(graph, node, act, ctx);
+    case OpKind::kResize: return Resize(graph, node, act, ctx);
+    case OpKind::kMean: return Mean(graph, node, act, ctx);
+    case OpKind::kTransposeConv2D: return TransposeConv(graph, node, act, ctx);
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
+      return Copy(graph, node, act, ctx);
+    default: return Unary(graph, node, act, ctx);
+  }
+}
+
+// oneDNN reports what it cannot do by throwing: "unimplemented" / invalid arguments are a
+// "no" for a valid node; anything else is an internal error.
+Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
+  try {
+    return AnalyzeNode(graph, id, precision, ctx);
+  } catch (const dnnl::error& e) {
+    const std::string message = std::string("oneDNN: ") + e.what();
+    if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments) return Unsupported(message);
+    return Internal(message);
+  }
+}
+
+}  // namespace
+
+OnednnBackend::OnednnBackend(const RunOptions& options) : options_(options) {}
+OnednnBackend::~OnednnBackend() = default;
+
+Expected<std::unique_ptr<Backend>> OnednnBackend::Create(const RunOptions& options) {
+  if (options.num_threads < 1) return InvalidInput("onednn needs at least 1 thread");
+  // Idle OpenMP workers spin by default: on a small shared machine that spinning steals cycles
+  // from the measured kernels and distorts timings. An explicit user setting wins (overwrite = 0).
+  // Caveat: runtimes that read OMP_* lazily (LLVM libomp, at the first parallel region) honour
+  // this; GNU libgomp (Debian's oneDNN links it) parses its environment in a constructor when
+  // the library loads, before main, so there OMP_WAIT_POLICY=passive must be set by the caller.
+  setenv("OMP_WAIT_POLICY", "passive", 0);
+  omp_set_num_threads(options.num_threads);
+  std::unique_ptr<OnednnBackend> backend(new OnednnBackend(options));
+  try {
+    backend->impl_ = std::make_unique<Impl>();
+  } catch (const dnnl::error& e) {
+    return Internal(std::string("oneDNN CPU engine: ") + e.what());
+  }
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+std::string OnednnBackend::Version() const {
+  const dnnl_version_t* v = dnnl_version();
+  const int n = options_.num_threads;
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         " (OpenMP, " + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
+}
+
+Support OnednnBackend::Supports(const Graph& graph, NodeId node) const {
+  Ctx ctx{impl_->engine, impl_->stream, nullptr};
+  Status status = Analyze(graph, node, options_.precision, ctx);
+  return status.ok() ? Support::Yes() : Support::No(status.message());
+}
+
+Expected<std::unique_ptr<PreparedNode>> OnednnBackend::Prepare(const Graph& graph, NodeId node) {
+  omp_set_num_threads(options_.num_threads);
+  auto prepared = std::make_unique<DnnlNode>(impl_->stream, options_.num_threads);
+  Ctx ctx{impl_->engine, impl_->stream, prepared.get()};
+  LATTE_RETURN_IF_ERROR(Analyze(graph, node, options_.precision, ctx));
+  return std::unique_ptr<PreparedNode>(std::move(prepared));
+}
+
+void RegisterOnednnBackend(BackendRegistry& registry) {
+  Status status = registry.Register({"onednn", "oneDNN primitives (fp32, NHWC), OpenMP threads",
+                                     [](const RunOptions& options) { return OnednnBackend::Create(options); }});
+  assert(status.ok() && "onednn registered twice");
+  (void)status;
+}
+
+}  // namespace latte
