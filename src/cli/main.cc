@@ -1,9 +1,6 @@
 // latte: one binary, one subcommand per file (cmd_*.cc). Parsing only; the work is in the
 // libraries. Bad flags print one "error: ..." line and exit 2.
 #include <CLI/CLI.hpp>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -12,10 +9,6 @@
 
 int main(int argc, char** argv) {
   using namespace latte::cli;
-  // oneDNN's OpenMP threads spin between kernels unless OMP_WAIT_POLICY=passive, which distorts
-  // timings on a small machine; libgomp reads it before main, so set it and start again once.
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && ::setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
-    ::execv("/proc/self/exe", argv);  // on failure, carry on with the default policy
   CLI::App app{"Latte: predict, measure and compare neural-network latency on a device and runtime"};
   app.set_version_flag("--version", "latte 0.1.0");
   app.require_subcommand(1);
