@@ -14,6 +14,7 @@
 #include "ir/op_params.h"
 #include "run/executor.h"
 #include "run/onednn/onednn_backend.h"
+#include "run/backend_test_util.h"
 #include "run/reference_ops.h"
 #include "run/tensor_buffers.h"
 #include "run/xnnpack/xnnpack_backend.h"
@@ -23,21 +24,9 @@ namespace latte {
 namespace {
 
 using reference::Floats;
+using ::latte::testing::Attrs;
+using ::latte::testing::Random;
 using Ints = std::vector<std::int64_t>;
-
-Floats Random(std::int64_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  Floats v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-Attributes Attrs(std::initializer_list<std::pair<const char*, AttrValue>> list) {
-  Attributes a;
-  for (const auto& [name, value] : list) a.Set(name, value);
-  return a;
-}
 
 std::unique_ptr<Backend> MakeBackend(int threads = 1, Precision precision = Precision::kFp32) {
   RunOptions options;
@@ -48,43 +37,9 @@ std::unique_ptr<Backend> MakeBackend(int threads = 1, Precision precision = Prec
   return backend.ok() ? std::move(*backend) : nullptr;
 }
 
-// Runs every node of `graph` on onednn (twice: buffers are rebound on each run) with `inputs`
-// for the graph inputs in order; returns the first graph output.
 Floats RunOnOnednn(const Graph& graph, const std::vector<Floats>& inputs, int threads = 1) {
   auto backend = MakeBackend(threads);
-  if (!backend) return {};
-  auto buffers = TensorBuffers::Allocate(graph);
-  if (!buffers.ok()) {
-    ADD_FAILURE() << buffers.status().message();
-    return {};
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorId id = graph.inputs[i];
-    EXPECT_EQ(buffers->bytes(id), inputs[i].size() * sizeof(float)) << "input " << i;
-    std::copy(inputs[i].begin(), inputs[i].end(), buffers->mutable_as<float>(id));
-  }
-  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
-    Support support = backend->Supports(graph, n);
-    if (!support.ok()) {
-      ADD_FAILURE() << DescribeNode(graph, n) << " not supported: " << support.why();
-      return {};
-    }
-    auto prepared = backend->Prepare(graph, n);
-    if (!prepared.ok()) {
-      ADD_FAILURE() << DescribeNode(graph, n) << ": " << prepared.status().message();
-      return {};
-    }
-    for (int run = 0; run < 2; ++run) {
-      Status status = (*prepared)->Run(*buffers);
-      if (!status.ok()) {
-        ADD_FAILURE() << DescribeNode(graph, n) << ": " << status.message();
-        return {};
-      }
-    }
-  }
-  const TensorId out = graph.outputs[0];
-  const float* data = buffers->as<float>(out);
-  return Floats(data, data + buffers->bytes(out) / sizeof(float));
+  return backend ? ::latte::testing::RunOnBackend(*backend, graph, inputs) : Floats{};
 }
 
 // Max abs error ≤ 1e-4 of the output's scale (its largest magnitude, at least 1).

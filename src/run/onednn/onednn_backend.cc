@@ -1,5 +1,7 @@
 #include "run/onednn/onednn_backend.h"
 
+#include "run/node_checks.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -128,36 +130,7 @@ dnnl::primitive_attr PostOps(const Eltwise& act) {
 
 // Checks every input (except `skip_input`, reshape's int shape) and the output.
 Status CheckTensors(const Graph& graph, const Node& node, int skip_input) {
-  auto check = [&](TensorId id, const char* role) -> Status {
-    const Tensor& t = graph.tensor(id);
-    if (t.dtype == DataType::kInt8 || t.dtype == DataType::kUInt8 || !t.quant.empty())
-      return Unsupported("int8 not implemented");
-    if (t.dtype != DataType::kFloat32)
-      return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) +
-                         ": onednn runs fp32 only");
-    if (!t.fully_known()) return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape");
-    if (t.shape.size() > 6)
-      return Unsupported(std::string(role) + " '" + t.name + "' has rank " + std::to_string(t.shape.size()) + " > 6");
-    if (Elements(t) == 0) return Unsupported(std::string(role) + " '" + t.name + "' is empty");
-    return Status::Ok();
-  };
-  for (size_t i = 0; i < node.inputs.size(); ++i)
-    if (node.inputs[i] != kNoTensor && static_cast<int>(i) != skip_input) LATTE_RETURN_IF_ERROR(check(node.inputs[i], "input"));
-  for (TensorId id : node.outputs) LATTE_RETURN_IF_ERROR(check(id, "output"));
-  if (node.outputs.size() != 1) return Unsupported(Name(node) + " with " + std::to_string(node.outputs.size()) + " outputs");
-  return Status::Ok();
-}
-
-Status NeedInputs(const Node& node, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    if (node.input(i) == kNoTensor) return Unsupported(Name(node) + " lacks input " + std::to_string(i));
-  return Status::Ok();
-}
-
-Status NeedConstant(const Graph& graph, const Node& node, size_t i, const char* what) {
-  TensorId id = node.input(i);
-  if (id != kNoTensor && !graph.tensor(id).is_constant()) return Unsupported(Name(node) + " with non-constant " + what);
-  return Status::Ok();
+  return CheckFloatTensors(graph, node, skip_input, "onednn", 6);
 }
 
 void* ConstData(const Graph& graph, TensorId id) { return const_cast<std::uint8_t*>(graph.tensor(id).data->data()); }

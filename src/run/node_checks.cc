@@ -1,0 +1,45 @@
+#include "run/node_checks.h"
+
+#include <string>
+
+namespace latte {
+
+Status CheckFloatTensors(const Graph& graph, const Node& node, int skip_input, std::string_view backend,
+                         std::size_t max_rank) {
+  auto check = [&](TensorId id, const char* role) -> Status {
+    const Tensor& t = graph.tensor(id);
+    if (t.dtype == DataType::kInt8 || t.dtype == DataType::kUInt8 || !t.quant.empty())
+      return Unsupported("int8 not implemented");
+    if (t.dtype != DataType::kFloat32)
+      return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + ": " +
+                         std::string(backend) + " runs fp32 only");
+    if (!t.fully_known()) return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape");
+    if (t.shape.size() > max_rank)
+      return Unsupported(std::string(role) + " '" + t.name + "' has rank " + std::to_string(t.shape.size()) + " > " +
+                         std::to_string(max_rank));
+    if (t.num_elements().value_or(0) == 0) return Unsupported(std::string(role) + " '" + t.name + "' is empty");
+    return Status::Ok();
+  };
+  for (std::size_t i = 0; i < node.inputs.size(); ++i)
+    if (node.inputs[i] != kNoTensor && static_cast<int>(i) != skip_input)
+      LATTE_RETURN_IF_ERROR(check(node.inputs[i], "input"));
+  for (TensorId t : node.outputs) LATTE_RETURN_IF_ERROR(check(t, "output"));
+  if (node.outputs.size() != 1)
+    return Unsupported(std::string(OpName(node.kind)) + " with " + std::to_string(node.outputs.size()) + " outputs");
+  return Status::Ok();
+}
+
+Status NeedInputs(const Node& node, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (node.input(i) == kNoTensor) return Unsupported(std::string(OpName(node.kind)) + " lacks input " + std::to_string(i));
+  return Status::Ok();
+}
+
+Status NeedConstant(const Graph& graph, const Node& node, std::size_t i, const char* what) {
+  TensorId id = node.input(i);
+  if (id != kNoTensor && !graph.tensor(id).is_constant())
+    return Unsupported(std::string(OpName(node.kind)) + " with non-constant " + what);
+  return Status::Ok();
+}
+
+}  // namespace latte
