@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <cstdint>
 #include <initializer_list>
 #include <random>
@@ -71,6 +73,19 @@ inline Floats RunOnBackend(Backend& backend, const Graph& graph, const std::vect
   const TensorId out = graph.outputs[0];
   const float* data = buffers->as<float>(out);
   return Floats(data, data + buffers->bytes(out) / sizeof(float));
+}
+
+/// Max abs error ≤ 1e-4 of the output's scale (its largest magnitude, at least 1).
+inline void ExpectClose(const Floats& got, const Floats& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  float scale = 1.0f, worst = 0.0f;
+  size_t at = 0;
+  for (float v : want) scale = std::max(scale, std::abs(v));
+  for (size_t i = 0; i < got.size(); ++i) {
+    const float err = std::abs(got[i] - want[i]);
+    if (!(err <= worst)) worst = err, at = i;
+  }
+  EXPECT_LE(worst, 1e-4f * scale) << what << ": element " << at << " is " << got[at] << ", expected " << want[at];
 }
 
 }  // namespace latte::testing

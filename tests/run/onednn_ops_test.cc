@@ -25,6 +25,7 @@ namespace {
 
 using reference::Floats;
 using ::latte::testing::Attrs;
+using ::latte::testing::ExpectClose;
 using ::latte::testing::Random;
 using Ints = std::vector<std::int64_t>;
 
@@ -40,19 +41,6 @@ std::unique_ptr<Backend> MakeBackend(int threads = 1, Precision precision = Prec
 Floats RunOnOnednn(const Graph& graph, const std::vector<Floats>& inputs, int threads = 1) {
   auto backend = MakeBackend(threads);
   return backend ? ::latte::testing::RunOnBackend(*backend, graph, inputs) : Floats{};
-}
-
-// Max abs error ≤ 1e-4 of the output's scale (its largest magnitude, at least 1).
-void ExpectClose(const Floats& got, const Floats& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  float scale = 1.0f, worst = 0.0f;
-  size_t at = 0;
-  for (float v : want) scale = std::max(scale, std::abs(v));
-  for (size_t i = 0; i < got.size(); ++i) {
-    const float err = std::abs(got[i] - want[i]);
-    if (!(err <= worst)) worst = err, at = i;
-  }
-  EXPECT_LE(worst, 1e-4f * scale) << what << ": element " << at << " is " << got[at] << ", expected " << want[at];
 }
 
 // --- conv2d / depthwise_conv2d ----------------------------------------------------------------
