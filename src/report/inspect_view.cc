@@ -31,7 +31,7 @@ struct Totals {
   std::map<std::string, std::int64_t> by_op;
 };
 
-Totals ComputeTotals(const Graph& g) {
+Totals ComputeTotals(const Graph& g, const std::vector<Expected<NodeCost>>& costs) {
   Totals totals;
   std::set<TensorId> constants;
   for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id) {
@@ -41,7 +41,7 @@ Totals ComputeTotals(const Graph& g) {
     if (node.kind == OpKind::kOpaque) ++totals.unsupported;
     for (TensorId t : node.inputs)
       if (t != kNoTensor && g.tensor(t).is_constant()) constants.insert(t);
-    auto cost = ComputeNodeCost(g, id);
+    const auto& cost = costs[id];
     if (!cost.ok()) {
       if (node.kind != OpKind::kOpaque) ++totals.unknown_cost;
       continue;
@@ -109,7 +109,10 @@ std::string DescribeGeometry(const Graph& graph, const Node& node) {
   }
 }
 
-InspectView::InspectView(const Graph& graph, std::string model) : graph_(graph), model_(std::move(model)) {}
+InspectView::InspectView(const Graph& graph, std::string model) : graph_(graph), model_(std::move(model)) {
+  costs_.reserve(graph.num_nodes());
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) costs_.push_back(ComputeNodeCost(graph, id));
+}
 
 std::string InspectView::Text() const {
   TextTable table;
@@ -124,7 +127,7 @@ std::string InspectView::Text() const {
   table.AddColumn("bytes", TextTable::Align::kRight);
   for (NodeId id = 0; id < static_cast<NodeId>(graph_.num_nodes()); ++id) {
     const Node& node = graph_.node(id);
-    auto cost = ComputeNodeCost(graph_, id);
+    const auto& cost = costs_[id];
     std::string op = NodeOpName(node) + (node.kind == OpKind::kOpaque ? " (unsupported)" : "");
     auto num = [&](std::int64_t v) { return cost.ok() ? WithThousands(v) : std::string("?"); };
     table.AddRow({std::to_string(id), op, KeepTail(node.name, 40), ActivationShapes(graph_, node.inputs),
@@ -132,7 +135,7 @@ std::string InspectView::Text() const {
                   num(cost.ok() ? cost->params : 0),
                   num(cost.ok() ? cost->weight_bytes + cost->input_bytes + cost->output_bytes : 0)});
   }
-  Totals totals = ComputeTotals(graph_);
+  Totals totals = ComputeTotals(graph_, costs_);
   table.AddRule();
   table.AddRow({"", "total", std::to_string(totals.nodes) + " nodes", "", "", "", WithThousands(totals.macs),
                 WithThousands(totals.params), WithThousands(totals.weight_bytes)});
@@ -158,7 +161,7 @@ std::string InspectView::Text() const {
     out += "coverage: " + std::to_string(totals.unsupported) + " unsupported node(s), " +
            std::to_string(totals.unknown_cost) + " with unknown cost; MACs and bytes above leave them out\n";
     for (NodeId id = 0; id < static_cast<NodeId>(graph_.num_nodes()); ++id) {
-      auto cost = ComputeNodeCost(graph_, id);
+      const auto& cost = costs_[id];
       if (!cost.ok()) out += "  unsupported: " + cost.status().message() + "\n";
     }
   }
@@ -181,7 +184,7 @@ nlohmann::json InspectView::Json() const {
     j["attributes"] = attrs;
     std::string geometry = DescribeGeometry(graph_, node);
     if (!geometry.empty()) j["geometry"] = geometry;
-    auto cost = ComputeNodeCost(graph_, id);
+    const auto& cost = costs_[id];
     j["supported"] = cost.ok();
     if (cost.ok()) {
       j["macs"] = cost->macs;
@@ -198,7 +201,7 @@ nlohmann::json InspectView::Json() const {
     }
     nodes.push_back(std::move(j));
   }
-  Totals totals = ComputeTotals(graph_);
+  Totals totals = ComputeTotals(graph_, costs_);
   nlohmann::json io_in = nlohmann::json::array(), io_out = nlohmann::json::array();
   for (TensorId t : graph_.inputs) io_in.push_back(TensorJson(graph_, t));
   for (TensorId t : graph_.outputs) io_out.push_back(TensorJson(graph_, t));

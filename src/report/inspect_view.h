@@ -3,9 +3,11 @@
 // totals, and the ops Latte does not know — as text or JSON.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ir/cost.h"
 #include "ir/graph.h"
 
 namespace latte {
@@ -20,6 +22,7 @@ class InspectView {
  private:
   const Graph& graph_;
   std::string model_;
+  std::vector<Expected<NodeCost>> costs_;  // one per node, computed once for every section
 };
 
 /// "k3x3 s2 d1 g1 pad=same(0,0,1,1) relu6": the geometry of a conv or pool node, "" otherwise.

@@ -148,6 +148,19 @@ memory PackWeights(Ctx& ctx, const memory::desc& from, void* data, const memory:
 // A memory to rebind on every run.
 memory Unbound(Ctx& ctx, const memory::desc& md) { return memory(md, ctx.engine, DNNL_MEMORY_NONE); }
 
+// Conv, deconv and inner product record the same step: activations bound on every run, weights
+// (and bias) packed once into the layout the primitive chose.
+void AddWeightedStep(Ctx& ctx, const Graph& graph, const Node& node, dnnl::primitive primitive,
+                     const memory::desc& src_md, const memory::desc& dst_md, const memory::desc& w_file,
+                     const memory::desc& w_packed, const memory::desc* bias_md) {
+  Step step{std::move(primitive), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
+  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), w_packed);
+  if (bias_md != nullptr) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, *bias_md, ConstData(graph, node.inputs[2]), *bias_md);
+  ctx.node->steps_.push_back(std::move(step));
+}
+
 // Activation `act` applied in place on the output (for primitives given no post-op).
 void AddPostEltwise(Ctx& ctx, const Graph& graph, const Node& node, const Eltwise& act) {
   if (!act.present) return;
@@ -201,12 +214,7 @@ Status Conv(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
                                : Conv::desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pad_l, pad_r);
   Conv::primitive_desc pd(desc, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{Conv(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
-  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), pd.weights_desc());
-  if (p.has_bias) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, bias_md, ConstData(graph, node.inputs[2]), bias_md);
-  ctx.node->steps_.push_back(std::move(step));
+  AddWeightedStep(ctx, graph, node, Conv(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
   return Status::Ok();
 }
 
@@ -234,12 +242,7 @@ Status FullyConnected(const Graph& graph, const Node& node, const Eltwise& act, 
   Ip::desc desc = p.has_bias ? Ip::desc(prop, src_md, w_any, bias_md, dst_md) : Ip::desc(prop, src_md, w_any, dst_md);
   Ip::primitive_desc pd(desc, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{Ip(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
-  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), pd.weights_desc());
-  if (p.has_bias) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, bias_md, ConstData(graph, node.inputs[2]), bias_md);
-  ctx.node->steps_.push_back(std::move(step));
+  AddWeightedStep(ctx, graph, node, Ip(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
   return Status::Ok();
 }
 
@@ -555,12 +558,7 @@ Status TransposeConv(const Graph& graph, const Node& node, const Eltwise& act, C
                                  : Deconv::desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pl, pr);
   Deconv::primitive_desc pd(desc, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{Deconv(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
-  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), pd.weights_desc());
-  if (p.has_bias) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, bias_md, ConstData(graph, node.inputs[2]), bias_md);
-  ctx.node->steps_.push_back(std::move(step));
+  AddWeightedStep(ctx, graph, node, Deconv(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
   return Status::Ok();
 }
 
