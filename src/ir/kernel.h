@@ -1,0 +1,54 @@
+#pragma once
+// A kernel: what a runtime runs as one unit — one main op plus the ops it fuses after it (a
+// fused activation, a residual add). The unit that measurements, the store, fusion rules and
+// predictors share: profiles measure kernels, the store keys rows by Kernel::Key(), predictors
+// predict a Kernel, and a model is predicted as the sum of its kernels.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/dtype.h"
+#include "ir/op_kind.h"
+
+namespace latte {
+
+/// Canonical, layout-free integer parameters, by family of the main op (shapes are NHWC with
+/// rank padded to 4 by leading 1s; pads are resolved to explicit numbers):
+/// - conv2d, depthwise_conv2d, transpose_conv2d: n ih iw ic oc kh kw sh sw dh dw g
+///   pt pl pb pr (pads top, left, bottom, right) bias (0/1); transpose_conv2d also oh ow.
+/// - fully_connected: m (rows) k (in features) n (out features) bias. matmul: b m k n.
+/// - max_pool2d, avg_pool2d: n ih iw c kh kw sh sw pt pl pb pr.
+/// - global_avg_pool, global_max_pool, unary ops (activations, exp, ...), softmax, mean:
+///   n h w c (the input); mean/reductions also axes (bit i set = axis i of NHWC reduced).
+/// - binary elementwise (add, mul, ...): a0 a1 a2 a3 b0 b1 b2 b3 (the two input shapes).
+/// - concat: n h w c (output) axis inputs d0 d1 ... (each input's size along axis).
+/// - resize: n ih iw c oh ow mode (0 nearest, 1 bilinear).
+/// - pad: n h w c p0..p7 (begin of each NHWC dim, then end of each).
+/// - reshape, transpose: n h w c (input); transpose also perm0..perm3.
+/// - depth_to_space, space_to_depth: n h w c block.
+/// A fused activation or add is listed in `fused`; an add's other operand has the output's shape.
+struct Kernel {
+  OpKind op = OpKind::kOpaque;
+  std::vector<OpKind> fused;  // in order after the main op: e.g. {kAdd, kRelu}
+  DataType dtype = DataType::kFloat32;
+  std::map<std::string, std::int64_t> params;
+
+  /// "conv2d", "conv2d+relu", "conv2d+add+relu": the kernel kind predictors are fitted per.
+  std::string Kind() const;
+  /// Stable text key: "conv2d+relu|bias=1,dh=1,...|float32" (params sorted by name).
+  std::string Key() const;
+  /// A parameter, or `fallback` when absent.
+  std::int64_t Param(std::string_view name, std::int64_t fallback = 0) const;
+  bool operator==(const Kernel& other) const = default;
+};
+
+/// Inverse of Kernel::Key(). Fails naming the part that does not parse.
+Expected<Kernel> ParseKernelKey(std::string_view key);
+/// Inverse of Kernel::Kind(): main op and fused ops.
+Expected<Kernel> ParseKernelKind(std::string_view kind);
+
+}  // namespace latte
