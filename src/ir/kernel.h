@@ -28,9 +28,13 @@ namespace latte {
 /// - concat: n h w c (output) axis inputs d0 d1 ... (each input's size along axis).
 /// - resize: n ih iw c oh ow mode (0 nearest, 1 bilinear).
 /// - pad: n h w c p0..p7 (begin of each NHWC dim, then end of each).
-/// - reshape, transpose: n h w c (input); transpose also perm0..perm3.
+/// - reshape (and flatten, squeeze, unsqueeze, identity), transpose: n h w c (input); transpose
+///   also perm0..perm3. log_softmax as softmax.
 /// - depth_to_space, space_to_depth: n h w c block.
 /// A fused activation or add is listed in `fused`; an add's other operand has the output's shape.
+/// Not kept (same work, other semantics): pad mode, resize coordinate transform, matmul transposes,
+/// clip bounds of a main clip op. Kinds with no family (slice, split, gather, cast, batch_norm,
+/// quantize, dequantize) are reported uncovered, never approximated.
 struct Kernel {
   OpKind op = OpKind::kOpaque;
   std::vector<OpKind> fused;  // in order after the main op: e.g. {kAdd, kRelu}

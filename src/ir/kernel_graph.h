@@ -1,0 +1,86 @@
+#pragma once
+// Kernels of a graph: which nodes a runtime runs as one unit (fusion rules), the canonical Kernel
+// of such a group of nodes, and the inverse: a runnable graph holding a single Kernel (what
+// profiling measures).
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ir/kernel.h"
+
+namespace latte {
+
+/// The kernel kinds ("conv2d+relu", "conv2d+add+relu") a backend runs as one unit. A node's own
+/// "activation" attribute is always fused whatever the rules say (the backend runs it fused);
+/// the rules decide only whether separate follower nodes are absorbed.
+class FusionRules {
+ public:
+  FusionRules() = default;
+  /// What XNNPACK and oneDNN fuse: conv/depthwise/fc + relu or relu6, conv + residual add (+ relu or
+  /// relu6), add + relu or relu6.
+  static FusionRules Default();
+  /// Rules from kinds; fails naming the first kind ParseKernelKind rejects or that fuses nothing.
+  static Expected<FusionRules> FromKinds(const std::vector<std::string>& kinds);
+  /// Inverse of ToJson(): an array of kind strings. Fails naming the bad element.
+  static Expected<FusionRules> FromJson(const nlohmann::json& json);
+  /// A sorted array of kind strings.
+  nlohmann::json ToJson() const;
+
+  /// True when a kernel of this kind (Kernel::Kind()) is one unit under these rules.
+  bool Allows(const std::string& kind) const { return kinds_.count(kind) != 0; }
+  const std::set<std::string>& kinds() const { return kinds_; }
+  bool operator==(const FusionRules& other) const = default;
+
+ private:
+  std::set<std::string> kinds_;
+};
+
+/// The canonical Kernel of `nodes`: nodes[0] is the main op, the rest its fused followers in
+/// order (each reads the previous one's output; unary activations, or binary elementwise ops whose
+/// other operand has the output's shape; a follower clip with the bounds of relu, relu6 or relu_n1_to_1
+/// is listed as that activation). Params are exactly those documented in kernel.h,
+/// layout-free (NCHW graphs — any node with layout "NCHW" — are reported in NHWC terms; ranks
+/// below 4 padded with leading 1s). kUnsupported, naming the node and why, for opaque nodes,
+/// unknown shapes, ranks above 4 and kinds with no kernel family; kInvalidInput for a list that
+/// is not a chain.
+Expected<Kernel> KernelOfNodes(const Graph& graph, const std::vector<NodeId>& nodes);
+
+/// One kernel of a graph and the nodes it covers (main node first).
+struct KernelGroup {
+  Kernel kernel;
+  std::vector<NodeId> nodes;
+};
+
+/// A node in no kernel, and why.
+struct UncoveredNode {
+  NodeId node = -1;
+  std::string op;   // NodeOpName(): "conv2d", or the file's name for an opaque op
+  std::string why;  // the reason KernelOfNodes gave
+};
+
+/// A graph split into kernels: every node is in exactly one group or in `uncovered`.
+struct KernelGrouping {
+  std::vector<KernelGroup> kernels;  // in a topological order of the kernels
+  std::vector<UncoveredNode> uncovered;
+};
+
+/// Walks the nodes in topological order; each node not yet taken becomes a main node and absorbs
+/// its follower chain while the follower is the single consumer of the previous output, that output
+/// is not a graph output, and the resulting kind is allowed by `rules`. Fails only on a cycle.
+Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules& rules);
+
+/// A runnable graph holding exactly `kernel`: NHWC float32, constant weights and bias with
+/// deterministic random values from `seed`, activations (and a fused add's other operand) as graph
+/// inputs, a fused activation as the main node's "activation" attribute when the main op can carry
+/// it, shapes inferred, Validate() ok. KernelOfNodes(result, all nodes) == kernel.
+/// kInvalidInput naming the param for missing, zero/negative or inconsistent params and for tensors
+/// above 2^31 elements; kUnsupported for non-float32 kernels and kinds with no family.
+Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed = 0);
+
+}  // namespace latte
