@@ -4,12 +4,12 @@
 # alike. Prints a Markdown table for BENCHMARKS.md. Run it while nothing else runs.
 # Needs python3 (for reading the JSON).
 #
-# Usage: bench/models.sh [BACKENDS=xnnpack,onednn] [NUM_RUNS=100] [MIN_SECS=2]
+# Usage: bench/models.sh [BACKENDS=xnnpack,onednn,ort] [NUM_RUNS=100] [MIN_SECS=2]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 latte="$root/build/latte"
 [[ -x "$latte" ]] || { echo "bench: build/latte is missing: run scripts/setup" >&2; exit 2; }
-IFS=, read -r -a backends <<<"${1:-xnnpack,onednn}"
+IFS=, read -r -a backends <<<"${1:-xnnpack,onednn,ort}"
 runs="${2:-100}"
 secs="${3:-2}"
 models=(face_detection_short_range.tflite selfie_segmentation.tflite hand_landmark_lite.tflite pose_landmark_lite.tflite)

@@ -10,5 +10,6 @@ namespace latte::cli {
 
 void AddInspectCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
+void AddCompareCommand(CLI::App& app, int& exit_code);
 
 }  // namespace latte::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   AddInspectCommand(app, exit_code);
   AddBenchCommand(app, exit_code);
+  AddCompareCommand(app, exit_code);
   // Name a mistyped command instead of CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

@@ -92,7 +92,7 @@ Expected<Tensor> PermuteConstant(const Tensor& in, const std::array<std::int64_t
 
 class Converter {
  public:
-  explicit Converter(const Graph& src) : src_(src) {
+  Converter(const Graph& src, const LayoutOptions& options) : src_(src), options_(options) {
     out_.name = src.name;
     out_.source_format = src.source_format;
     out_.inputs = src.inputs;
@@ -105,7 +105,7 @@ class Converter {
       LATTE_RETURN_IF_ERROR(ConvertNode(id));
     }
     for (TensorId t : out_.outputs) EnsureNchw(t);
-    out_.RemoveUnused();
+    if (!options_.keep_tensor_ids) out_.RemoveUnused();
     LATTE_RETURN_IF_ERROR(out_.Validate());
     LATTE_RETURN_IF_ERROR(out_.SortTopologically());
     LATTE_RETURN_IF_ERROR(InferShapes(out_));
@@ -303,6 +303,10 @@ class Converter {
     Node node = src_node;
     const TensorId x = node.input(0);
     const bool x4 = x != kNoTensor && IsRank4(src_.tensor(x));
+    if (options_.keep_nchw && options_.keep_nchw(src_node)) {
+      KeepNchw(std::move(node));
+      return Status::Ok();
+    }
 
     if (IsSpatial(node.kind) && node.attrs.GetString("layout", "NHWC") == "NCHW" && x4) {
       node.inputs[0] = Converted(x) ? nhwc_.at(x) : Nhwc(x);
@@ -395,6 +399,7 @@ class Converter {
   }
 
   const Graph& src_;
+  const LayoutOptions& options_;
   Graph out_;
   std::map<TensorId, TensorId> nhwc_;  // source tensor id → its NHWC tensor id
   std::set<TensorId> nhwc_only_;       // converted tensors whose NCHW form is not yet produced
@@ -402,11 +407,11 @@ class Converter {
 
 }  // namespace
 
-Expected<Graph> ConvertToNhwc(const Graph& graph) {
+Expected<Graph> ConvertToNhwc(const Graph& graph, const LayoutOptions& options) {
   LATTE_RETURN_IF_ERROR(graph.Validate());
   Graph sorted = graph;
   LATTE_RETURN_IF_ERROR(sorted.SortTopologically());
-  return Converter(sorted).Run();
+  return Converter(sorted, options).Run();
 }
 
 }  // namespace latte

@@ -68,9 +68,9 @@ std::string BenchView::Text() const {
   for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
     const double us = result_.node_avg_us[i];
     cdf += us;
-    const Node& node = graph_.node(static_cast<NodeId>(i));
-    order.AddRow({std::to_string(i), NodeOpName(node), KeepTail(node.name, 40),
-                  result_.assignments[i].backend, Fixed(us / 1000.0, 4), Fixed(100.0 * us / total, 2),
+    const ProfileEntry& entry = result_.entries[i];
+    order.AddRow({std::to_string(i), entry.op, KeepTail(entry.inserted ? entry.name + " (inserted)" : entry.name, 40),
+                  entry.backend, Fixed(us / 1000.0, 4), Fixed(100.0 * us / total, 2),
                   Fixed(100.0 * cdf / total, 2)});
   }
   out += "\n============================== Run Order ==============================\n" + order.Render();
@@ -81,7 +81,7 @@ std::string BenchView::Text() const {
   };
   std::map<std::string, TypeTotal> by_type;
   for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
-    auto& t = by_type[NodeOpName(graph_.node(static_cast<NodeId>(i)))];
+    auto& t = by_type[result_.entries[i].op];
     t.us += result_.node_avg_us[i];
     ++t.count;
   }
@@ -134,9 +134,9 @@ nlohmann::json BenchView::Json() const {
   if (!result_.node_avg_us.empty()) {
     nlohmann::json nodes = nlohmann::json::array();
     for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
-      const Node& node = graph_.node(static_cast<NodeId>(i));
-      nodes.push_back({{"index", i}, {"op", NodeOpName(node)}, {"name", node.name},
-                       {"backend", result_.assignments[i].backend}, {"avg_us", result_.node_avg_us[i]}});
+      const ProfileEntry& entry = result_.entries[i];
+      nodes.push_back({{"index", i}, {"op", entry.op}, {"name", entry.name}, {"nodes", entry.sources},
+                       {"inserted", entry.inserted}, {"backend", entry.backend}, {"avg_us", result_.node_avg_us[i]}});
     }
     j["op_profile"] = nodes;
   }
@@ -147,15 +147,15 @@ nlohmann::json BenchView::Trace() const {
   nlohmann::json events = nlohmann::json::array();
   double ts = 0;
   for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
-    const Node& node = graph_.node(static_cast<NodeId>(i));
-    events.push_back({{"name", node.name.empty() ? NodeOpName(node) : node.name},
-                      {"cat", NodeOpName(node)},
+    const ProfileEntry& entry = result_.entries[i];
+    events.push_back({{"name", entry.name.empty() ? entry.op : entry.name},
+                      {"cat", entry.op},
                       {"ph", "X"},
                       {"ts", ts},
                       {"dur", result_.node_avg_us[i]},
                       {"pid", 1},
                       {"tid", 1},
-                      {"args", {{"index", i}, {"op", NodeOpName(node)}, {"backend", result_.assignments[i].backend}}}});
+                      {"args", {{"index", i}, {"op", entry.op}, {"backend", entry.backend}}}});
     ts += result_.node_avg_us[i];
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};

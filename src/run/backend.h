@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "ir/graph.h"
@@ -45,6 +46,18 @@ class PreparedNode {
   virtual Status Run(TensorBuffers& buffers) = 0;
 };
 
+/// A whole graph, ready to run on one backend (ONNX Runtime runs models, not single nodes).
+/// Run reads the graph inputs from `buffers` and writes the graph outputs there; the buffers of
+/// intermediate tensors are left untouched (the backend keeps them inside).
+class PreparedGraph {
+ public:
+  virtual ~PreparedGraph() = default;
+  virtual Status Run(TensorBuffers& buffers) = 0;
+  /// Runs once and adds each node's time in microseconds to `node_us` (one entry per node),
+  /// as the backend's own profiler attributes it.
+  virtual Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -56,6 +69,13 @@ class Backend {
   virtual Support Supports(const Graph& graph, NodeId node) const = 0;
   /// Prepares `node` once. Fails with kUnsupported when Supports() says no.
   virtual Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) = 0;
+  /// True when PrepareGraph works: the executor then runs a graph whose every node is placed
+  /// on this backend (and supported by it) as one PreparedGraph.
+  virtual bool RunsWholeGraphs() const { return false; }
+  /// Prepares the whole graph at once (default: unsupported).
+  virtual Expected<std::unique_ptr<PreparedGraph>> PrepareGraph(const Graph& graph) {
+    return Unsupported(std::string(Name()) + " runs single nodes only");
+  }
 };
 
 }  // namespace latte

@@ -10,13 +10,13 @@ std::string_view PrecisionName(Precision precision) {
   return "fp32";
 }
 
-Status BackendRegistry::Register(BackendInfo info) {
+Status BackendRegistry::Register(BackendFactory info) {
   if (Find(info.name) != nullptr) return Internal("backend '" + info.name + "' registered twice");
   backends_.push_back(std::move(info));
   return Status::Ok();
 }
 
-const BackendInfo* BackendRegistry::Find(const std::string& name) const {
+const BackendFactory* BackendRegistry::Find(const std::string& name) const {
   for (const auto& b : backends_)
     if (b.name == name) return &b;
   return nullptr;
@@ -29,7 +29,7 @@ std::vector<std::string> BackendRegistry::Names() const {
 }
 
 Expected<std::unique_ptr<Backend>> BackendRegistry::Create(const std::string& name, const RunOptions& options) const {
-  const BackendInfo* info = Find(name);
+  const BackendFactory* info = Find(name);
   if (info == nullptr) {
     std::string known;
     for (const auto& b : backends_) known += (known.empty() ? "" : ", ") + b.name;

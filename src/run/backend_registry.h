@@ -12,7 +12,8 @@
 
 namespace latte {
 
-struct BackendInfo {
+/// A backend as registered: its name, a line of help, and how to create it.
+struct BackendFactory {
   std::string name;         // what users type: --backend xnnpack
   std::string description;  // one line for --help
   std::function<Expected<std::unique_ptr<Backend>>(const RunOptions&)> create;
@@ -21,14 +22,14 @@ struct BackendInfo {
 class BackendRegistry {
  public:
   /// Fails if the name is taken.
-  Status Register(BackendInfo info);
+  Status Register(BackendFactory info);
   /// Creates `name` with `options`; an unknown name fails listing the known ones.
   Expected<std::unique_ptr<Backend>> Create(const std::string& name, const RunOptions& options) const;
   std::vector<std::string> Names() const;
-  const BackendInfo* Find(const std::string& name) const;
+  const BackendFactory* Find(const std::string& name) const;
 
  private:
-  std::vector<BackendInfo> backends_;
+  std::vector<BackendFactory> backends_;
 };
 
 }  // namespace latte

@@ -21,6 +21,7 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
   FillRandomInputs(graph, executor->buffers());
   result.init_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   result.assignments = executor->assignments();
+  result.entries = executor->entries();
   result.backend_versions = executor->BackendVersions();
 
   LATTE_ASSIGN_OR_RETURN(result.latency, Measure([&] { return executor->Run(); }, options.measure));

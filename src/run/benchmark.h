@@ -21,7 +21,8 @@ struct BenchOptions {
 struct BenchResult {
   double init_us = 0;                      // backend creation, weight packing, buffers
   Measurement latency;                     // whole-graph runs, microseconds
-  std::vector<double> node_avg_us;         // per node, when op_profiling
+  std::vector<double> node_avg_us;         // per entry of `entries`, when op_profiling
+  std::vector<ProfileEntry> entries;       // the prepared graph's nodes, named by the user's nodes
   std::vector<NodeAssignment> assignments;
   std::vector<std::string> backend_versions;
   long peak_rss_kb = 0;                    // the process's peak resident set, after the runs

@@ -1,8 +1,11 @@
 #include "run/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
+
+#include "run/graph_prep.h"
 
 namespace latte {
 
@@ -12,10 +15,28 @@ std::string Placement::BackendFor(const Graph& graph, NodeId node) const {
   return default_backend;
 }
 
+std::string_view BackendLayout(std::string_view backend) {
+  // Both kernel backends run NHWC today, so a layout boundary inside a graph appears only next
+  // to a backend that takes the file's NCHW graph as it is (a whole-model runtime).
+  if (backend == "xnnpack" || backend == "onednn") return "NHWC";
+  return "NCHW";
+}
+
 Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const Placement& placement,
                                                      const BackendRegistry& registry, const RunOptions& options) {
-  LATTE_ASSIGN_OR_RETURN(TensorBuffers buffers, TensorBuffers::Allocate(graph));
-  std::unique_ptr<Executor> executor(new Executor(graph, std::move(buffers)));
+  const auto num_user_nodes = static_cast<NodeId>(graph.num_nodes());
+  std::vector<std::string> wanted(graph.num_nodes());
+  for (NodeId id = 0; id < num_user_nodes; ++id) wanted[static_cast<size_t>(id)] = placement.BackendFor(graph, id);
+  // The graph as it runs (NHWC where the backends need it, clamps folded): the same plan
+  // prediction uses, so profile entry k is node k of the plan.
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, wanted));
+  Graph prepared = std::move(plan.graph);
+  const std::vector<std::vector<NodeId>> sources = std::move(plan.sources);
+
+  // Buffers come after every node said yes: a node no backend runs (an opaque op, whose
+  // output shape may be unknown) is reported as such, not as a buffer without a shape.
+  std::unique_ptr<Executor> executor(new Executor(std::move(prepared), TensorBuffers{}));
+  const Graph& run_graph = executor->prepared_graph_;
   auto backend = [&](const std::string& name) -> Expected<Backend*> {
     auto it = executor->backends_.find(name);
     if (it != executor->backends_.end()) return it->second.get();
@@ -24,47 +45,116 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
     executor->backends_[name] = std::move(created);
     return raw;
   };
-  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
+  // An inserted node runs where its neighbours run: its producer's backend, else its consumer's.
+  auto neighbour_backends = [&](NodeId k) {
+    std::vector<std::string> out;
+    const Node& node = run_graph.node(k);
+    for (TensorId t : node.inputs) {
+      const NodeId p = run_graph.Producer(t);
+      if (p >= 0 && !sources[static_cast<size_t>(p)].empty()) out.push_back(wanted[static_cast<size_t>(sources[static_cast<size_t>(p)][0])]);
+    }
+    for (TensorId t : node.outputs)
+      for (NodeId c : run_graph.Consumers(t))
+        if (!sources[static_cast<size_t>(c)].empty()) out.push_back(wanted[static_cast<size_t>(sources[static_cast<size_t>(c)][0])]);
+    out.push_back(placement.default_backend);
+    return out;
+  };
+
+  // 3. A whole-model runtime (ort) placed on every node runs the graph as one model.
+  Backend* whole = nullptr;
+  if (!wanted.empty() && std::all_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return w == wanted[0]; })) {
+    LATTE_ASSIGN_OR_RETURN(Backend * b, backend(wanted[0]));
+    bool all = b->RunsWholeGraphs();
+    for (NodeId k = 0; all && k < static_cast<NodeId>(run_graph.num_nodes()); ++k) all = b->Supports(run_graph, k).ok();
+    if (all) whole = b;
+  }
+
+  executor->assignments_.assign(graph.num_nodes(), NodeAssignment{});
+  for (NodeId k = 0; k < static_cast<NodeId>(run_graph.num_nodes()); ++k) {
+    const std::vector<NodeId>& from = sources[static_cast<size_t>(k)];
+    const Node& node = run_graph.node(k);
+    ProfileEntry entry;
+    entry.sources = from;
+    entry.inserted = from.empty();
+    entry.name = entry.inserted ? node.name : graph.node(from[0]).name;
+    for (NodeId src : from) {
+      if (!entry.op.empty()) entry.op += "+";
+      entry.op += NodeOpName(graph.node(src));
+    }
+    if (entry.inserted) entry.op = NodeOpName(node);
+    const std::string what =
+        entry.inserted ? "inserted node '" + node.name + "' (" + entry.op + ")" : DescribeNode(graph, from[0]);
+
     NodeAssignment assignment;
-    assignment.backend = placement.BackendFor(graph, id);
-    LATTE_ASSIGN_OR_RETURN(Backend * chosen, backend(assignment.backend));
-    Support support = chosen->Supports(graph, id);
+    Backend* chosen = nullptr;
+    Support support = Support::No("no backend");
+    if (entry.inserted) {
+      const std::vector<std::string> candidates = neighbour_backends(k);
+      for (const std::string& name : candidates) {
+        LATTE_ASSIGN_OR_RETURN(Backend * b, backend(name));
+        support = b->Supports(run_graph, k);
+        if (support.ok()) {
+          assignment.backend = name, chosen = b;
+          break;
+        }
+      }
+      if (chosen == nullptr) assignment.backend = candidates[0];
+    } else {
+      assignment.backend = wanted[static_cast<size_t>(from[0])];
+      LATTE_ASSIGN_OR_RETURN(chosen, backend(assignment.backend));
+      support = chosen->Supports(run_graph, k);
+    }
     if (!support.ok()) {
       if (placement.fallback.empty() || placement.fallback == assignment.backend)
-        return Unsupported(DescribeNode(graph, id) + ": " + assignment.backend + " cannot run it: " + support.why());
+        return Unsupported(what + ": " + assignment.backend + " cannot run it: " + support.why());
       LATTE_ASSIGN_OR_RETURN(Backend * fallback, backend(placement.fallback));
-      Support second = fallback->Supports(graph, id);
+      Support second = fallback->Supports(run_graph, k);
       if (!second.ok())
-        return Unsupported(DescribeNode(graph, id) + ": neither " + assignment.backend + " (" + support.why() + ") nor " +
-                           placement.fallback + " (" + second.why() + ") can run it");
+        return Unsupported(what + ": neither " + assignment.backend + " (" + support.why() + ") nor " + placement.fallback +
+                           " (" + second.why() + ") can run it");
       assignment.fell_back = true;
       assignment.why = support.why();
       assignment.backend = placement.fallback;
       chosen = fallback;
     }
-    auto prepared = chosen->Prepare(graph, id);
-    if (!prepared.ok()) return prepared.status().WithContext(DescribeNode(graph, id) + " on " + assignment.backend);
-    executor->prepared_.push_back(std::move(prepared).value());
-    executor->assignments_.push_back(std::move(assignment));
+    if (whole == nullptr) {
+      auto ready = chosen->Prepare(run_graph, k);
+      if (!ready.ok()) return ready.status().WithContext(what + " on " + assignment.backend);
+      executor->prepared_.push_back(std::move(ready).value());
+    }
+    entry.backend = assignment.backend;
+    for (NodeId src : from) executor->assignments_[static_cast<size_t>(src)] = assignment;
+    executor->entries_.push_back(std::move(entry));
   }
+  if (whole != nullptr) {
+    auto ready = whole->PrepareGraph(run_graph);
+    if (!ready.ok()) return ready.status().WithContext("the whole graph on " + wanted[0]);
+    executor->whole_graph_ = std::move(ready).value();
+  }
+  LATTE_ASSIGN_OR_RETURN(executor->buffers_, TensorBuffers::Allocate(run_graph));
   return executor;
 }
 
 Status Executor::Run() {
+  if (whole_graph_) return whole_graph_->Run(buffers_).WithContext("the whole graph on " + entries_.at(0).backend);
   for (size_t i = 0; i < prepared_.size(); ++i) {
     Status s = prepared_[i]->Run(buffers_);
-    if (!s.ok()) return s.WithContext(DescribeNode(graph_, static_cast<NodeId>(i)) + " on " + assignments_[i].backend);
+    if (!s.ok()) return s.WithContext("'" + entries_[i].name + "' (" + entries_[i].op + ") on " + entries_[i].backend);
   }
   return Status::Ok();
 }
 
-Status Executor::RunProfiled(std::vector<double>& node_us) {
-  node_us.resize(prepared_.size(), 0.0);
+Status Executor::RunProfiled(std::vector<double>& entry_us) {
+  if (whole_graph_) {
+    entry_us.resize(entries_.size(), 0.0);  // the prepared graph's node ids are the entries' indices
+    return whole_graph_->RunProfiled(buffers_, entry_us).WithContext("the whole graph on " + entries_.at(0).backend);
+  }
+  entry_us.resize(prepared_.size(), 0.0);
   for (size_t i = 0; i < prepared_.size(); ++i) {
     const auto start = std::chrono::steady_clock::now();
     Status s = prepared_[i]->Run(buffers_);
-    node_us[i] += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    if (!s.ok()) return s.WithContext(DescribeNode(graph_, static_cast<NodeId>(i)) + " on " + assignments_[i].backend);
+    entry_us[i] += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (!s.ok()) return s.WithContext("'" + entries_[i].name + "' (" + entries_[i].op + ") on " + entries_[i].backend);
   }
   return Status::Ok();
 }

@@ -2,10 +2,14 @@
 // Executor: runs a Graph with a backend chosen per node (one for all by default; per op kind or
 // per node for the Pareto search). A node its backend cannot run goes to the named fallback
 // backend, or the executor refuses to start, saying which node and why: never silently wrong.
+// It runs a prepared copy of the graph: converted to NHWC when its backends need it (explicit
+// transposes where layouts meet, each timed as its own entry) and with clamp activations folded
+// into the op before them; profiles and assignments still name the user's nodes.
 
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -31,32 +35,57 @@ struct NodeAssignment {
   std::string why;  // the chosen backend's "no", when it fell back
 };
 
+/// One node of the prepared graph, as profiles report it: the user's nodes it runs (a conv and
+/// the relu folded into it), or none for a node the executor inserted (a layout transpose).
+struct ProfileEntry {
+  std::string name;             // the first user node's name; for an inserted node its own name
+  std::string op;               // "conv2d", "conv2d+relu", "transpose"
+  std::vector<NodeId> sources;  // ids of the user's nodes; empty when inserted
+  bool inserted = false;
+  std::string backend;
+};
+
 class Executor {
  public:
-  /// Creates the backends `placement` names, checks support, prepares every node (weights packed
-  /// once) and allocates buffers. The graph must outlive the executor.
+  /// Creates the backends `placement` names (by the user's node ids and op kinds), prepares a
+  /// copy of `graph` for them, checks support, prepares every node (weights packed once) and
+  /// allocates buffers. The graph's own tensor ids address the buffers: graph inputs and outputs
+  /// keep their ids and shapes in the prepared copy.
   static Expected<std::unique_ptr<Executor>> Create(const Graph& graph, const Placement& placement,
                                                     const BackendRegistry& registry, const RunOptions& options);
 
   /// Runs every node once, in order.
   Status Run();
-  /// Runs every node once and adds each node's wall time in microseconds to `node_us`
-  /// (resized to the node count on first use).
-  Status RunProfiled(std::vector<double>& node_us);
+  /// Runs every node once and adds each prepared node's wall time in microseconds to
+  /// `entry_us` (resized to entries().size() on first use); entries() says what each is.
+  Status RunProfiled(std::vector<double>& entry_us);
 
   TensorBuffers& buffers() { return buffers_; }
+  /// One per node of the user's graph (a folded activation: its producer's backend).
   const std::vector<NodeAssignment>& assignments() const { return assignments_; }
+  /// One per node of the prepared graph, in run order.
+  const std::vector<ProfileEntry>& entries() const { return entries_; }
+  /// The graph that runs (NHWC, activations folded, transposes inserted).
+  const Graph& prepared_graph() const { return prepared_graph_; }
   /// "xnnpack XNNPACK 2022-02-16 (1 thread)" per backend in use.
   std::vector<std::string> BackendVersions() const;
 
  private:
-  Executor(const Graph& graph, TensorBuffers buffers) : graph_(graph), buffers_(std::move(buffers)) {}
-  const Graph& graph_;
+  Executor(Graph prepared, TensorBuffers buffers) : prepared_graph_(std::move(prepared)), buffers_(std::move(buffers)) {}
+  Graph prepared_graph_;
   TensorBuffers buffers_;
   std::map<std::string, std::unique_ptr<Backend>> backends_;
   std::vector<std::unique_ptr<PreparedNode>> prepared_;
+  // Set when one backend runs the whole graph (every node placed on a RunsWholeGraphs backend
+  // that supports them all): then prepared_ is empty and entries_ still name each node.
+  std::unique_ptr<PreparedGraph> whole_graph_;
+  std::vector<ProfileEntry> entries_;
   std::vector<NodeAssignment> assignments_;
 };
+
+/// The layout a backend's kernels read rank-4 activations in: "NHWC" for xnnpack and onednn;
+/// "NCHW" (the graph as an ONNX file has it) for any other, such as a whole-model runtime.
+std::string_view BackendLayout(std::string_view backend);
 
 /// Fills every graph input with uniform random values in [-1, 1) (fixed seed): the protocol's
 /// random inputs. Non-float inputs are zeroed.

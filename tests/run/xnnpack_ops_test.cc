@@ -489,8 +489,9 @@ TEST(XnnpackSupport, SaysNoWithTheReason) {
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return Conv3x3(b, {1, 8, 8, 3}, "NHWC", "OHWI", Attrs({{"activation", std::string("tanh")}})); }),
             "fused activation tanh not implemented");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return Conv3x3(b, {1, 8, 8, 3}, "NHWC", "OHWI"); }), "supported");
-  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return Conv3x3(b, {1, 8, 8, 3}, "NHWC", "OHWI"); }, Precision::kInt8),
-            "int8 not implemented");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return Conv3x3(b, {1, 8, 8, 3}, "NHWC", "OHWI"); }, Precision::kInt8), "supported");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4})}); }, Precision::kInt8),
+            "int8 not implemented for relu (conv2d, depthwise_conv2d, fully_connected only)");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4}, DataType::kInt8)}); }),
             "int8 not implemented");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kTanh, "tanh", {b.Input("x", {1, 4})}); }),
@@ -506,9 +507,20 @@ TEST(XnnpackSupport, SaysNoWithTheReason) {
             "avg_pool2d with count_include_pad=1 and padding: xnnpack excludes padding");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) {
               return b.Op1(OpKind::kResize, "resize", {b.Input("x", {1, 4, 4, 2})},
-                           Attrs({{"mode", std::string("nearest")}, {"sizes", Ints{8, 8}}}));
+                           Attrs({{"mode", std::string("nearest")}, {"sizes", Ints{6, 6}}}));
             }),
-            "resize mode 'nearest' not implemented (bilinear only)");
+            "nearest resize 1x4x4x2 → 1x6x6x2: xnnpack composes whole upscaling factors only");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) {  // ONNX's default rounding reads input round(o / 4), not floor
+              return b.Op1(OpKind::kResize, "resize", {b.Input("x", {1, 4, 4, 2})},
+                           Attrs({{"mode", std::string("nearest")}, {"sizes", Ints{16, 16}}}));
+            }),
+            "nearest resize by 4x4 with asymmetric / round_prefer_floor rounding does not read input floor(out / factor): "
+            "not composable from copies");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) {
+              return b.Op1(OpKind::kTranspose, "t", {b.Input("x", {2, 3, 4})}, Attrs({{"perm", Ints{1, 0, 2}}}));
+            }),
+            "transpose 2x3x4 with this perm: xnnpack (2022) has no transpose; only a swap of two blocks of axes runs (as a "
+            "channel shuffle)");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) {
               return b.Op1(OpKind::kDepthToSpace, "d2s", {b.Input("x", {1, 4, 4, 8})},
                            Attrs({{"block_size", std::int64_t{2}}, {"mode", std::string("CRD")}}));

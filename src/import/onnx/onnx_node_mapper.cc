@@ -639,6 +639,13 @@ Status MapResize(Mapper& m) {
   a.Set("layout", std::string("NCHW"));
   a.Set("mode", mode);
   a.Set("coordinate_transformation", coordinates);
+  if (mode == "nearest") {  // how a source coordinate rounds; before opset 11 it floors
+    std::string nearest_mode = "floor";
+    if (m.op() == "Resize" && m.opset() >= 11) {
+      LATTE_ASSIGN_OR_RETURN(nearest_mode, m.attrs.String("nearest_mode", "round_prefer_floor"));
+    }
+    a.Set("nearest_mode", nearest_mode);
+  }
   m.node.kind = OpKind::kResize;
   m.TakeInputs(1);
   return Status::Ok();

@@ -469,12 +469,32 @@ Status Resize(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   const Tensor& x = graph.tensor(node.inputs[0]);
   const Tensor& y = graph.tensor(node.outputs[0]);
   const std::string mode = node.attrs.GetString("mode", "bilinear");
-  if (mode != "bilinear") return Unsupported("resize mode '" + mode + "' not implemented (bilinear only)");
+  if (mode != "bilinear" && mode != "nearest") return Unsupported("resize mode '" + mode + "' not implemented");
   if (x.shape.size() != 4 || y.shape.size() != 4) return Unsupported("resize of rank " + std::to_string(x.shape.size()));
   if (x.shape[0] != y.shape[0] || x.shape[3] != y.shape[3]) return Unsupported("resize changes batch or channels");
   const std::string coords = node.attrs.GetString("coordinate_transformation", "asymmetric");
-  if (coords != "half_pixel")
+  const bool nearest = mode == "nearest";
+  if (nearest) {
+    // oneDNN's nearest reads input floor((o + ½) / f) for output o and factor f: for whole factors,
+    // floor(o / f). Accepted when the file's rule reads the same pixel (see the xnnpack backend).
+    const std::int64_t fh = y.shape[1] / x.shape[1], fw = y.shape[2] / x.shape[2];
+    if (fh * x.shape[1] != y.shape[1] || fw * x.shape[2] != y.shape[2])
+      return Unsupported("nearest resize " + ShapeToString(x.shape) + " → " + ShapeToString(y.shape) +
+                         ": onednn backend runs whole upscaling factors only");
+    const std::string rounding =
+        node.attrs.GetString("nearest_mode", graph.source_format == "tflite" ? "floor" : "round_prefer_floor");
+    const std::int64_t f = std::max(fh, fw);
+    bool exact = f == 1;
+    if (coords == "asymmetric") exact = exact || rounding == "floor" || (rounding == "round_prefer_floor" && f <= 2);
+    if (coords == "half_pixel" || coords == "pytorch_half_pixel")
+      exact = exact || rounding == "round_prefer_floor" || rounding == "round_prefer_ceil" ||
+              (graph.source_format == "tflite" && rounding == "floor");
+    if (!exact)
+      return Unsupported("nearest resize by " + std::to_string(fh) + "x" + std::to_string(fw) + " with " + coords + " / " +
+                         rounding + " rounding does not read input floor(out / factor)");
+  } else if (coords != "half_pixel") {
     return Unsupported("resize coordinate_transformation '" + coords + "': onednn resamples with half_pixel only");
+  }
   if (auto scales = node.attrs.GetFloats("scales"); scales && scales->size() == 2) {
     for (size_t i = 0; i < 2; ++i)
       if (std::abs(static_cast<double>(x.shape[i + 1]) * (*scales)[i] - static_cast<double>(y.shape[i + 1])) > 1e-6)
@@ -484,7 +504,9 @@ Status Resize(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   const memory::desc x_md({x.shape[0], x.shape[3], x.shape[1], x.shape[2]}, kF32, Tag::nhwc);
   const memory::desc y_md({y.shape[0], y.shape[3], y.shape[1], y.shape[2]}, kF32, Tag::nhwc);
   dnnl::resampling_forward::primitive_desc pd(
-      {dnnl::prop_kind::forward_inference, dnnl::algorithm::resampling_linear, x_md, y_md}, ctx.engine);
+      {dnnl::prop_kind::forward_inference, nearest ? dnnl::algorithm::resampling_nearest : dnnl::algorithm::resampling_linear,
+       x_md, y_md},
+      ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{dnnl::resampling_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
   step.args[DNNL_ARG_SRC] = Unbound(ctx, x_md);
@@ -562,6 +584,96 @@ Status TransposeConv(const Graph& graph, const Node& node, const Eltwise& act, C
   return Status::Ok();
 }
 
+// Transpose as a reorder: the destination described in the source's dimension order with the
+// strides the permuted (row-major) output gives each source axis.
+Status Transpose(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Shape& xs = graph.tensor(node.inputs[0]).shape;
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const auto rank = static_cast<std::int64_t>(xs.size());
+  std::vector<std::int64_t> perm = node.attrs.GetInts("perm").value_or(std::vector<std::int64_t>{});
+  if (perm.empty())
+    for (std::int64_t a = rank - 1; a >= 0; --a) perm.push_back(a);
+  if (static_cast<std::int64_t>(perm.size()) != rank || ys.size() != xs.size())
+    return Unsupported("transpose perm does not match the rank");
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (auto& a : perm) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank || seen[static_cast<size_t>(a)]) return Unsupported("transpose perm is not a permutation");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  for (size_t k = 0; k < perm.size(); ++k)
+    if (ys[k] != xs[static_cast<size_t>(perm[k])]) return Unsupported("transpose output shape disagrees with its perm");
+  if (rank == 0) return Unsupported("transpose of a scalar");
+  Dims out_strides(static_cast<size_t>(rank), 1);
+  for (size_t k = static_cast<size_t>(rank); k-- > 1;) out_strides[k - 1] = out_strides[k] * ys[k];
+  Dims strides(static_cast<size_t>(rank));
+  for (size_t k = 0; k < perm.size(); ++k) strides[static_cast<size_t>(perm[k])] = out_strides[k];
+  const Dims dims(xs.begin(), xs.end());
+  const memory::desc x_md = Plain(dims), y_md(dims, kF32, strides);
+  dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, y_md);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};
+  step.args[DNNL_ARG_FROM] = Unbound(ctx, x_md);
+  step.args[DNNL_ARG_TO] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// hard_sigmoid = clamp(alpha x + beta, 0, 1): oneDNN 2.6 has no hard_sigmoid algorithm, so a
+// linear eltwise, then a clip in place.
+Status HardSigmoid(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (node.inputs.size() != 1) return Unsupported("hard_sigmoid with several inputs");
+  const std::int64_t n = Elements(graph.tensor(node.outputs[0]));
+  if (Elements(graph.tensor(node.inputs[0])) != n) return Unsupported("hard_sigmoid changes the number of elements");
+  const memory::desc md = Plain({n});
+  const auto alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.2)), beta = static_cast<float>(node.attrs.GetFloat("beta", 0.5));
+  dnnl::eltwise_forward::primitive_desc pd(
+      {dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_linear, md, alpha, beta}, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::eltwise_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, Eltwise{true, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f});
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// batch_norm (inference, channels last, any rank ≥ 2): oneDNN's batch normalization with the
+// file's mean and variance (global stats) and its scale and shift, copied once into the node.
+Status BatchNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 5));
+  for (size_t i = 1; i < 5; ++i) LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, i, "batch_norm parameters"));
+  const Shape& xs = graph.tensor(node.inputs[0]).shape;
+  if (xs.size() < 2) return Unsupported("batch_norm of rank " + std::to_string(xs.size()));
+  if (xs != graph.tensor(node.outputs[0]).shape) return Unsupported("batch_norm output shape differs from its input");
+  const std::int64_t c = xs.back();
+  for (size_t i = 1; i < 5; ++i)
+    if (Elements(graph.tensor(node.inputs[i])) != c)
+      return Unsupported("batch_norm parameter " + std::to_string(i) + " is not one value per channel (last dim)");
+  // oneDNN's logical order is N, C, spatial...; the data is channels-last.
+  Dims st(xs.size(), 1);  // row-major strides of the data
+  for (size_t i = xs.size(); i-- > 1;) st[i - 1] = st[i] * xs[i];
+  Dims dims{xs[0], c}, strides{st[0], 1};
+  for (size_t i = 1; i + 1 < xs.size(); ++i) dims.push_back(xs[i]), strides.push_back(st[i]);
+  const memory::desc md(dims, kF32, strides), channel_md({c}, kF32, Tag::a);
+  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                     dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      {dnnl::prop_kind::forward_inference, md, static_cast<float>(node.attrs.GetFloat("epsilon", 1e-5)), flags}, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::batch_normalization_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
+  const int args[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
+  for (size_t i = 0; i < 4; ++i)
+    step.args[args[i]] = PackWeights(ctx, channel_md, ConstData(graph, node.inputs[i + 1]), channel_md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
 // Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
 Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
   if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
@@ -578,7 +690,8 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
     case OpKind::kTanh: case OpKind::kLeakyRelu: case OpKind::kElu: case OpKind::kAbs: case OpKind::kSoftmax:
     case OpKind::kConcat: case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
     case OpKind::kIdentity: case OpKind::kPad: case OpKind::kResize: case OpKind::kHardSwish:
-    case OpKind::kMean: case OpKind::kTransposeConv2D:
+    case OpKind::kMean: case OpKind::kTransposeConv2D: case OpKind::kTranspose: case OpKind::kHardSigmoid:
+    case OpKind::kBatchNorm:
       break;
     default: return Unsupported(Name(node) + " not implemented in the onednn backend");
   }
@@ -598,6 +711,9 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
     case OpKind::kResize: return Resize(graph, node, act, ctx);
     case OpKind::kMean: return Mean(graph, node, act, ctx);
     case OpKind::kTransposeConv2D: return TransposeConv(graph, node, act, ctx);
+    case OpKind::kTranspose: return Transpose(graph, node, act, ctx);
+    case OpKind::kHardSigmoid: return HardSigmoid(graph, node, act, ctx);
+    case OpKind::kBatchNorm: return BatchNorm(graph, node, act, ctx);
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
       return Copy(graph, node, act, ctx);
     default: return Unary(graph, node, act, ctx);

@@ -88,6 +88,11 @@ class XnnNode final : public PreparedNode {
     kept_.push_back(std::move(values));
     return kept_.back().data();
   }
+  /// `n` zeroed bytes that live as long as the node (int8 activations between steps).
+  std::int8_t* KeepBytes(size_t n) {
+    kept_bytes_.emplace_back(n, std::int8_t{0});
+    return kept_bytes_.back().data();
+  }
   /// An input's data: a bound constant's padded copy, else the buffer's.
   const float* In(const TensorBuffers& buffers, TensorId id) const {
     for (const auto& [cid, data] : constants_)
@@ -100,6 +105,7 @@ class XnnNode final : public PreparedNode {
   std::vector<Step> steps_;
   std::vector<std::pair<TensorId, std::unique_ptr<float[]>>> constants_;
   std::vector<std::vector<float>> kept_;
+  std::vector<std::vector<std::int8_t>> kept_bytes_;
 };
 
 // Where Analyze builds; null when it only checks (Supports).
@@ -519,13 +525,16 @@ Status Softmax(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   return MaybePostClamp(*ctx, graph, node, range);
 }
 
+Status NearestResize(const Graph& graph, const Node& node, Range range, Ctx* ctx);
+
 Status Resize(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   const Tensor& x = graph.tensor(node.inputs[0]);
   const Tensor& y = graph.tensor(node.outputs[0]);
   const std::string mode = node.attrs.GetString("mode", "");
-  if (mode != "bilinear") return Unsupported("resize mode '" + mode + "' not implemented (bilinear only)");
+  if (mode != "bilinear" && mode != "nearest") return Unsupported("resize mode '" + mode + "' not implemented");
   if (x.shape.size() != 4 || y.shape.size() != 4) return Unsupported("resize of rank " + std::to_string(x.shape.size()));
   if (x.shape[0] != y.shape[0] || x.shape[3] != y.shape[3]) return Unsupported("resize changes batch or channels");
+  if (mode == "nearest") return NearestResize(graph, node, range, ctx);
   const std::string coords = node.attrs.GetString("coordinate_transformation", "asymmetric");
   std::uint32_t flags = 0;
   if (coords == "align_corners") flags = XNN_FLAG_ALIGN_CORNERS;
@@ -670,6 +679,353 @@ Status DepthToSpace(const Graph& graph, const Node& node, Range range, Ctx* ctx)
   return MaybePostClamp(*ctx, graph, node, range);
 }
 
+// A strided copy of `channels` floats per row, `rows` rows, from `in` (+ in_offset) to `out`
+// (+ out_offset): the building block of nearest resize.
+void AddStridedCopy(Ctx& ctx, size_t channels, size_t in_stride, size_t out_stride, size_t rows,
+                    std::function<const float*(TensorBuffers&)> in, std::function<float*(TensorBuffers&)> out, Status* status) {
+  xnn_operator_t op = nullptr;
+  *status = Check(xnn_create_copy_nc_x32(channels, in_stride, out_stride, 0, &op), "xnn_create_copy_nc_x32");
+  if (!status->ok()) return;
+  ctx.node->Own(op);
+  ctx.node->AddStep([op, rows, in, out, pool = ctx.pool](TensorBuffers& b) -> Status {
+    const float* x = in(b);
+    float* y = out(b);
+    if (x == nullptr || y == nullptr) return InvalidInput("nearest resize: a tensor has no buffer");
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, rows, x, y, pool), "xnn_setup_copy_nc_x32"));
+    return RunOp(op, pool);
+  });
+}
+
+// Nearest resize by whole factors (out = factor × in on each spatial axis), composed of
+// XNNPACK's strided copies: XNNPACK (2022) has no nearest resize. Each input pixel is copied
+// factor_w times along its row into a scratch image, then each row factor_h times.
+Status NearestResize(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const std::int64_t fh = y.shape[1] / x.shape[1], fw = y.shape[2] / x.shape[2];
+  if (fh * x.shape[1] != y.shape[1] || fw * x.shape[2] != y.shape[2])
+    return Unsupported("nearest resize " + ShapeToString(x.shape) + " → " + ShapeToString(y.shape) +
+                       ": xnnpack composes whole upscaling factors only");
+  // Coordinates follow the file's scales, which must then be those factors.
+  if (auto scales = node.attrs.GetFloats("scales"); scales && scales->size() == 2 &&
+                                                    ((*scales)[0] != static_cast<double>(fh) || (*scales)[1] != static_cast<double>(fw)))
+    return Unsupported("nearest resize with scales that are not output/input sizes");
+  const std::string coords = node.attrs.GetString("coordinate_transformation", "asymmetric");
+  // Rounding of the source coordinate: ONNX's "nearest_mode" (default round_prefer_floor); TFLite floors.
+  const std::string rounding =
+      node.attrs.GetString("nearest_mode", graph.source_format == "tflite" ? "floor" : "round_prefer_floor");
+  // With a whole factor f, output o reads input floor(o / f) exactly when the file's rule says so:
+  // asymmetric maps o to o/f (fraction up to (f-1)/f), half_pixel to o/f + (1-f)/(2f) (within ±½ of floor).
+  const std::int64_t f = std::max(fh, fw);
+  bool exact = f == 1;
+  if (coords == "asymmetric") {
+    exact = exact || rounding == "floor" || (rounding == "round_prefer_floor" && f <= 2);
+  } else if (coords == "half_pixel" || coords == "pytorch_half_pixel") {
+    exact = exact || rounding == "round_prefer_floor" || rounding == "round_prefer_ceil" ||
+            (graph.source_format == "tflite" && rounding == "floor");  // TFLite rounds half-pixel centres
+  }
+  if (!exact)
+    return Unsupported("nearest resize by " + std::to_string(fh) + "x" + std::to_string(fw) + " with " + coords + " / " +
+                       rounding + " rounding does not read input floor(out / factor): not composable from copies");
+  if (ctx == nullptr) return Status::Ok();
+  const auto n = static_cast<size_t>(x.shape[0]), h = static_cast<size_t>(x.shape[1]), w = static_cast<size_t>(x.shape[2]);
+  const auto c = static_cast<size_t>(x.shape[3]), sh = static_cast<size_t>(fh), sw = static_cast<size_t>(fw);
+  const TensorId in = node.inputs[0], out = node.outputs[0];
+  XnnNode* self = ctx->node;
+  // Width pass target: the output itself when there is no height pass, else a scratch image.
+  float* scratch = nullptr;
+  if (sh > 1 && sw > 1) {
+    std::vector<float> room(n * h * w * sw * c + XNN_EXTRA_BYTES / sizeof(float), 0.0f);
+    scratch = const_cast<float*>(self->Keep(std::move(room)));
+  }
+  Status status;
+  if (sw > 1) {
+    for (size_t j = 0; j < sw && status.ok(); ++j) {
+      AddStridedCopy(*ctx, c, c, sw * c, n * h * w, [self, in](TensorBuffers& b) { return self->In(b, in); },
+                     [scratch, out, j, c](TensorBuffers& b) { return (scratch ? scratch : b.mutable_as<float>(out)) + j * c; },
+                     &status);
+    }
+  }
+  if (sh > 1 && status.ok()) {
+    const size_t row = w * sw * c;
+    for (size_t i = 0; i < sh && status.ok(); ++i) {
+      AddStridedCopy(*ctx, row, row, sh * row, n * h,
+                     [scratch, self, in](TensorBuffers& b) { return scratch ? static_cast<const float*>(scratch) : self->In(b, in); },
+                     [out, i, row](TensorBuffers& b) { return b.mutable_as<float>(out) + i * row; }, &status);
+    }
+  }
+  if (sh == 1 && sw == 1) {
+    const size_t all = n * h * w * c;
+    AddStridedCopy(*ctx, all, all, all, 1, [self, in](TensorBuffers& b) { return self->In(b, in); },
+                   [out](TensorBuffers& b) { return b.mutable_as<float>(out); }, &status);
+  }
+  LATTE_RETURN_IF_ERROR(status);
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+// Transpose: XNNPACK (2022) has no transpose operator, but its channel shuffle is a batch of 2-D
+// transposes ([groups, group_channels] → [group_channels, groups] in each row). Any permutation
+// that swaps two blocks of adjacent axes behind fixed leading axes (NCHW ↔ NHWC among them) is
+// one shuffle once size-1 axes are dropped and axes that stay neighbours are merged.
+Status Transpose(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::vector<std::int64_t> perm = node.attrs.GetInts("perm").value_or(std::vector<std::int64_t>{});
+  if (perm.empty())
+    for (std::int64_t a = rank - 1; a >= 0; --a) perm.push_back(a);
+  if (static_cast<std::int64_t>(perm.size()) != rank) return Unsupported("transpose perm of the wrong length");
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (auto& a : perm) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank || seen[static_cast<size_t>(a)]) return Unsupported("transpose perm is not a permutation");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  // Output axes as runs of input axes that stay in order next to each other.
+  std::vector<std::pair<std::int64_t, size_t>> runs;  // (first input axis, elements)
+  std::int64_t last = -2;
+  for (std::int64_t a : perm) {
+    const auto d = static_cast<size_t>(x.shape[static_cast<size_t>(a)]);
+    if (d == 1) continue;
+    if (a == last + 1 && !runs.empty()) {
+      runs.back().second *= d;
+    } else {
+      runs.emplace_back(a, d);
+    }
+    last = a;
+  }
+  // Runs in input order: the shuffle needs output = [outer, B, A] for input [outer, A, B].
+  size_t outer = 1, groups = 1, group_channels = 1;
+  if (runs.size() <= 1) {
+    // A copy: nothing moves.
+  } else if (runs.size() == 2 && runs[0].first > runs[1].first) {
+    groups = runs[1].second, group_channels = runs[0].second;
+  } else if (runs.size() == 3 && runs[0].first < runs[2].first && runs[2].first < runs[1].first) {
+    outer = runs[0].second, groups = runs[2].second, group_channels = runs[1].second;
+  } else {
+    return Unsupported("transpose " + ShapeToString(x.shape) +
+                       " with this perm: xnnpack (2022) has no transpose; only a swap of two blocks of axes runs (as a channel shuffle)");
+  }
+  if (ctx == nullptr) return Status::Ok();
+  const size_t total = Elements(x);
+  xnn_operator_t op = nullptr;
+  if (groups == 1) {
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_copy_nc_x32(total, total, total, 0, &op), "xnn_create_copy_nc_x32"));
+  } else {
+    const size_t row = groups * group_channels;
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_channel_shuffle_nc_x32(groups, group_channels, row, row, 0, &op),
+                                "xnn_create_channel_shuffle_nc_x32"));
+  }
+  ctx->node->Own(op);
+  ctx->node->AddStep([self = ctx->node, op, outer, shuffle = groups > 1, in = node.inputs[0], out = node.outputs[0],
+                      pool = ctx->pool](TensorBuffers& b) -> Status {
+    const float* xp = self->In(b, in);
+    float* yp = b.mutable_as<float>(out);
+    if (xp == nullptr) return NoBuffer(in);
+    if (yp == nullptr) return NoBuffer(out);
+    if (shuffle)
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_channel_shuffle_nc_x32(op, outer, xp, yp, pool), "xnn_setup_channel_shuffle_nc_x32"));
+    else
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, 1, xp, yp, pool), "xnn_setup_copy_nc_x32"));
+    return RunOp(op, pool);
+  });
+  return MaybePostClamp(*ctx, graph, node, range);
+}
+
+// y = op(x, c) with a constant `c` of `c_dims` the node keeps (padded for XNNPACK's over-reads),
+// writing `out`, clamped to `range`. Multiply and add: the pieces of hard_sigmoid and batch_norm.
+Status AddConstantBinary(Ctx& ctx, bool multiply, std::vector<size_t> x_dims, std::vector<float> c,
+                         std::vector<size_t> c_dims, TensorId in, bool in_is_out, TensorId out, Range range) {
+  c.resize(c.size() + XNN_EXTRA_BYTES / sizeof(float), 0.0f);
+  const float* constant = ctx.node->Keep(std::move(c));
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(multiply ? xnn_create_multiply_nd_f32(range.min, range.max, 0, &op)
+                                       : xnn_create_add_nd_f32(range.min, range.max, 0, &op),
+                              multiply ? "xnn_create_multiply_nd_f32" : "xnn_create_add_nd_f32"));
+  ctx.node->Own(op);
+  ctx.node->AddStep([self = ctx.node, op, multiply, x_dims, c_dims, constant, in, in_is_out, out,
+                     pool = ctx.pool](TensorBuffers& b) -> Status {
+    const float* x = in_is_out ? b.as<float>(out) : self->In(b, in);
+    float* y = b.mutable_as<float>(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    const xnn_status s = multiply ? xnn_setup_multiply_nd_f32(op, x_dims.size(), x_dims.data(), c_dims.size(), c_dims.data(),
+                                                              x, constant, y, pool)
+                                  : xnn_setup_add_nd_f32(op, x_dims.size(), x_dims.data(), c_dims.size(), c_dims.data(), x,
+                                                         constant, y, pool);
+    LATTE_RETURN_IF_ERROR(Check(s, multiply ? "xnn_setup_multiply_nd_f32" : "xnn_setup_add_nd_f32"));
+    return RunOp(op, pool);
+  });
+  return Status::Ok();
+}
+
+// hard_sigmoid = clamp(alpha x + beta, 0, 1): a multiply, then an add whose output range is [0, 1]
+// (XNNPACK (2022) has no hard_sigmoid operator).
+Status HardSigmoid(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  if (node.inputs.size() != 1) return Unsupported("hard_sigmoid with several inputs");
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  if (x.shape != graph.tensor(node.outputs[0]).shape) return Unsupported("hard_sigmoid output shape differs from its input");
+  const Range clamp{std::max(0.0f, range.min), std::min(1.0f, range.max)};
+  if (!(clamp.min < clamp.max)) return Unsupported("hard_sigmoid with a fused activation leaving no range");
+  if (ctx == nullptr) return Status::Ok();
+  const auto alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.2)), beta = static_cast<float>(node.attrs.GetFloat("beta", 0.5));
+  LATTE_RETURN_IF_ERROR(AddConstantBinary(*ctx, true, Dims(x), {alpha}, {1}, node.inputs[0], false, node.outputs[0], Range{}));
+  return AddConstantBinary(*ctx, false, Dims(x), {beta}, {1}, node.outputs[0], true, node.outputs[0], clamp);
+}
+
+// batch_norm (inference, channels last): y = x scale' + shift' with scale' = scale / sqrt(var + eps)
+// and shift' = bias - mean scale', folded once here; a multiply and an add per run.
+Status BatchNorm(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 5));
+  for (size_t i = 1; i < 5; ++i) LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, i, "batch_norm parameters"));
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  if (x.shape.size() < 2) return Unsupported("batch_norm of rank " + std::to_string(x.shape.size()));
+  const size_t c = LastDim(x);
+  for (size_t i = 1; i < 5; ++i)
+    if (Elements(graph.tensor(node.inputs[i])) != c)
+      return Unsupported("batch_norm parameter " + std::to_string(i) + " is not one value per channel (last dim)");
+  if (x.shape != graph.tensor(node.outputs[0]).shape) return Unsupported("batch_norm output shape differs from its input");
+  if (ctx == nullptr) return Status::Ok();
+  const float *scale = ConstData(graph, node.inputs[1]), *bias = ConstData(graph, node.inputs[2]);
+  const float *mean = ConstData(graph, node.inputs[3]), *var = ConstData(graph, node.inputs[4]);
+  const double eps = node.attrs.GetFloat("epsilon", 1e-5);
+  std::vector<float> mul(c), add(c);
+  for (size_t i = 0; i < c; ++i) {
+    const double s = static_cast<double>(scale[i]) / std::sqrt(static_cast<double>(var[i]) + eps);
+    mul[i] = static_cast<float>(s);
+    add[i] = static_cast<float>(static_cast<double>(bias[i]) - static_cast<double>(mean[i]) * s);
+  }
+  LATTE_RETURN_IF_ERROR(AddConstantBinary(*ctx, true, Dims(x), std::move(mul), {c}, node.inputs[0], false, node.outputs[0], Range{}));
+  return AddConstantBinary(*ctx, false, Dims(x), std::move(add), {c}, node.outputs[0], true, node.outputs[0], range);
+}
+
+// --- int8 (--precision int8): conv2d, depthwise_conv2d and fully_connected as XNNPACK's signed
+// 8-bit operators. The graph stays fp32: each node quantizes its input, runs the int8 kernel and
+// dequantizes its output, so an int8 node can sit among fp32 ones. Activations use one fixed
+// scale (zero point 0) covering [-kInt8ActivationRange, kInt8ActivationRange]; weights are
+// quantized from the fp32 ones, per output channel for convs (qc8) and per tensor for
+// fully_connected (XNNPACK 2022 has no per-channel qs8 fully-connected operator).
+constexpr float kInt8ActivationRange = 8.0f;
+constexpr float kInt8ActivationScale = kInt8ActivationRange / 127.0f;
+
+bool RunsInt8(OpKind kind) {
+  return kind == OpKind::kConv2D || kind == OpKind::kDepthwiseConv2D || kind == OpKind::kFullyConnected;
+}
+
+std::int8_t QuantizeBound(float v) {
+  const float q = std::round(v / kInt8ActivationScale);
+  return static_cast<std::int8_t>(std::clamp(q, -128.0f, 127.0f));
+}
+
+// Symmetric int8 weights for `channels` output channels of `per_channel` values each, channel c's
+// values at data[c * channel_stride + i * value_stride]; returns the scales (one per channel).
+std::vector<float> QuantizeWeights(const float* data, size_t count, size_t channels, bool channel_is_last,
+                                   std::vector<std::int8_t>& out) {
+  std::vector<float> scale(channels, 0.0f);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t c = channel_is_last ? i % channels : i / (count / channels);
+    scale[c] = std::max(scale[c], std::abs(data[i]));
+  }
+  for (float& s : scale) s = s > 0 ? s / 127.0f : 1.0f;
+  out.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t c = channel_is_last ? i % channels : i / (count / channels);
+    out[i] = static_cast<std::int8_t>(std::clamp(std::round(data[i] / scale[c]), -127.0f, 127.0f));
+  }
+  return scale;
+}
+
+// Adds the three steps of an int8 node: quantize the input into `qx`, run `op` via `setup` into
+// `qy`, dequantize into the output.
+Status AddInt8Steps(Ctx& ctx, const Graph& graph, const Node& node, xnn_operator_t op,
+                    std::function<xnn_status(const std::int8_t*, std::int8_t*)> setup) {
+  const size_t in_n = Elements(graph.tensor(node.inputs[0])), out_n = Elements(graph.tensor(node.outputs[0]));
+  std::int8_t* qx = ctx.node->KeepBytes(in_n + XNN_EXTRA_BYTES);
+  std::int8_t* qy = ctx.node->KeepBytes(out_n + XNN_EXTRA_BYTES);
+  xnn_operator_t quantize = nullptr, dequantize = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_convert_nc_f32_qs8(in_n, in_n, in_n, kInt8ActivationScale, 0, -128, 127, 0, &quantize),
+                              "xnn_create_convert_nc_f32_qs8"));
+  ctx.node->Own(quantize);
+  LATTE_RETURN_IF_ERROR(
+      Check(xnn_create_convert_nc_qs8_f32(out_n, out_n, out_n, kInt8ActivationScale, 0, 0, &dequantize), "xnn_create_convert_nc_qs8_f32"));
+  ctx.node->Own(dequantize);
+  ctx.node->AddStep([self = ctx.node, quantize, op, dequantize, setup, qx, qy, in = node.inputs[0], out = node.outputs[0],
+                     pool = ctx.pool](TensorBuffers& b) -> Status {
+    const float* x = self->In(b, in);
+    float* y = b.mutable_as<float>(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_f32_qs8(quantize, 1, x, qx, pool), "xnn_setup_convert_nc_f32_qs8"));
+    LATTE_RETURN_IF_ERROR(RunOp(quantize, pool));
+    LATTE_RETURN_IF_ERROR(Check(setup(qx, qy), "xnn_setup (int8)"));
+    LATTE_RETURN_IF_ERROR(RunOp(op, pool));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_qs8_f32(dequantize, 1, qy, y, pool), "xnn_setup_convert_nc_qs8_f32"));
+    return RunOp(dequantize, pool);
+  });
+  return Status::Ok();
+}
+
+Status Int8Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  LATTE_RETURN_IF_ERROR(Conv(graph, node, range, nullptr));  // the fp32 checks: layout, weights, shapes
+  if (ctx == nullptr) return Status::Ok();
+  const ConvParams p = *GetConvParams(graph, node);
+  const bool depthwise = node.kind == OpKind::kDepthwiseConv2D;
+  const Tensor& w = graph.tensor(node.inputs[1]);
+  std::vector<std::int8_t> qw;
+  // OHWI: output channel first; 1HWO (depthwise): output channel last.
+  const std::vector<float> w_scale = QuantizeWeights(ConstData(graph, node.inputs[1]), Elements(w), static_cast<size_t>(p.out_c), depthwise, qw);
+  std::vector<std::int32_t> qb(static_cast<size_t>(p.out_c), 0);
+  if (p.has_bias) {
+    const float* bias = ConstData(graph, node.inputs[2]);
+    for (size_t c = 0; c < qb.size(); ++c) qb[c] = static_cast<std::int32_t>(std::lround(bias[c] / (kInt8ActivationScale * w_scale[c])));
+  }
+  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  const size_t group_in = static_cast<size_t>(p.in_c / p.groups), group_out = static_cast<size_t>(p.out_c / p.groups);
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(
+      xnn_create_convolution2d_nhwc_qc8(u32(p.pads.top), u32(p.pads.right), u32(p.pads.bottom), u32(p.pads.left), u32(p.kernel_h),
+                                        u32(p.kernel_w), u32(p.stride_h), u32(p.stride_w), u32(p.dilation_h), u32(p.dilation_w),
+                                        u32(p.groups), depthwise ? 1 : group_in, group_out, static_cast<size_t>(p.in_c),
+                                        static_cast<size_t>(p.out_c), 0, kInt8ActivationScale, w_scale.data(), qw.data(), qb.data(),
+                                        0, kInt8ActivationScale, QuantizeBound(range.min), QuantizeBound(range.max),
+                                        depthwise ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0, &op),
+      "xnn_create_convolution2d_nhwc_qc8"));
+  ctx->node->Own(op);
+  const auto n = static_cast<size_t>(p.batch), h = static_cast<size_t>(p.in_h), wd = static_cast<size_t>(p.in_w);
+  return AddInt8Steps(*ctx, graph, node, op, [op, n, h, wd, pool = ctx->pool](const std::int8_t* x, std::int8_t* y) {
+    return xnn_setup_convolution2d_nhwc_qc8(op, n, h, wd, x, y, pool);
+  });
+}
+
+Status Int8FullyConnected(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  LATTE_RETURN_IF_ERROR(FullyConnected(graph, node, range, nullptr));
+  if (ctx == nullptr) return Status::Ok();
+  const FullyConnectedParams p = *GetFullyConnectedParams(graph, node);
+  const auto in = static_cast<size_t>(p.in_features), out = static_cast<size_t>(p.out_features);
+  std::vector<float> weights(ConstData(graph, node.inputs[1]), ConstData(graph, node.inputs[1]) + in * out);
+  if (node.attrs.GetString("weights_layout", "OI") == "IO") {  // XNNPACK packs [out, in]
+    std::vector<float> t(in * out);
+    for (size_t i = 0; i < in; ++i)
+      for (size_t o = 0; o < out; ++o) t[o * in + i] = weights[i * out + o];
+    weights = std::move(t);
+  }
+  std::vector<std::int8_t> qw;
+  const float w_scale = QuantizeWeights(weights.data(), weights.size(), 1, false, qw)[0];
+  std::vector<std::int32_t> qb(out, 0);
+  if (p.has_bias) {
+    const float* bias = ConstData(graph, node.inputs[2]);
+    for (size_t o = 0; o < out; ++o) qb[o] = static_cast<std::int32_t>(std::lround(bias[o] / (kInt8ActivationScale * w_scale)));
+  }
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_fully_connected_nc_qs8(in, out, in, out, 0, kInt8ActivationScale, w_scale, qw.data(),
+                                                                qb.data(), 0, kInt8ActivationScale, QuantizeBound(range.min),
+                                                                QuantizeBound(range.max), 0, &op),
+                              "xnn_create_fully_connected_nc_qs8"));
+  ctx->node->Own(op);
+  return AddInt8Steps(*ctx, graph, node, op, [op, rows = static_cast<size_t>(p.rows), pool = ctx->pool](const std::int8_t* x, std::int8_t* y) {
+    return xnn_setup_fully_connected_nc_qs8(op, rows, x, y, pool);
+  });
+}
+
 bool Implemented(OpKind kind) {
   switch (kind) {
     case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D: case OpKind::kFullyConnected:
@@ -681,7 +1037,7 @@ bool Implemented(OpKind kind) {
     case OpKind::kElu: case OpKind::kAbs: case OpKind::kNeg: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kSqrt:
     case OpKind::kSoftmax: case OpKind::kResize: case OpKind::kPad: case OpKind::kConcat:
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
-    case OpKind::kDepthToSpace:
+    case OpKind::kDepthToSpace: case OpKind::kTranspose: case OpKind::kHardSigmoid: case OpKind::kBatchNorm:
       return true;
     default:
       return false;
@@ -692,7 +1048,8 @@ bool Implemented(OpKind kind) {
 Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
   if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
   const Node& node = graph.node(id);
-  if (precision == Precision::kInt8) return Unsupported("int8 not implemented");
+  if (precision == Precision::kInt8 && !RunsInt8(node.kind))
+    return Unsupported("int8 not implemented for " + Name(node) + " (conv2d, depthwise_conv2d, fully_connected only)");
   const std::string layout = node.attrs.GetString("layout", "NHWC");
   if (layout != "NHWC") return Unsupported("layout " + layout + ": xnnpack runs NHWC graphs");
   if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
@@ -704,7 +1061,7 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
     // Constants read at run time (not weights packed at create) get padded copies.
     const bool has_weights = node.kind == OpKind::kConv2D || node.kind == OpKind::kDepthwiseConv2D ||
                              node.kind == OpKind::kTransposeConv2D || node.kind == OpKind::kFullyConnected ||
-                             node.kind == OpKind::kPRelu || node.kind == OpKind::kReshape;
+                             node.kind == OpKind::kPRelu || node.kind == OpKind::kReshape || node.kind == OpKind::kBatchNorm;
     const size_t read_at_run = has_weights ? 1 : node.inputs.size();
     for (size_t i = 0; i < read_at_run; ++i)
       if (node.inputs[i] != kNoTensor && graph.tensor(node.inputs[i]).is_constant())
@@ -712,8 +1069,9 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
   }
   switch (node.kind) {
     case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D:
-      return Conv(graph, node, range, ctx);
-    case OpKind::kFullyConnected: return FullyConnected(graph, node, range, ctx);
+      return precision == Precision::kInt8 ? Int8Conv(graph, node, range, ctx) : Conv(graph, node, range, ctx);
+    case OpKind::kFullyConnected:
+      return precision == Precision::kInt8 ? Int8FullyConnected(graph, node, range, ctx) : FullyConnected(graph, node, range, ctx);
     case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: return Pool(graph, node, range, ctx);
     case OpKind::kGlobalMaxPool: return Pool(graph, node, range, ctx);  // a max pool with the whole image as window
     case OpKind::kGlobalAvgPool: return GlobalPool(graph, node, range, ctx);
@@ -732,6 +1090,9 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
     case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
       return Copy(graph, node, range, ctx);
     case OpKind::kDepthToSpace: return DepthToSpace(graph, node, range, ctx);
+    case OpKind::kTranspose: return Transpose(graph, node, range, ctx);
+    case OpKind::kHardSigmoid: return HardSigmoid(graph, node, range, ctx);
+    case OpKind::kBatchNorm: return BatchNorm(graph, node, range, ctx);
     default: return Unsupported(Name(node) + " not implemented in the xnnpack backend");
   }
 }

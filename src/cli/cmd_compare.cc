@@ -1,0 +1,115 @@
+// `latte compare MODEL...`: one table over models × backends × threads × precisions (p50,
+// throughput, model size, peak memory, energy), each configuration in its own child process.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "import/import.h"
+#include "report/compare_view.h"
+#include "report/inspect_view.h"
+
+namespace latte::cli {
+namespace {
+
+// The --input-shape entries that name one of this model's inputs: one flag list serves models
+// whose inputs are named differently. Finds them by importing (in this process, then dropped).
+Expected<ImportOptions> OptionsForModel(const std::string& path, const std::map<std::string, Shape>& shapes) {
+  ImportOptions options;
+  options.input_shapes = shapes;
+  for (;;) {
+    auto graph = ImportModel(path, options);
+    if (graph.ok()) return options;
+    const std::string& message = graph.status().message();
+    const std::string prefix = "--input-shape names '";
+    if (message.rfind(prefix, 0) != 0) return graph.status();
+    const std::string name = message.substr(prefix.size(), message.find('\'', prefix.size()) - prefix.size());
+    if (options.input_shapes.erase(name) == 0) return graph.status();
+  }
+}
+
+}  // namespace
+
+void AddCompareCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"}, input_shapes;
+    std::vector<int> threads = {1};
+    std::string format = "text";
+    int warmup_runs = 1, num_runs = 50;
+    double min_secs = 1.0;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "Compare backends on models: p50 latency, throughput, size, peak memory, energy (one table)");
+  cmd->add_option("models", flags->models, "Model files (.tflite or .onnx)")->required();
+  cmd->add_option("--backends", flags->backends, "Backends, comma-separated")->delimiter(',')->capture_default_str();
+  cmd->add_option("--num_threads", flags->threads, "Thread counts, comma-separated (e.g. 1,2)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--precision", flags->precisions, "Precisions, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "int8"}))
+      ->capture_default_str();
+  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}))->capture_default_str();
+  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs (at least 50 ms of warmup in any case)")->capture_default_str();
+  cmd->add_option("--num_runs", flags->num_runs, "Timed runs (at least --min_secs of them)")->capture_default_str();
+  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs")->capture_default_str();
+  cmd->add_option("--input-shape", flags->input_shapes,
+                  "Input shape NAME=1x3x224x224 (repeatable; applies to the models with an input NAME)");
+  cmd->callback([flags, &exit_code] {
+    BackendRegistry registry;
+    RegisterBuiltinBackends(registry);
+    CompareOptions options;
+    for (const std::string& name : flags->backends) {
+      if (registry.Find(name) == nullptr) {
+        std::string known;
+        for (const std::string& k : registry.Names()) known += (known.empty() ? "" : ", ") + k;
+        exit_code = ReportError("", InvalidInput("--backends: unknown backend '" + name + "' (backends: " + known + ")"));
+        return;
+      }
+      options.backends.push_back(name);
+    }
+    options.threads = flags->threads;
+    for (const std::string& p : flags->precisions) options.precisions.push_back(p == "int8" ? Precision::kInt8 : Precision::kFp32);
+    options.measure.warmup_runs = flags->warmup_runs;
+    options.measure.num_runs = flags->num_runs;
+    options.measure.min_secs = flags->min_secs;
+    if (Status s = options.measure.Validate(); !s.ok()) {
+      exit_code = ReportError("", s);
+      return;
+    }
+    auto shapes = ParseInputShapes(flags->input_shapes);
+    if (!shapes.ok()) {
+      exit_code = ReportError("", shapes.status());
+      return;
+    }
+    std::vector<CompareModel> models;
+    for (const std::string& path : flags->models) {
+      auto import_options = OptionsForModel(path, *shapes);  // a bad file stops here, before any run
+      if (!import_options.ok()) {
+        exit_code = ReportError(path, import_options.status());
+        return;
+      }
+      std::error_code ec;
+      const auto bytes = std::filesystem::file_size(path, ec);
+      models.push_back({path, ec ? 0 : static_cast<long long>(bytes),
+                        [path, opts = *import_options] { return ImportModel(path, opts); }});
+    }
+    auto result = CompareModels(models, options, registry);
+    if (!result.ok()) {
+      exit_code = ReportError("", result.status());
+      return;
+    }
+    CompareView view(*result);
+    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
+    else if (flags->format == "csv") std::cout << view.Csv();
+    else std::cout << view.Text();
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

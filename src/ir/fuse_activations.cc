@@ -1,0 +1,84 @@
+#include "ir/fuse_activations.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace latte {
+namespace {
+
+bool TakesActivation(OpKind kind) {
+  switch (kind) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D:
+    case OpKind::kFullyConnected: case OpKind::kAdd:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The "activation" attribute value `node` amounts to, or "" when it is not a foldable clamp.
+std::string ActivationName(const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1) return "";
+  switch (node.kind) {
+    case OpKind::kRelu: return "relu";
+    case OpKind::kRelu6: return "relu6";
+    case OpKind::kReluN1To1: return "relu_n1_to_1";
+    case OpKind::kClip: {
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      const double lo = node.attrs.GetFloat("min", -kInf), hi = node.attrs.GetFloat("max", kInf);
+      if (lo == 0.0 && hi == kInf) return "relu";
+      if (lo == 0.0 && hi == 6.0) return "relu6";
+      if (lo == -1.0 && hi == 1.0) return "relu_n1_to_1";
+      return "";
+    }
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+Graph FuseActivations(const Graph& graph, std::vector<std::vector<NodeId>>* sources,
+                      const std::function<bool(const Node& producer, const Node& activation)>& allow) {
+  const auto n = static_cast<NodeId>(graph.num_nodes());
+  std::vector<Node> nodes(graph.nodes().begin(), graph.nodes().end());
+  std::vector<std::vector<NodeId>> from(static_cast<size_t>(n));
+  for (NodeId i = 0; i < n; ++i) from[static_cast<size_t>(i)] = {i};
+  std::vector<bool> removed(static_cast<size_t>(n), false);
+  for (NodeId i = 0; i < n; ++i) {
+    const Node& act = nodes[static_cast<size_t>(i)];
+    const std::string name = ActivationName(act);
+    if (name.empty()) continue;
+    const TensorId t = act.inputs[0];
+    const NodeId p = graph.Producer(t);
+    if (p < 0 || removed[static_cast<size_t>(p)]) continue;
+    Node& producer = nodes[static_cast<size_t>(p)];
+    if (!TakesActivation(producer.kind) || producer.outputs.size() != 1 || producer.outputs[0] != t) continue;
+    if (producer.attrs.GetString("activation", "none") != "none") continue;
+    if (graph.Consumers(t).size() != 1) continue;
+    if (std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end()) continue;
+    if (allow && !allow(producer, act)) continue;
+    producer.outputs[0] = act.outputs[0];
+    producer.attrs.Set("activation", name);
+    auto& into = from[static_cast<size_t>(p)];
+    into.insert(into.end(), from[static_cast<size_t>(i)].begin(), from[static_cast<size_t>(i)].end());
+    removed[static_cast<size_t>(i)] = true;
+  }
+  Graph out;
+  out.name = graph.name;
+  out.source_format = graph.source_format;
+  out.inputs = graph.inputs;
+  out.outputs = graph.outputs;
+  for (const Tensor& tensor : graph.tensors()) out.AddTensor(tensor);
+  if (sources != nullptr) sources->clear();
+  for (NodeId i = 0; i < n; ++i) {
+    if (removed[static_cast<size_t>(i)]) continue;
+    out.AddNode(std::move(nodes[static_cast<size_t>(i)]));
+    if (sources != nullptr) sources->push_back(std::move(from[static_cast<size_t>(i)]));
+  }
+  return out;
+}
+
+}  // namespace latte

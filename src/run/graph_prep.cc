@@ -1,0 +1,60 @@
+#include "run/graph_prep.h"
+
+#include "ir/fuse_activations.h"
+#include "ir/layout.h"
+#include "run/executor.h"
+
+namespace latte {
+namespace {
+
+// Tags each node of the working copy with its id in the user's graph while layout conversion
+// reorders and adds nodes; removed before any backend sees the graph.
+constexpr const char* kSourceAttr = "executor_source";
+
+bool HasNchwNode(const Graph& graph) {
+  for (const Node& node : graph.nodes())
+    if (node.attrs.GetString("layout", "") == "NCHW") return true;
+  return false;
+}
+
+}  // namespace
+
+Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted) {
+  const auto num_user_nodes = static_cast<NodeId>(graph.num_nodes());
+  if (wanted.size() != graph.num_nodes()) return Status(StatusCode::kInternal, "one backend per node expected");
+  bool any_nhwc = false;
+  for (const std::string& backend : wanted) any_nhwc = any_nhwc || BackendLayout(backend) == "NHWC";
+  auto source_of = [](const Node& node) { return static_cast<NodeId>(node.attrs.GetInt(kSourceAttr, -1)); };
+
+  // 1. Layout: NCHW spatial ops become NHWC for NHWC backends; nodes placed on an NCHW backend
+  // stay NCHW, with transposes inserted where the two meet.
+  Graph converted = graph;
+  for (NodeId id = 0; id < num_user_nodes; ++id) converted.mutable_node(id).attrs.Set(kSourceAttr, std::int64_t{id});
+  if (any_nhwc && HasNchwNode(graph)) {
+    LayoutOptions layout;
+    layout.keep_tensor_ids = true;  // the caller's tensor ids address the buffers
+    layout.keep_nchw = [&](const Node& node) {
+      const NodeId src = source_of(node);
+      return src >= 0 && BackendLayout(wanted[static_cast<size_t>(src)]) != "NHWC";
+    };
+    auto nhwc = ConvertToNhwc(converted, layout);
+    if (!nhwc.ok()) return nhwc.status().WithContext("converting to NHWC");
+    converted = std::move(nhwc).value();
+  }
+  // 2. Clamps folded into the op before them, when both run on the same backend.
+  std::vector<std::vector<NodeId>> fused_from;
+  GraphPlan plan;
+  plan.graph = FuseActivations(converted, &fused_from, [&](const Node& producer, const Node& activation) {
+    const NodeId a = source_of(producer), b = source_of(activation);
+    return a >= 0 && b >= 0 && wanted[static_cast<size_t>(a)] == wanted[static_cast<size_t>(b)];
+  });
+  plan.sources.resize(plan.graph.num_nodes());
+  for (size_t k = 0; k < plan.graph.num_nodes(); ++k) {
+    for (NodeId j : fused_from[k])
+      if (const NodeId src = source_of(converted.node(j)); src >= 0) plan.sources[k].push_back(src);
+    plan.graph.mutable_node(static_cast<NodeId>(k)).attrs.Erase(kSourceAttr);
+  }
+  return plan;
+}
+
+}  // namespace latte

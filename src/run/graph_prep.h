@@ -1,0 +1,23 @@
+#pragma once
+// The graph as the executor runs it, given which backend each node runs on: NCHW spatial ops
+// converted to NHWC for NHWC backends (transposes inserted where layouts meet), clamp activations
+// folded into the op before them. Shared by the executor and by prediction, so a predicted kernel
+// is exactly a node (or nodes) that runs.
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+
+namespace latte {
+
+struct GraphPlan {
+  Graph graph;                                // what runs; the user's tensor ids are kept
+  std::vector<std::vector<NodeId>> sources;  // per node of `graph`: the user's nodes it runs (empty: inserted)
+};
+
+/// `wanted[i]` is the backend of the user's node i (see BackendLayout in executor.h).
+Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted);
+
+}  // namespace latte

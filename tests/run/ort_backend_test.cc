@@ -1,0 +1,214 @@
+// The ONNX Runtime backend: loading (and a clear error without the library), whole graphs on
+// the six real models against XNNPACK on the same random input, single nodes in a mixed
+// placement, and per-node times from ORT's profiler.
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "import/import.h"
+#include "run/executor.h"
+#include "run/onednn/onednn_backend.h"
+#include "run/ort/ort_backend.h"
+#include "run/xnnpack/xnnpack_backend.h"
+#include "test_paths.h"
+
+namespace latte {
+namespace {
+
+using Outputs = std::vector<std::vector<float>>;
+
+BackendRegistry& Registry() {
+  static BackendRegistry registry = [] {
+    BackendRegistry r;
+    RegisterXnnpackBackend(r);
+    RegisterOnednnBackend(r);
+    RegisterOrtBackend(r);
+    return r;
+  }();
+  return registry;
+}
+
+Expected<Graph> Load(const std::string& file) {
+  ImportOptions options;
+  if (file.ends_with(".onnx"))
+    options.input_shapes["x"] = file.find("_cls_") != std::string::npos ? Shape{1, 3, 48, 192} : Shape{1, 3, 128, 128};
+  return ImportModel(latte::testing::ModelPath(file), options);
+}
+
+// Runs `graph` once under `placement` on the protocol's random inputs; returns every output.
+Expected<Outputs> RunGraph(const Graph& graph, const Placement& placement, std::vector<NodeAssignment>* assignments = nullptr) {
+  RunOptions options;
+  options.num_threads = 2;
+  LATTE_ASSIGN_OR_RETURN(auto executor, Executor::Create(graph, placement, Registry(), options));
+  FillRandomInputs(graph, executor->buffers(), 11);
+  LATTE_RETURN_IF_ERROR(executor->Run());
+  if (assignments) *assignments = executor->assignments();
+  Outputs out;
+  for (TensorId id : graph.outputs) {
+    const float* data = executor->buffers().as<float>(id);
+    out.emplace_back(data, data + executor->buffers().bytes(id) / sizeof(float));
+  }
+  return out;
+}
+
+Placement On(const std::string& backend, const std::string& fallback = "") {
+  Placement p;
+  p.default_backend = backend;
+  p.fallback = fallback;
+  return p;
+}
+
+// Max abs difference within `rel` of each output's largest magnitude (at least 1): different
+// kernels sum in different orders, and deep models carry the rounding through many layers.
+void ExpectOutputsClose(const Outputs& got, const Outputs& want, double rel, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].size(), want[o].size()) << what << " output " << o;
+    double scale = 1.0, worst = 0.0;
+    size_t at = 0;
+    for (float v : want[o]) scale = std::max(scale, static_cast<double>(std::abs(v)));
+    for (size_t i = 0; i < got[o].size(); ++i) {
+      ASSERT_TRUE(std::isfinite(got[o][i])) << what << " output " << o << " element " << i;
+      const double err = std::abs(static_cast<double>(got[o][i]) - want[o][i]);
+      if (err > worst) worst = err, at = i;
+    }
+    EXPECT_LE(worst, rel * scale) << what << " output " << o << " element " << at << ": " << got[o][at] << " vs "
+                                  << want[o][at];
+  }
+}
+
+TEST(OrtBackend, LoadsAndSaysItsVersion) {
+  auto backend = OrtBackend::Create(RunOptions{});
+  ASSERT_TRUE(backend.ok()) << backend.status().message();
+  EXPECT_EQ((*backend)->Name(), "ort");
+  EXPECT_EQ((*backend)->Version().rfind("ONNX Runtime 1.", 0), 0u) << (*backend)->Version();
+  EXPECT_NE((*backend)->Version().find("1 thread"), std::string::npos) << (*backend)->Version();
+  EXPECT_TRUE((*backend)->RunsWholeGraphs());
+}
+
+TEST(OrtBackend, MissingLibraryIsAClearError) {
+  const std::string missing = "/nonexistent/latte-test/libonnxruntime.so";
+  ASSERT_EQ(setenv("LATTE_ORT_LIBRARY", missing.c_str(), 1), 0);
+  auto backend = OrtBackend::Create(RunOptions{});
+  unsetenv("LATTE_ORT_LIBRARY");
+  ASSERT_FALSE(backend.ok());
+  EXPECT_EQ(backend.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(backend.status().message().find(missing), std::string::npos) << backend.status().message();
+  EXPECT_NE(backend.status().message().find("scripts/setup"), std::string::npos) << backend.status().message();
+  // Through the registry, as `latte bench --backend ort` creates it.
+  ASSERT_EQ(setenv("LATTE_ORT_LIBRARY", missing.c_str(), 1), 0);
+  auto graph = Load("hand_landmark_lite.tflite");
+  ASSERT_TRUE(graph.ok());
+  auto run = RunGraph(*graph, On("ort"));
+  unsetenv("LATTE_ORT_LIBRARY");
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("scripts/setup"), std::string::npos) << run.status().message();
+}
+
+TEST(OrtBackend, AFileThatIsNotOnnxRuntimeIsRefused) {
+  // A real shared library without OrtGetApiBase.
+  auto loaded = LoadOnnxRuntime(OrtLibraryPath() + ".not-there");
+  EXPECT_EQ(loaded.status().code(), StatusCode::kNotFound);
+  const std::string model = latte::testing::ModelPath("hand_landmark_lite.tflite");
+  auto not_a_library = LoadOnnxRuntime(model);
+  ASSERT_FALSE(not_a_library.ok());
+  EXPECT_NE(not_a_library.status().message().find(model), std::string::npos) << not_a_library.status().message();
+}
+
+TEST(OrtBackend, Int8IsNotImplemented) {
+  RunOptions options;
+  options.precision = Precision::kInt8;
+  auto backend = OrtBackend::Create(options);
+  ASSERT_TRUE(backend.ok()) << backend.status().message();
+  auto graph = Load("hand_landmark_lite.tflite");
+  ASSERT_TRUE(graph.ok());
+  Support support = (*backend)->Supports(*graph, 0);
+  EXPECT_FALSE(support.ok());
+  EXPECT_NE(support.why().find("int8"), std::string::npos) << support.why();
+}
+
+class OrtRealModel : public ::testing::TestWithParam<const char*> {};
+
+// The whole model on ORT agrees with the same model on XNNPACK (the ONNX ones converted to NHWC
+// by the executor); where XNNPACK cannot run a node, oneDNN is the reference instead.
+TEST_P(OrtRealModel, WholeGraphAgreesWithXnnpack) {
+  const std::string file = GetParam();
+  LATTE_REQUIRE_MODEL(file);
+  auto graph = Load(file);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  std::vector<NodeAssignment> assignments;
+  auto ort = RunGraph(*graph, On("ort"), &assignments);
+  ASSERT_TRUE(ort.ok()) << ort.status().message();
+  ASSERT_EQ(assignments.size(), graph->num_nodes());
+  for (const auto& a : assignments) EXPECT_EQ(a.backend, "ort");
+  auto reference = RunGraph(*graph, On("xnnpack"));
+  std::string which = "xnnpack";
+  if (!reference.ok()) {
+    const std::string why = reference.status().message();
+    reference = RunGraph(*graph, On("onednn", "xnnpack"));
+    which = "onednn (xnnpack could not: " + why + ")";
+  }
+  ASSERT_TRUE(reference.ok()) << "no reference backend runs " << file << ": " << reference.status().message();
+  ExpectOutputsClose(*ort, *reference, 2e-3, file + ": ort vs " + which);
+}
+
+INSTANTIATE_TEST_SUITE_P(SixModels, OrtRealModel, ::testing::ValuesIn(latte::testing::kRealModels),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+// Convs on ORT one node at a time (one-node models), the rest on XNNPACK: the same outputs.
+TEST(OrtBackend, SingleNodesInAMixedPlacementAgreeWithXnnpack) {
+  const char* file = "face_detection_short_range.tflite";
+  LATTE_REQUIRE_MODEL(file);
+  auto graph = Load(file);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  Placement mixed = On("xnnpack");
+  mixed.by_op_kind[OpKind::kConv2D] = "ort";
+  std::vector<NodeAssignment> assignments;
+  auto got = RunGraph(*graph, mixed, &assignments);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  int on_ort = 0;
+  for (NodeId id = 0; id < static_cast<NodeId>(graph->num_nodes()); ++id)
+    if (graph->node(id).kind == OpKind::kConv2D) on_ort += assignments[id].backend == "ort";
+  EXPECT_GT(on_ort, 10);
+  auto want = RunGraph(*graph, On("xnnpack"));
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  ExpectOutputsClose(*got, *want, 1e-3, "mixed ort/xnnpack vs xnnpack");
+}
+
+TEST(OrtBackend, ProfiledRunsGiveEachComputeNodeItsOwnTime) {
+  const char* file = "hand_landmark_lite.tflite";
+  LATTE_REQUIRE_MODEL(file);
+  auto graph = Load(file);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto executor = Executor::Create(*graph, On("ort"), Registry(), RunOptions{});
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  FillRandomInputs(*graph, (*executor)->buffers());
+  std::vector<double> us;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE((*executor)->RunProfiled(us).ok());
+  const auto& entries = (*executor)->entries();
+  ASSERT_EQ(us.size(), entries.size());
+  int convs = 0, timed = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_GE(us[i], 0.0);
+    if (entries[i].op.rfind("conv2d", 0) == 0 || entries[i].op.rfind("depthwise_conv2d", 0) == 0) {
+      ++convs;
+      timed += us[i] > 0.0;
+    }
+  }
+  EXPECT_GT(convs, 20);
+  EXPECT_EQ(timed, convs) << "conv nodes with no time from ORT's profiler";
+}
+
+}  // namespace
+}  // namespace latte
