@@ -1,0 +1,66 @@
+// `latte export --format csv|jsonl [--db FILE] [-o FILE]`: stored measurements out, one row each.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "db/store.h"
+#include "db/table_io.h"
+
+namespace latte::cli {
+
+void AddExportCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::string format = "csv", db, output, backend, precision, device, kind;
+    int threads = -1;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("export", "Write stored measurements as CSV or JSON lines");
+  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"csv", "jsonl"}));
+  cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
+  cmd->add_option("-o,--output", flags->output, "Output file (default: standard output)");
+  cmd->add_option("--backend", flags->backend, "Only this backend");
+  cmd->add_option("--num_threads", flags->threads, "Only this thread count")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--precision", flags->precision, "Only this precision")->check(CLI::IsMember({"fp32", "fp16", "int8"}));
+  cmd->add_option("--device", flags->device, "Only this device key");
+  cmd->add_option("--kind", flags->kind, "Only this kernel kind (e.g. conv2d+relu)");
+  cmd->callback([flags, &exit_code] {
+    const std::string db = flags->db.empty() ? DefaultStorePath() : flags->db;
+    std::error_code ec;
+    if (!std::filesystem::exists(db, ec)) {  // exporting must not create an empty store
+      exit_code = ReportError(db, NotFound("no such database"));
+      return;
+    }
+    auto store = Store::Open(db);
+    if (!store.ok()) {
+      exit_code = ReportError("", store.status());
+      return;
+    }
+    MeasurementFilter filter;
+    if (!flags->backend.empty()) filter.backend = flags->backend;
+    if (flags->threads >= 0) filter.threads = flags->threads;
+    if (!flags->precision.empty()) filter.precision = flags->precision;
+    if (!flags->device.empty()) filter.device = flags->device;
+    if (!flags->kind.empty()) filter.kind = flags->kind;
+    std::ofstream file;
+    if (!flags->output.empty()) {
+      file.open(flags->output, std::ios::binary | std::ios::trunc);
+      if (!file) {
+        exit_code = ReportError(flags->output, IoError("cannot open for writing"));
+        return;
+      }
+    }
+    std::ostream& out = flags->output.empty() ? std::cout : file;
+    auto written = ExportMeasurements(*store, filter, flags->format, out);
+    if (!written.ok()) {
+      exit_code = ReportError(flags->output.empty() ? "" : flags->output, written.status());
+      return;
+    }
+    if (!flags->output.empty()) std::cerr << flags->output << ": " << *written << " measurements\n";
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

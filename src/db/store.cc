@@ -1,0 +1,718 @@
+#include "db/store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <thread>
+#include <variant>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace latte {
+namespace {
+
+// 'LATT': marks a file as Latte's, so another program's SQLite file is refused, not altered.
+constexpr int kApplicationId = 0x4C415454;
+
+// Schema, one entry per version: migrations[i] takes user_version i to i + 1. Only ever append.
+constexpr const char* kMigrations[] = {
+    // 0 -> 1: the first schema.
+    R"sql(
+CREATE TABLE devices(
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL,
+  fingerprint TEXT NOT NULL);
+CREATE TABLE backends(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  version TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  precision TEXT NOT NULL,
+  UNIQUE(name, version, threads, precision));
+CREATE TABLE kernels(
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  params TEXT NOT NULL,
+  dtype TEXT NOT NULL);
+CREATE TABLE campaigns(
+  id INTEGER PRIMARY KEY,
+  command TEXT NOT NULL,
+  space TEXT NOT NULL,
+  created TEXT NOT NULL,
+  planned INTEGER NOT NULL DEFAULT 0,
+  done INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL,
+  UNIQUE(command, space));
+CREATE TABLE measurements(
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  backend_id INTEGER NOT NULL REFERENCES backends(id),
+  kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+  campaign_id INTEGER REFERENCES campaigns(id),
+  n INTEGER NOT NULL,
+  p0 REAL, p10 REAL, p50 REAL, p90 REAL, p100 REAL, mean REAL, std REAL,
+  time TEXT NOT NULL,
+  source TEXT NOT NULL,
+  UNIQUE(campaign_id, kernel_id));
+CREATE INDEX measurements_by_kernel ON measurements(kernel_id);
+CREATE INDEX measurements_by_backend ON measurements(backend_id, device_id);
+CREATE TABLE unsupported(
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  backend_id INTEGER NOT NULL REFERENCES backends(id),
+  kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+  campaign_id INTEGER REFERENCES campaigns(id),
+  why TEXT NOT NULL,
+  time TEXT NOT NULL,
+  UNIQUE(campaign_id, kernel_id));
+)sql",
+    // 1 -> 2: p99, and the reference kernel's readings for drift.
+    R"sql(
+ALTER TABLE measurements ADD COLUMN p99 REAL;
+CREATE TABLE reference_measurements(
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  time TEXT NOT NULL,
+  p50 REAL NOT NULL,
+  kernel_key TEXT NOT NULL);
+CREATE INDEX reference_by_campaign ON reference_measurements(campaign_id);
+)sql",
+};
+static_assert(std::size(kMigrations) == kStoreSchemaVersion);
+
+std::string NowIso() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:03d}Z", text, static_cast<int>(millis));
+}
+
+// One SQLite failure as a Status naming the file and what it means to a user.
+Status DbError(const std::string& path, sqlite3* db, int rc, std::string_view doing = {}) {
+  const int primary = rc & 0xff;
+  std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (primary) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return IoError(path + ": database is locked by another process");
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      return InvalidInput(path + ": not a Latte database (" + detail + ")");
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_NOMEM:
+      return IoError(path + ": " + detail);
+    default:
+      return Internal(path + ": " + (doing.empty() ? "" : std::string(doing) + ": ") + detail);
+  }
+}
+
+// A prepared statement, finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt_); }
+
+  Status Prepare(std::string_view sql) {
+    sqlite3_finalize(stmt_);
+    stmt_ = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc != SQLITE_OK) return DbError(path_, db_, rc, "prepare");
+    return Status::Ok();
+  }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  void Bind(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, int v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, std::size_t v) { sqlite3_bind_int64(stmt_, i, static_cast<std::int64_t>(v)); }
+  void Bind(int i, std::string_view v) { sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void Bind(int i, const std::string& v) { Bind(i, std::string_view(v)); }
+  void Bind(int i, const char* v) { Bind(i, std::string_view(v)); }
+  // NaN is "the source gave no such figure": NULL in the file.
+  void Bind(int i, double v) {
+    if (std::isnan(v)) sqlite3_bind_null(stmt_, i);
+    else sqlite3_bind_double(stmt_, i, v);
+  }
+  void Bind(int i, const std::optional<std::int64_t>& v) {
+    if (v) Bind(i, *v);
+    else sqlite3_bind_null(stmt_, i);
+  }
+
+  /// true: a row is ready; false: done. Errors come back as a Status.
+  Expected<bool> Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return DbError(path_, db_, rc, "step");
+  }
+  Status Run() {
+    Expected<bool> row = Step();
+    if (!row.ok()) return row.status();
+    return Status::Ok();
+  }
+
+  std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const {
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
+    return sqlite3_column_double(stmt_, col);
+  }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string Text(int col) const {
+    const unsigned char* text = sqlite3_column_text(stmt_, col);
+    return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, col));
+  }
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+Status Exec(sqlite3* db, const std::string& path, const char* sql) {
+  char* error = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+  sqlite3_free(error);
+  if (rc != SQLITE_OK) return DbError(path, db, rc, sql);
+  return Status::Ok();
+}
+
+Expected<std::int64_t> QueryInt(sqlite3* db, const std::string& path, const char* sql) {
+  Statement stmt(db, path);
+  LATTE_RETURN_IF_ERROR(stmt.Prepare(sql));
+  LATTE_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  if (!row) return Internal(path + ": no result for " + sql);
+  return stmt.Int(0);
+}
+
+std::string ParamsJson(const Kernel& kernel) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [name, value] : kernel.params) params[name] = value;
+  return params.dump();
+}
+
+}  // namespace
+
+std::string DefaultStorePath() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/latte/latte.db";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/latte/latte.db";
+  return "latte.db";  // no home: the current folder, rather than failing
+}
+
+DeviceInfo DeviceInfoFrom(const DeviceFingerprint& fingerprint) {
+  nlohmann::json json = {{"cpu_model", fingerprint.cpu_model}, {"logical_cores", fingerprint.logical_cores},
+                         {"isa_flags", fingerprint.isa_flags}, {"max_mhz", fingerprint.max_mhz},
+                         {"os", fingerprint.os}};
+  return {fingerprint.Key(), fingerprint.Describe(), json.dump()};
+}
+
+Store::Store(Store&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), transaction_depth_(other.transaction_depth_),
+      version_(other.version_) {}
+
+Store& Store::operator=(Store&& other) noexcept {
+  if (this != &other) {
+    if (db_ != nullptr) sqlite3_close_v2(db_);
+    db_ = std::exchange(other.db_, nullptr);
+    path_ = std::move(other.path_);
+    transaction_depth_ = other.transaction_depth_;
+    version_ = other.version_;
+  }
+  return *this;
+}
+
+Store::~Store() {
+  if (db_ != nullptr) sqlite3_close_v2(db_);
+}
+
+Expected<Store> Store::Open(const std::string& path, const StoreOptions& options) {
+  if (options.schema_version < 1 || options.schema_version > kStoreSchemaVersion) {
+    return Internal(fmt::format("schema version {} requested, this latte knows 1..{}", options.schema_version,
+                                kStoreSchemaVersion));
+  }
+  std::error_code ec;
+  std::filesystem::path fs_path(path);
+  if (std::filesystem::exists(fs_path, ec) && !std::filesystem::is_regular_file(fs_path, ec)) {
+    return InvalidInput(path + ": not a Latte database (not a regular file)");
+  }
+  if (fs_path.has_parent_path() && !std::filesystem::exists(fs_path.parent_path(), ec)) {
+    std::filesystem::create_directories(fs_path.parent_path(), ec);
+    if (ec) return IoError(path + ": cannot create folder " + fs_path.parent_path().string() + ": " + ec.message());
+  }
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  Store store(raw, path);  // closes raw on every early return below
+  if (rc != SQLITE_OK) return DbError(path, raw, rc, "open");
+  sqlite3_extended_result_codes(raw, 0);
+  sqlite3_busy_timeout(raw, options.busy_timeout_ms);
+
+  // Read-only checks first, so a file that is not ours is never written to. One statement: one
+  // snapshot, even while another process is creating the schema of a new file.
+  std::int64_t version = 0, app_id = 0, objects = 0;
+  {
+    Statement header(raw, path);
+    LATTE_RETURN_IF_ERROR(header.Prepare(
+        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), "
+        "(SELECT count(*) FROM sqlite_master)"));
+    LATTE_ASSIGN_OR_RETURN(bool row, header.Step());
+    if (!row) return Internal(path + ": no answer reading the header");
+    version = header.Int(0);
+    app_id = header.Int(1);
+    objects = header.Int(2);
+  }
+  if (objects > 0 && app_id != kApplicationId) {
+    return InvalidInput(path + ": not a Latte database (a SQLite file of another program)");
+  }
+  if (version > kStoreSchemaVersion) {
+    return InvalidInput(fmt::format("{}: schema version {} is newer than this latte understands ({}): use a newer latte",
+                                    path, version, kStoreSchemaVersion));
+  }
+  if (objects > 0) {
+    Statement check(raw, path);
+    LATTE_RETURN_IF_ERROR(check.Prepare("PRAGMA quick_check(1)"));
+    LATTE_ASSIGN_OR_RETURN(bool row, check.Step());
+    std::string verdict = row ? check.Text(0) : "no answer";
+    if (verdict != "ok") return InvalidInput(path + ": not a Latte database (damaged: " + verdict + ")");
+  }
+
+  LATTE_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA foreign_keys = ON"));
+  // Switching to WAL can report busy at once, without the busy handler, while another process
+  // opens the same new file: retry until the busy timeout.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
+  while (true) {
+    Statement wal(raw, path);
+    LATTE_RETURN_IF_ERROR(wal.Prepare("PRAGMA journal_mode = WAL"));
+    Expected<bool> row = wal.Step();
+    if (row.ok() && *row && wal.Text(0) == "wal") break;
+    const bool busy = (sqlite3_errcode(raw) & 0xff) == SQLITE_BUSY || (row.ok() && *row);
+    if (!busy || std::chrono::steady_clock::now() > deadline) {
+      return row.ok() ? IoError(path + ": cannot switch the database to WAL mode") : row.status();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  store.version_ = static_cast<int>(version);
+  if (version < options.schema_version) {
+    // Migrate under a write lock; another process may have migrated meanwhile, so re-read.
+    LATTE_RETURN_IF_ERROR(store.Transaction([&]() -> Status {
+      LATTE_ASSIGN_OR_RETURN(std::int64_t current, QueryInt(raw, path, "PRAGMA user_version"));
+      for (std::int64_t v = current; v < options.schema_version; ++v) {
+        LATTE_RETURN_IF_ERROR(Exec(raw, path, kMigrations[v]));
+      }
+      if (current < options.schema_version) {
+        LATTE_RETURN_IF_ERROR(Exec(raw, path, fmt::format("PRAGMA user_version = {}", options.schema_version).c_str()));
+        LATTE_RETURN_IF_ERROR(Exec(raw, path, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str()));
+        store.version_ = options.schema_version;
+      } else {
+        store.version_ = static_cast<int>(current);
+      }
+      return Status::Ok();
+    }));
+  }
+  return store;
+}
+
+Expected<int> Store::SchemaVersion() const {
+  LATTE_ASSIGN_OR_RETURN(std::int64_t version, QueryInt(db_, path_, "PRAGMA user_version"));
+  return static_cast<int>(version);
+}
+
+Status Store::Transaction(const std::function<Status()>& body) {
+  if (transaction_depth_ > 0) return body();
+  LATTE_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
+  ++transaction_depth_;
+  Status status = body();
+  --transaction_depth_;
+  if (status.ok()) {
+    status = Exec(db_, path_, "COMMIT");
+    if (status.ok()) return status;
+  }
+  Exec(db_, path_, "ROLLBACK").ok();  // best effort: SQLite may already have rolled back
+  return status;
+}
+
+Expected<std::int64_t> Store::UpsertDevice(const DeviceInfo& device) {
+  if (device.key.empty()) return InvalidInput("a device needs a non-empty key");
+  std::int64_t id = 0;
+  LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
+    Statement insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        "INSERT INTO devices(key, description, fingerprint) VALUES(?1, ?2, ?3) ON CONFLICT(key) DO NOTHING"));
+    insert.Bind(1, device.key);
+    insert.Bind(2, device.description);
+    insert.Bind(3, device.fingerprint_json.empty() ? std::string("{}") : device.fingerprint_json);
+    LATTE_RETURN_IF_ERROR(insert.Run());
+    Statement select(db_, path_);
+    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id FROM devices WHERE key = ?1"));
+    select.Bind(1, device.key);
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) return Internal(path_ + ": device row vanished");
+    id = select.Int(0);
+    return Status::Ok();
+  }));
+  return id;
+}
+
+Expected<std::int64_t> Store::UpsertBackend(const BackendInfo& backend) {
+  if (backend.name.empty()) return InvalidInput("a backend needs a non-empty name");
+  std::int64_t id = 0;
+  LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
+    Statement insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        "INSERT INTO backends(name, version, threads, precision) VALUES(?1, ?2, ?3, ?4) "
+        "ON CONFLICT(name, version, threads, precision) DO NOTHING"));
+    insert.Bind(1, backend.name);
+    insert.Bind(2, backend.version);
+    insert.Bind(3, backend.threads);
+    insert.Bind(4, backend.precision);
+    LATTE_RETURN_IF_ERROR(insert.Run());
+    Statement select(db_, path_);
+    LATTE_RETURN_IF_ERROR(
+        select.Prepare("SELECT id FROM backends WHERE name = ?1 AND version = ?2 AND threads = ?3 AND precision = ?4"));
+    select.Bind(1, backend.name);
+    select.Bind(2, backend.version);
+    select.Bind(3, backend.threads);
+    select.Bind(4, backend.precision);
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) return Internal(path_ + ": backend row vanished");
+    id = select.Int(0);
+    return Status::Ok();
+  }));
+  return id;
+}
+
+Expected<std::int64_t> Store::UpsertKernel(const Kernel& kernel) {
+  if (kernel.op == OpKind::kOpaque) return InvalidInput("an opaque op is not a kernel that can be stored");
+  std::int64_t id = 0;
+  LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
+    Statement insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        "INSERT INTO kernels(key, kind, params, dtype) VALUES(?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING"));
+    insert.Bind(1, kernel.Key());
+    insert.Bind(2, kernel.Kind());
+    insert.Bind(3, ParamsJson(kernel));
+    insert.Bind(4, DataTypeName(kernel.dtype));
+    LATTE_RETURN_IF_ERROR(insert.Run());
+    Statement select(db_, path_);
+    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id FROM kernels WHERE key = ?1"));
+    select.Bind(1, kernel.Key());
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) return Internal(path_ + ": kernel row vanished");
+    id = select.Int(0);
+    return Status::Ok();
+  }));
+  return id;
+}
+
+Expected<std::size_t> Store::InsertMeasurements(std::int64_t device_id, std::int64_t backend_id,
+                                                std::span<const MeasurementRecord> records) {
+  std::size_t inserted = 0;
+  LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
+    Statement kernel_insert(db_, path_), kernel_select(db_, path_), insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(kernel_insert.Prepare(
+        "INSERT INTO kernels(key, kind, params, dtype) VALUES(?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING"));
+    LATTE_RETURN_IF_ERROR(kernel_select.Prepare("SELECT id FROM kernels WHERE key = ?1"));
+    const bool has_p99 = version_ >= 2;
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        has_p99 ? "INSERT INTO measurements(device_id, backend_id, kernel_id, campaign_id, n, p0, p10, p50, p90, p100, "
+                  "mean, std, time, source, p99) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
+                  "ON CONFLICT(campaign_id, kernel_id) DO NOTHING"
+                : "INSERT INTO measurements(device_id, backend_id, kernel_id, campaign_id, n, p0, p10, p50, p90, p100, "
+                  "mean, std, time, source) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+                  "ON CONFLICT(campaign_id, kernel_id) DO NOTHING"));
+    const std::string now = NowIso();
+    for (const MeasurementRecord& record : records) {
+      if (record.kernel.op == OpKind::kOpaque) return InvalidInput("an opaque op is not a kernel that can be stored");
+      const std::string key = record.kernel.Key();
+      kernel_insert.Reset();
+      kernel_insert.Bind(1, key);
+      kernel_insert.Bind(2, record.kernel.Kind());
+      kernel_insert.Bind(3, ParamsJson(record.kernel));
+      kernel_insert.Bind(4, DataTypeName(record.kernel.dtype));
+      LATTE_RETURN_IF_ERROR(kernel_insert.Run());
+      kernel_select.Reset();
+      kernel_select.Bind(1, key);
+      LATTE_ASSIGN_OR_RETURN(bool found, kernel_select.Step());
+      if (!found) return Internal(path_ + ": kernel row vanished");
+      const std::int64_t kernel_id = kernel_select.Int(0);
+
+      const Stats& s = record.stats;
+      insert.Reset();
+      insert.Bind(1, device_id);
+      insert.Bind(2, backend_id);
+      insert.Bind(3, kernel_id);
+      insert.Bind(4, record.campaign);
+      insert.Bind(5, s.n);
+      insert.Bind(6, s.p0);
+      insert.Bind(7, s.p10);
+      insert.Bind(8, s.p50);
+      insert.Bind(9, s.p90);
+      insert.Bind(10, s.p100);
+      insert.Bind(11, s.mean);
+      insert.Bind(12, s.std);
+      insert.Bind(13, record.time.empty() ? now : record.time);
+      insert.Bind(14, record.source);
+      if (has_p99) insert.Bind(15, s.p99);
+      LATTE_RETURN_IF_ERROR(insert.Run());
+      inserted += static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+    return Status::Ok();
+  }));
+  return inserted;
+}
+
+Status Store::RecordUnsupported(std::int64_t device_id, std::int64_t backend_id, const Kernel& kernel,
+                                std::string_view why, std::optional<std::int64_t> campaign) {
+  return Transaction([&]() -> Status {
+    LATTE_ASSIGN_OR_RETURN(std::int64_t kernel_id, UpsertKernel(kernel));
+    Statement insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        "INSERT INTO unsupported(device_id, backend_id, kernel_id, campaign_id, why, time) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(campaign_id, kernel_id) DO NOTHING"));
+    insert.Bind(1, device_id);
+    insert.Bind(2, backend_id);
+    insert.Bind(3, kernel_id);
+    insert.Bind(4, campaign);
+    insert.Bind(5, why);
+    insert.Bind(6, NowIso());
+    return insert.Run();
+  });
+}
+
+Expected<CampaignInfo> Store::FindOrCreateCampaign(const std::string& command, const std::string& space,
+                                                   std::int64_t planned) {
+  CampaignInfo info;
+  LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
+    Statement insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        "INSERT INTO campaigns(command, space, created, planned, done, status) VALUES(?1, ?2, ?3, ?4, 0, 'running') "
+        "ON CONFLICT(command, space) DO NOTHING"));
+    insert.Bind(1, command);
+    insert.Bind(2, space);
+    insert.Bind(3, NowIso());
+    insert.Bind(4, planned);
+    LATTE_RETURN_IF_ERROR(insert.Run());
+    Statement select(db_, path_);
+    LATTE_RETURN_IF_ERROR(select.Prepare(
+        "SELECT id, command, space, created, planned, done, status FROM campaigns WHERE command = ?1 AND space = ?2"));
+    select.Bind(1, command);
+    select.Bind(2, space);
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) return Internal(path_ + ": campaign row vanished");
+    info = {select.Int(0), select.Text(1), select.Text(2), select.Text(3), select.Int(4), select.Int(5), select.Text(6)};
+    return Status::Ok();
+  }));
+  return info;
+}
+
+Expected<std::set<std::string>> Store::CampaignDoneKeys(std::int64_t campaign_id) const {
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare(
+      "SELECT k.key FROM measurements m JOIN kernels k ON k.id = m.kernel_id WHERE m.campaign_id = ?1 "
+      "UNION SELECT k.key FROM unsupported u JOIN kernels k ON k.id = u.kernel_id WHERE u.campaign_id = ?1"));
+  select.Bind(1, campaign_id);
+  std::set<std::string> keys;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    keys.insert(select.Text(0));
+  }
+  return keys;
+}
+
+Status Store::UpdateCampaign(std::int64_t campaign_id, std::int64_t done, const std::string& status) {
+  return Transaction([&]() -> Status {
+    Statement update(db_, path_);
+    LATTE_RETURN_IF_ERROR(update.Prepare("UPDATE campaigns SET done = ?2, status = ?3 WHERE id = ?1"));
+    update.Bind(1, campaign_id);
+    update.Bind(2, done);
+    update.Bind(3, status);
+    LATTE_RETURN_IF_ERROR(update.Run());
+    if (sqlite3_changes(db_) == 0) return NotFound(fmt::format("{}: no campaign with id {}", path_, campaign_id));
+    return Status::Ok();
+  });
+}
+
+Expected<std::vector<CampaignInfo>> Store::ListCampaigns() const {
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(
+      select.Prepare("SELECT id, command, space, created, planned, done, status FROM campaigns ORDER BY id"));
+  std::vector<CampaignInfo> campaigns;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    campaigns.push_back(
+        {select.Int(0), select.Text(1), select.Text(2), select.Text(3), select.Int(4), select.Int(5), select.Text(6)});
+  }
+  return campaigns;
+}
+
+Status Store::RecordReference(const ReferenceMeasurement& reference) {
+  if (version_ < 2) return Internal(path_ + ": reference measurements need schema version 2");
+  return Transaction([&]() -> Status {
+    Statement insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        "INSERT INTO reference_measurements(campaign_id, time, p50, kernel_key) VALUES(?1, ?2, ?3, ?4)"));
+    insert.Bind(1, reference.campaign);
+    insert.Bind(2, reference.time.empty() ? NowIso() : reference.time);
+    insert.Bind(3, reference.p50_us);
+    insert.Bind(4, reference.kernel_key);
+    return insert.Run();
+  });
+}
+
+Expected<std::vector<ReferenceMeasurement>> Store::ListReferences(std::int64_t campaign_id) const {
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare(
+      "SELECT campaign_id, time, p50, kernel_key FROM reference_measurements WHERE campaign_id = ?1 ORDER BY id"));
+  select.Bind(1, campaign_id);
+  std::vector<ReferenceMeasurement> references;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    references.push_back({select.Int(0), select.Text(1), select.Real(2), select.Text(3)});
+  }
+  return references;
+}
+
+namespace {
+
+// WHERE clause of a MeasurementFilter over tables aliased d (devices), b (backends), k (kernels)
+// and x (measurements or unsupported); binds in order of appearance.
+struct FilterSql {
+  std::string where;
+  std::vector<std::variant<std::string, std::int64_t>> values;
+};
+
+FilterSql BuildFilter(const MeasurementFilter& filter) {
+  FilterSql sql;
+  auto add = [&](const char* condition, std::variant<std::string, std::int64_t> value) {
+    sql.where += sql.where.empty() ? " WHERE " : " AND ";
+    sql.where += fmt::format(fmt::runtime(condition), sql.values.size() + 1);
+    sql.values.push_back(std::move(value));
+  };
+  if (filter.backend) add("b.name = ?{}", *filter.backend);
+  if (filter.threads) add("b.threads = ?{}", static_cast<std::int64_t>(*filter.threads));
+  if (filter.precision) add("b.precision = ?{}", *filter.precision);
+  if (filter.device) add("d.key = ?{}", *filter.device);
+  if (filter.kind) add("k.kind = ?{}", *filter.kind);
+  if (filter.campaign) add("x.campaign_id = ?{}", *filter.campaign);
+  return sql;
+}
+
+void BindFilter(Statement& stmt, const FilterSql& sql) {
+  for (std::size_t i = 0; i < sql.values.size(); ++i) {
+    std::visit([&](const auto& v) { stmt.Bind(static_cast<int>(i + 1), v); }, sql.values[i]);
+  }
+}
+
+}  // namespace
+
+Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter) const {
+  FilterSql where = BuildFilter(filter);
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
+      "SELECT x.id, k.id, k.key, x.n, x.p0, x.p10, x.p50, x.p90, x.p100, x.mean, x.std, {}, x.campaign_id, x.time, "
+      "x.source, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision "
+      "FROM measurements x JOIN devices d ON d.id = x.device_id JOIN backends b ON b.id = x.backend_id "
+      "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
+      version_ >= 2 ? "x.p99" : "NULL", where.where)));
+  BindFilter(select, where);
+  std::vector<StoredMeasurement> rows;
+  std::map<std::int64_t, Kernel> kernels;  // parse each key once
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    StoredMeasurement m;
+    m.id = select.Int(0);
+    auto it = kernels.find(select.Int(1));
+    if (it == kernels.end()) {
+      Expected<Kernel> kernel = ParseKernelKey(select.Text(2));
+      if (!kernel.ok()) return kernel.status().WithContext(path_ + ": not a Latte database (kernel " +
+                                                           std::to_string(select.Int(1)) + ")");
+      it = kernels.emplace(select.Int(1), std::move(kernel).value()).first;
+    }
+    m.kernel = it->second;
+    m.stats.n = static_cast<std::size_t>(select.Int(3));
+    m.stats.p0 = select.Real(4);
+    m.stats.p10 = select.Real(5);
+    m.stats.p50 = select.Real(6);
+    m.stats.p90 = select.Real(7);
+    m.stats.p100 = select.Real(8);
+    m.stats.mean = select.Real(9);
+    m.stats.std = select.Real(10);
+    m.stats.p99 = select.Real(11);
+    if (!select.IsNull(12)) m.campaign = select.Int(12);
+    m.time = select.Text(13);
+    m.source = select.Text(14);
+    m.device = {select.Text(15), select.Text(16), select.Text(17)};
+    m.backend = {select.Text(18), select.Text(19), static_cast<int>(select.Int(20)), select.Text(21)};
+    rows.push_back(std::move(m));
+  }
+  return rows;
+}
+
+Expected<std::vector<std::pair<Kernel, std::string>>> Store::QueryUnsupported(const MeasurementFilter& filter) const {
+  FilterSql where = BuildFilter(filter);
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
+      "SELECT k.key, x.why FROM unsupported x JOIN devices d ON d.id = x.device_id "
+      "JOIN backends b ON b.id = x.backend_id JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
+      where.where)));
+  BindFilter(select, where);
+  std::vector<std::pair<Kernel, std::string>> rows;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    Expected<Kernel> kernel = ParseKernelKey(select.Text(0));
+    if (!kernel.ok()) return kernel.status().WithContext(path_);
+    rows.emplace_back(std::move(kernel).value(), select.Text(1));
+  }
+  return rows;
+}
+
+Expected<std::vector<DeviceInfo>> Store::ListDevices() const {
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare("SELECT key, description, fingerprint FROM devices ORDER BY id"));
+  std::vector<DeviceInfo> devices;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    devices.push_back({select.Text(0), select.Text(1), select.Text(2)});
+  }
+  return devices;
+}
+
+Expected<std::vector<BackendInfo>> Store::ListBackends() const {
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare("SELECT name, version, threads, precision FROM backends ORDER BY id"));
+  std::vector<BackendInfo> backends;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    backends.push_back({select.Text(0), select.Text(1), static_cast<int>(select.Int(2)), select.Text(3)});
+  }
+  return backends;
+}
+
+}  // namespace latte

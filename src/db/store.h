@@ -1,0 +1,176 @@
+#pragma once
+// The measurement store: one SQLite file (WAL, foreign keys, schema version with forward
+// migrations) holding devices, backends, kernels, measurements, unsupported kernels, campaigns
+// and the drift reference. Every write is one transaction, so nothing stored is ever lost to a
+// crash, a kill -9 or a bad import; a retried campaign insert is a no-op, never a duplicate.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/device.h"
+#include "core/stats.h"
+#include "core/status.h"
+#include "ir/kernel.h"
+
+struct sqlite3;
+
+namespace latte {
+
+/// The schema version this binary writes (PRAGMA user_version). Older files are migrated
+/// forward on open; newer ones are refused.
+inline constexpr int kStoreSchemaVersion = 2;
+
+/// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
+std::string DefaultStorePath();
+
+struct StoreOptions {
+  int busy_timeout_ms = 5000;  // how long a write waits for another process's transaction
+  /// Tests only: build the schema up to this version instead of kStoreSchemaVersion (to test
+  /// migrations from an older file).
+  int schema_version = kStoreSchemaVersion;
+};
+
+/// A machine. `key` is unique: DeviceFingerprint::Key() for this host, or a name given on the
+/// command line for an imported table ("v100").
+struct DeviceInfo {
+  std::string key;
+  std::string description;       // DeviceFingerprint::Describe(), or the name again
+  std::string fingerprint_json;  // the whole fingerprint as JSON; "{}" for an imported device
+};
+/// The DeviceInfo of a fingerprint read from this host.
+DeviceInfo DeviceInfoFrom(const DeviceFingerprint& fingerprint);
+
+/// A runtime configuration; (name, version, threads, precision) is unique.
+struct BackendInfo {
+  std::string name;               // "xnnpack", "tensorrt"
+  std::string version;            // "" when unknown (an imported table)
+  int threads = 0;                // 0 = unknown
+  std::string precision = "fp32";  // fp32 | fp16 | int8
+};
+
+/// One measurement to insert. Stats are in microseconds; a statistic the source did not give
+/// is NaN (stored as NULL), and n = 0 means the sample count is unknown. Stats::p99 is stored too.
+struct MeasurementRecord {
+  Kernel kernel;
+  Stats stats;
+  std::string source = "measured";      // "measured", "import:tensorrt-conv", ...
+  std::optional<std::int64_t> campaign;  // id from FindOrCreateCampaign
+  std::string time;                     // ISO 8601 UTC; empty = now
+};
+
+/// One stored measurement with everything it was measured on.
+struct StoredMeasurement {
+  std::int64_t id = 0;
+  Kernel kernel;
+  Stats stats;  // NaN where the source gave no figure (see MeasurementRecord)
+  DeviceInfo device;
+  BackendInfo backend;
+  std::optional<std::int64_t> campaign;
+  std::string time;
+  std::string source;
+};
+
+/// Which measurements to return; an empty field matches everything.
+struct MeasurementFilter {
+  std::optional<std::string> backend = std::nullopt;    // BackendInfo::name
+  std::optional<int> threads = std::nullopt;
+  std::optional<std::string> precision = std::nullopt;
+  std::optional<std::string> device = std::nullopt;     // DeviceInfo::key
+  std::optional<std::string> kind = std::nullopt;       // Kernel::Kind(), e.g. "conv2d+relu"
+  std::optional<std::int64_t> campaign = std::nullopt;
+};
+
+/// A profiling campaign (or an import): identified by (command, space).
+struct CampaignInfo {
+  std::int64_t id = 0;
+  std::string command;
+  std::string space;    // JSON of the config space
+  std::string created;  // ISO 8601 UTC
+  std::int64_t planned = 0;
+  std::int64_t done = 0;
+  std::string status;   // "running", "done", "stopped", ...
+};
+
+/// One measurement of the fixed reference kernel during a campaign (drift detection).
+struct ReferenceMeasurement {
+  std::int64_t campaign = 0;
+  std::string time;
+  double p50_us = 0;
+  std::string kernel_key;
+};
+
+/// The store. Not thread-safe (one per thread); many processes may share one file.
+class Store {
+ public:
+  /// Opens or creates PATH (and its parent folders), migrates an older schema, checks integrity.
+  /// Errors name the file: "FILE: not a Latte database (...)", "FILE: database is locked by
+  /// another process", "FILE: schema version N is newer than this latte (M)".
+  static Expected<Store> Open(const std::string& path, const StoreOptions& options = {});
+
+  Store(Store&& other) noexcept;
+  Store& operator=(Store&& other) noexcept;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  ~Store();
+
+  const std::string& path() const { return path_; }
+  /// PRAGMA user_version of the open file.
+  Expected<int> SchemaVersion() const;
+
+  /// Ids of a device, backend or kernel, inserting it when new.
+  Expected<std::int64_t> UpsertDevice(const DeviceInfo& device);
+  Expected<std::int64_t> UpsertBackend(const BackendInfo& backend);
+  Expected<std::int64_t> UpsertKernel(const Kernel& kernel);
+
+  /// Inserts all of `records` in ONE transaction (all or nothing). A record whose (campaign,
+  /// kernel) is already stored is skipped, so retrying after a crash never duplicates. Returns
+  /// how many rows were actually inserted.
+  Expected<std::size_t> InsertMeasurements(std::int64_t device_id, std::int64_t backend_id,
+                                           std::span<const MeasurementRecord> records);
+  /// Records that `backend_id` cannot run `kernel` on `device_id`, and why (idempotent per campaign).
+  Status RecordUnsupported(std::int64_t device_id, std::int64_t backend_id, const Kernel& kernel, std::string_view why,
+                           std::optional<std::int64_t> campaign = std::nullopt);
+
+  /// The campaign with this (command, space), created with status "running" when new. Put what
+  /// makes two campaigns different (backend, threads, device key) into `command` or `space`.
+  Expected<CampaignInfo> FindOrCreateCampaign(const std::string& command, const std::string& space,
+                                              std::int64_t planned = 0);
+  /// Keys (Kernel::Key()) already measured or recorded unsupported in the campaign: what a
+  /// resumed campaign skips.
+  Expected<std::set<std::string>> CampaignDoneKeys(std::int64_t campaign_id) const;
+  /// Updates a campaign's counters and status.
+  Status UpdateCampaign(std::int64_t campaign_id, std::int64_t done, const std::string& status);
+  Expected<std::vector<CampaignInfo>> ListCampaigns() const;
+
+  /// Stores one reading of the reference kernel in a campaign.
+  Status RecordReference(const ReferenceMeasurement& reference);
+  Expected<std::vector<ReferenceMeasurement>> ListReferences(std::int64_t campaign_id) const;
+
+  /// Measurements matching `filter`, oldest first.
+  Expected<std::vector<StoredMeasurement>> QueryMeasurements(const MeasurementFilter& filter = {}) const;
+  /// (kernel, why) recorded unsupported, filtered like measurements (kind and campaign apply too).
+  Expected<std::vector<std::pair<Kernel, std::string>>> QueryUnsupported(const MeasurementFilter& filter = {}) const;
+  Expected<std::vector<DeviceInfo>> ListDevices() const;
+  Expected<std::vector<BackendInfo>> ListBackends() const;
+
+  /// Runs `body` inside one write transaction (BEGIN IMMEDIATE ... COMMIT); any failure rolls
+  /// everything back. Nested calls join the outer transaction.
+  Status Transaction(const std::function<Status()>& body);
+
+ private:
+  Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  int transaction_depth_ = 0;
+  int version_ = 0;  // user_version of the open file: writes adapt to an older schema (tests)
+};
+
+}  // namespace latte

@@ -1,0 +1,500 @@
+#include "db/store.h"
+
+#include <sqlite3.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "../cli/run_latte.h"
+
+namespace latte {
+namespace {
+
+using latte::testing::TempDir;
+
+Kernel Conv(std::int64_t oc, std::int64_t k = 3) {
+  Kernel kernel;
+  kernel.op = OpKind::kConv2D;
+  kernel.fused = {OpKind::kRelu};
+  kernel.params = {{"n", 1}, {"ih", 32}, {"iw", 32}, {"ic", 16}, {"oc", oc}, {"kh", k}, {"kw", k},
+                   {"sh", 1}, {"sw", 1}, {"dh", 1},  {"dw", 1},  {"g", 1},   {"pt", 1},  {"pl", 1},
+                   {"pb", 1}, {"pr", 1}, {"bias", 1}};
+  return kernel;
+}
+
+Stats SomeStats(double base) {
+  Stats s;
+  s.n = 50;
+  s.p0 = base;
+  s.p10 = base + 1;
+  s.p50 = base + 2;
+  s.p90 = base + 3;
+  s.p99 = base + 3.5;
+  s.p100 = base + 4;
+  s.mean = base + 2.1;
+  s.std = 0.25;
+  return s;
+}
+
+std::string ReadBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Ids {
+  std::int64_t device, backend;
+};
+
+Ids AddDeviceAndBackend(Store& store) {
+  auto device = store.UpsertDevice({"test-device", "a test device", "{}"});
+  auto backend = store.UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
+  EXPECT_TRUE(device.ok()) << device.status().message();
+  EXPECT_TRUE(backend.ok()) << backend.status().message();
+  return {device.ok() ? *device : 0, backend.ok() ? *backend : 0};
+}
+
+TEST(Store, CreatesSchemaParentFoldersAndReopens) {
+  TempDir dir;
+  const std::string path = (dir.path() / "a" / "b" / "latte.db").string();
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    auto version = store->SchemaVersion();
+    ASSERT_TRUE(version.ok());
+    EXPECT_EQ(*version, kStoreSchemaVersion);
+    Ids ids = AddDeviceAndBackend(*store);
+    EXPECT_GT(ids.device, 0);
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto devices = store->ListDevices();
+  ASSERT_TRUE(devices.ok());
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].key, "test-device");
+  // Upserting again finds the same row.
+  auto again = store->UpsertDevice({"test-device", "other text", "{}"});
+  ASSERT_TRUE(again.ok());
+  auto devices2 = store->ListDevices();
+  EXPECT_EQ(devices2->size(), 1u);
+}
+
+TEST(Store, DefaultPathIsUnderTheCacheFolder) {
+  std::string path = DefaultStorePath();
+  EXPECT_NE(path.find("latte/latte.db"), std::string::npos) << path;
+}
+
+TEST(Store, RoundTripsKernelsAndStats) {
+  TempDir dir;
+  auto store = Store::Open((dir.path() / "latte.db").string());
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  Ids ids = AddDeviceAndBackend(*store);
+  std::vector<MeasurementRecord> records;
+  for (int i = 0; i < 5; ++i) records.push_back({Conv(16 << i), SomeStats(10.0 * i), "measured", std::nullopt, ""});
+  // A record whose source gave only a median.
+  MeasurementRecord partial{Conv(8, 5), {}, "import:x", std::nullopt, "2026-01-02T03:04:05.000Z"};
+  partial.stats.p0 = partial.stats.p10 = partial.stats.p90 = partial.stats.p99 = partial.stats.p100 =
+      partial.stats.mean = partial.stats.std = std::nan("");
+  partial.stats.p50 = 123.5;
+  records.push_back(partial);
+  auto inserted = store->InsertMeasurements(ids.device, ids.backend, records);
+  ASSERT_TRUE(inserted.ok()) << inserted.status().message();
+  EXPECT_EQ(*inserted, 6u);
+
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 6u);
+  for (int i = 0; i < 5; ++i) {
+    const StoredMeasurement& m = (*rows)[i];
+    EXPECT_EQ(m.kernel, records[i].kernel);
+    EXPECT_EQ(m.kernel.Key(), records[i].kernel.Key());
+    EXPECT_EQ(m.stats.n, 50u);
+    EXPECT_DOUBLE_EQ(m.stats.p0, 10.0 * i);
+    EXPECT_DOUBLE_EQ(m.stats.p50, 10.0 * i + 2);
+    EXPECT_DOUBLE_EQ(m.stats.p99, 10.0 * i + 3.5);
+    EXPECT_DOUBLE_EQ(m.stats.p100, 10.0 * i + 4);
+    EXPECT_DOUBLE_EQ(m.stats.mean, 10.0 * i + 2.1);
+    EXPECT_DOUBLE_EQ(m.stats.std, 0.25);
+    EXPECT_EQ(m.device.key, "test-device");
+    EXPECT_EQ(m.backend.name, "xnnpack");
+    EXPECT_EQ(m.backend.threads, 1);
+    EXPECT_EQ(m.source, "measured");
+    EXPECT_FALSE(m.campaign.has_value());
+    EXPECT_FALSE(m.time.empty());
+  }
+  const StoredMeasurement& last = (*rows)[5];
+  EXPECT_EQ(last.kernel, partial.kernel);
+  EXPECT_DOUBLE_EQ(last.stats.p50, 123.5);
+  EXPECT_TRUE(std::isnan(last.stats.p0));
+  EXPECT_TRUE(std::isnan(last.stats.mean));
+  EXPECT_EQ(last.stats.n, 0u);
+  EXPECT_EQ(last.time, "2026-01-02T03:04:05.000Z");
+  EXPECT_EQ(last.source, "import:x");
+}
+
+TEST(Store, FiltersByBackendThreadsPrecisionDeviceAndKind) {
+  TempDir dir;
+  auto store = Store::Open((dir.path() / "latte.db").string());
+  ASSERT_TRUE(store.ok());
+  auto d1 = store->UpsertDevice({"d1", "d1", "{}"});
+  auto d2 = store->UpsertDevice({"d2", "d2", "{}"});
+  auto b1 = store->UpsertBackend({"xnnpack", "1", 1, "fp32"});
+  auto b2 = store->UpsertBackend({"xnnpack", "1", 2, "fp32"});
+  auto b3 = store->UpsertBackend({"onednn", "3", 1, "fp16"});
+  ASSERT_TRUE(d1.ok() && d2.ok() && b1.ok() && b2.ok() && b3.ok());
+  Kernel pool;
+  pool.op = OpKind::kMaxPool2D;
+  pool.params = {{"n", 1}, {"ih", 8}, {"iw", 8}, {"c", 4}, {"kh", 2}, {"kw", 2}, {"sh", 2}, {"sw", 2},
+                 {"pt", 0}, {"pl", 0}, {"pb", 0}, {"pr", 0}};
+  std::vector<MeasurementRecord> conv = {{Conv(16), SomeStats(1), "measured", std::nullopt, ""}};
+  std::vector<MeasurementRecord> both = {{Conv(16), SomeStats(1), "measured", std::nullopt, ""},
+                                         {pool, SomeStats(2), "measured", std::nullopt, ""}};
+  ASSERT_TRUE(store->InsertMeasurements(*d1, *b1, both).ok());
+  ASSERT_TRUE(store->InsertMeasurements(*d1, *b2, conv).ok());
+  ASSERT_TRUE(store->InsertMeasurements(*d2, *b3, conv).ok());
+
+  auto count = [&](MeasurementFilter filter) {
+    auto rows = store->QueryMeasurements(filter);
+    EXPECT_TRUE(rows.ok()) << rows.status().message();
+    return rows.ok() ? rows->size() : 0;
+  };
+  EXPECT_EQ(count({}), 4u);
+  EXPECT_EQ(count({.backend = "xnnpack"}), 3u);
+  EXPECT_EQ(count({.backend = "xnnpack", .threads = 2}), 1u);
+  EXPECT_EQ(count({.precision = "fp16"}), 1u);
+  EXPECT_EQ(count({.device = "d1"}), 3u);
+  EXPECT_EQ(count({.device = "d1", .kind = "max_pool2d"}), 1u);
+  EXPECT_EQ(count({.kind = "conv2d+relu"}), 3u);
+  EXPECT_EQ(count({.backend = "none"}), 0u);
+  auto backends = store->ListBackends();
+  ASSERT_TRUE(backends.ok());
+  EXPECT_EQ(backends->size(), 3u);
+  EXPECT_EQ((*backends)[2].precision, "fp16");
+}
+
+TEST(Store, CampaignInsertsAreIdempotentAndResumable) {
+  TempDir dir;
+  auto store = Store::Open((dir.path() / "latte.db").string());
+  ASSERT_TRUE(store.ok());
+  Ids ids = AddDeviceAndBackend(*store);
+  auto campaign = store->FindOrCreateCampaign("profile --backend xnnpack", R"({"grid":1})", 10);
+  ASSERT_TRUE(campaign.ok()) << campaign.status().message();
+  EXPECT_EQ(campaign->status, "running");
+  EXPECT_EQ(campaign->planned, 10);
+  auto same = store->FindOrCreateCampaign("profile --backend xnnpack", R"({"grid":1})", 10);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->id, campaign->id);
+  auto other = store->FindOrCreateCampaign("profile --backend xnnpack", R"({"grid":2})", 10);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->id, campaign->id);
+
+  std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(1), "measured", campaign->id, ""},
+                                          {Conv(32), SomeStats(2), "measured", campaign->id, ""}};
+  auto first = store->InsertMeasurements(ids.device, ids.backend, batch);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(*first, 2u);
+  // The retried batch after a crash: nothing new, nothing duplicated.
+  batch.push_back({Conv(64), SomeStats(3), "measured", campaign->id, ""});
+  auto retry = store->InsertMeasurements(ids.device, ids.backend, batch);
+  ASSERT_TRUE(retry.ok());
+  EXPECT_EQ(*retry, 1u);
+  ASSERT_TRUE(store->RecordUnsupported(ids.device, ids.backend, Conv(128), "too big", campaign->id).ok());
+  ASSERT_TRUE(store->RecordUnsupported(ids.device, ids.backend, Conv(128), "too big", campaign->id).ok());
+
+  auto done = store->CampaignDoneKeys(campaign->id);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(*done, (std::set<std::string>{Conv(16).Key(), Conv(32).Key(), Conv(64).Key(), Conv(128).Key()}));
+  auto other_done = store->CampaignDoneKeys(other->id);
+  ASSERT_TRUE(other_done.ok());
+  EXPECT_TRUE(other_done->empty());
+  auto rows = store->QueryMeasurements({.campaign = campaign->id});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 3u);
+  auto unsupported = store->QueryUnsupported();
+  ASSERT_TRUE(unsupported.ok());
+  ASSERT_EQ(unsupported->size(), 1u);
+  EXPECT_EQ((*unsupported)[0].first, Conv(128));
+  EXPECT_EQ((*unsupported)[0].second, "too big");
+
+  ASSERT_TRUE(store->UpdateCampaign(campaign->id, 4, "done").ok());
+  auto campaigns = store->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  ASSERT_EQ(campaigns->size(), 2u);
+  EXPECT_EQ((*campaigns)[0].done, 4);
+  EXPECT_EQ((*campaigns)[0].status, "done");
+  EXPECT_FALSE(store->UpdateCampaign(9999, 1, "done").ok());
+
+  ASSERT_TRUE(store->RecordReference({campaign->id, "", 12.5, Conv(16).Key()}).ok());
+  ASSERT_TRUE(store->RecordReference({campaign->id, "", 13.0, Conv(16).Key()}).ok());
+  auto refs = store->ListReferences(campaign->id);
+  ASSERT_TRUE(refs.ok());
+  ASSERT_EQ(refs->size(), 2u);
+  EXPECT_DOUBLE_EQ((*refs)[1].p50_us, 13.0);
+}
+
+TEST(Store, FailedBatchStoresNothing) {
+  TempDir dir;
+  auto store = Store::Open((dir.path() / "latte.db").string());
+  ASSERT_TRUE(store.ok());
+  Ids ids = AddDeviceAndBackend(*store);
+  Kernel opaque;  // not a real op kind: refused
+  std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(1), "measured", std::nullopt, ""},
+                                          {opaque, SomeStats(1), "measured", std::nullopt, ""}};
+  auto result = store->InsertMeasurements(ids.device, ids.backend, batch);
+  EXPECT_FALSE(result.ok());
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_TRUE(rows->empty());
+  // A foreign key to no device is refused too.
+  std::vector<MeasurementRecord> one = {{Conv(16), SomeStats(1), "measured", std::nullopt, ""}};
+  EXPECT_FALSE(store->InsertMeasurements(999, ids.backend, one).ok());
+  EXPECT_TRUE(store->QueryMeasurements()->empty());
+}
+
+// Builds a version-1 file with a measurement in it, then opens it with this binary's schema.
+TEST(Store, MigratesAnOlderSchemaKeepingItsRows) {
+  TempDir dir;
+  const std::string path = (dir.path() / "old.db").string();
+  {
+    auto old = Store::Open(path, {.schema_version = 1});
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    EXPECT_EQ(*old->SchemaVersion(), 1);
+    Ids ids = AddDeviceAndBackend(*old);
+    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
+    ASSERT_TRUE(old->InsertMeasurements(ids.device, ids.backend, batch).ok());
+    EXPECT_FALSE(old->RecordReference({1, "", 1.0, "x"}).ok());  // no such table yet
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ(*store->SchemaVersion(), kStoreSchemaVersion);
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].kernel, Conv(16));
+  EXPECT_DOUBLE_EQ((*rows)[0].stats.p50, 7);
+  EXPECT_TRUE(std::isnan((*rows)[0].stats.p99));  // the old schema had no p99
+  auto campaign = store->FindOrCreateCampaign("c", "{}");
+  ASSERT_TRUE(campaign.ok());
+  EXPECT_TRUE(store->RecordReference({campaign->id, "", 1.0, Conv(16).Key()}).ok());
+}
+
+TEST(Store, RefusesANewerSchema) {
+  TempDir dir;
+  const std::string path = (dir.path() / "new.db").string();
+  { ASSERT_TRUE(Store::Open(path).ok()); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find(path + ": schema version 99 is newer"), std::string::npos)
+      << store.status().message();
+}
+
+TEST(Store, RandomBytesAreNotADatabaseAndStayUntouched) {
+  TempDir dir;
+  const auto path = dir.path() / "random.db";
+  std::string bytes(8192, '\0');
+  std::mt19937 rng(7);
+  for (char& c : bytes) c = static_cast<char>(rng());
+  { std::ofstream(path, std::ios::binary) << bytes; }
+  auto store = Store::Open(path.string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(store.status().message().rfind(path.string() + ": not a Latte database (", 0), 0u) << store.status().message();
+  EXPECT_EQ(ReadBytes(path), bytes);
+}
+
+TEST(Store, TruncatedDatabaseIsDamagedAndStaysUntouched) {
+  TempDir dir;
+  const auto path = dir.path() / "latte.db";
+  {
+    auto store = Store::Open(path.string());
+    ASSERT_TRUE(store.ok());
+    Ids ids = AddDeviceAndBackend(*store);
+    std::vector<MeasurementRecord> batch;
+    for (int i = 0; i < 3000; ++i) batch.push_back({Conv(1 + i), SomeStats(i), "measured", std::nullopt, ""});
+    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  ASSERT_FALSE(std::filesystem::exists(dir.path() / "latte.db-wal"));  // checkpointed on close
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 100000u);
+  std::filesystem::resize_file(path, size / 2);
+  const std::string before = ReadBytes(path);
+  auto store = Store::Open(path.string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().message().rfind(path.string() + ": not a Latte database (", 0), 0u) << store.status().message();
+  EXPECT_EQ(ReadBytes(path), before);
+}
+
+TEST(Store, AnotherProgramsDatabaseIsRefused) {
+  TempDir dir;
+  const std::string path = (dir.path() / "other.db").string();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string before = ReadBytes(path);
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("not a Latte database (a SQLite file of another program)"), std::string::npos);
+  EXPECT_EQ(ReadBytes(path), before);
+}
+
+TEST(Store, ADirectoryIsNotADatabase) {
+  TempDir dir;
+  auto store = Store::Open(dir.path().string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("not a Latte database"), std::string::npos);
+}
+
+TEST(Store, LockedDatabaseGivesAClearErrorAndLosesNothing) {
+  TempDir dir;
+  const std::string path = (dir.path() / "latte.db").string();
+  auto store = Store::Open(path, {.busy_timeout_ms = 200});
+  ASSERT_TRUE(store.ok());
+  Ids ids = AddDeviceAndBackend(*store);
+  std::vector<MeasurementRecord> first = {{Conv(16), SomeStats(1), "measured", std::nullopt, ""}};
+  ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, first).ok());
+
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::vector<MeasurementRecord> second = {{Conv(32), SomeStats(2), "measured", std::nullopt, ""}};
+  auto result = store->InsertMeasurements(ids.device, ids.backend, second);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(), path + ": database is locked by another process");
+  EXPECT_NE(result.status().code(), StatusCode::kInternal);
+  ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 1u);
+  EXPECT_TRUE(store->InsertMeasurements(ids.device, ids.backend, second).ok());  // free again
+  EXPECT_EQ(store->QueryMeasurements()->size(), 2u);
+}
+
+TEST(Store, TwoProcessesInsertConcurrently) {
+  TempDir dir;
+  const std::string path = (dir.path() / "latte.db").string();  // created by whichever child is first
+  constexpr int kBatches = 40, kPerBatch = 25;
+  pid_t children[2];
+  for (int c = 0; c < 2; ++c) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      {
+        auto store = Store::Open(path, {.busy_timeout_ms = 30000});
+        if (!store.ok()) {
+          std::fprintf(stderr, "child %d: %s\n", c, store.status().message().c_str());
+          _exit(10);
+        }
+        auto device = store->UpsertDevice({"shared", "shared", "{}"});
+        auto backend = store->UpsertBackend({"xnnpack", "1", c + 1, "fp32"});
+        if (!device.ok() || !backend.ok()) _exit(11);
+        auto campaign = store->FindOrCreateCampaign("profile", std::to_string(c));
+        if (!campaign.ok()) _exit(12);
+        for (int b = 0; b < kBatches && code == 0; ++b) {
+          std::vector<MeasurementRecord> batch;
+          for (int i = 0; i < kPerBatch; ++i) {
+            batch.push_back({Conv(1 + b * kPerBatch + i), SomeStats(i), "measured", campaign->id, ""});
+          }
+          auto inserted = store->InsertMeasurements(*device, *backend, batch);
+          if (!inserted.ok() || *inserted != kPerBatch) code = 13;
+        }
+      }
+      _exit(code);
+    }
+    children[c] = pid;
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  auto store = Store::Open(path);  // quick_check runs on open
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 2u * kBatches * kPerBatch);
+  EXPECT_EQ(store->QueryMeasurements({.threads = 1})->size(), 1u * kBatches * kPerBatch);
+  EXPECT_EQ(store->ListDevices()->size(), 1u);
+}
+
+// kill -9 in the middle of a stream of batches: every batch is whole or absent, the file is sound,
+// and rerunning the campaign stores exactly what was missing.
+TEST(Store, SigkillMidCampaignLosesAndDuplicatesNothing) {
+  TempDir dir;
+  const std::string path = (dir.path() / "latte.db").string();
+  constexpr int kBatch = 50, kTotal = 200000;
+  auto batch_of = [](int first, std::int64_t campaign) {
+    std::vector<MeasurementRecord> batch;
+    for (int i = first; i < first + kBatch; ++i) batch.push_back({Conv(1 + i), SomeStats(i), "measured", campaign, ""});
+    return batch;
+  };
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    auto store = Store::Open(path);
+    if (!store.ok()) _exit(10);
+    auto device = store->UpsertDevice({"d", "d", "{}"});
+    auto backend = store->UpsertBackend({"xnnpack", "1", 1, "fp32"});
+    auto campaign = store->FindOrCreateCampaign("profile", "{}");
+    if (!device.ok() || !backend.ok() || !campaign.ok()) _exit(11);
+    for (int first = 0; first < kTotal; first += kBatch) {
+      if (!store->InsertMeasurements(*device, *backend, batch_of(first, campaign->id)).ok()) _exit(12);
+      if (first == 20 * kBatch) (void)!write(pipe_fds[1], "x", 1);  // some batches are in: kill me any time now
+    }
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  char byte = 0;
+  ASSERT_EQ(read(pipe_fds[0], &byte, 1), 1);
+  close(pipe_fds[0]);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  auto store = Store::Open(path);  // quick_check passes
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto campaign = store->FindOrCreateCampaign("profile", "{}");
+  ASSERT_TRUE(campaign.ok());
+  auto done = store->CampaignDoneKeys(campaign->id);
+  ASSERT_TRUE(done.ok());
+  ASSERT_GT(done->size(), 20u * kBatch);
+  ASSERT_LT(done->size(), static_cast<std::size_t>(kTotal));
+  EXPECT_EQ(done->size() % kBatch, 0u);  // whole batches only
+  // Resume: the same batches again, as a rerun of the campaign would.
+  auto device = store->UpsertDevice({"d", "d", "{}"});
+  auto backend = store->UpsertBackend({"xnnpack", "1", 1, "fp32"});
+  std::size_t inserted = 0;
+  for (int first = 0; first < 40 * kBatch + static_cast<int>(done->size()); first += kBatch) {
+    auto n = store->InsertMeasurements(*device, *backend, batch_of(first, campaign->id));
+    ASSERT_TRUE(n.ok());
+    inserted += *n;
+  }
+  EXPECT_EQ(inserted, 40u * kBatch);
+  auto rows = store->QueryMeasurements({.campaign = campaign->id});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), done->size() + 40u * kBatch);
+}
+
+}  // namespace
+}  // namespace latte
