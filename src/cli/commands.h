@@ -11,6 +11,7 @@ namespace latte::cli {
 void AddInspectCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
 void AddCompareCommand(CLI::App& app, int& exit_code);
+void AddProfileCommand(CLI::App& app, int& exit_code);
 void AddImportCommand(CLI::App& app, int& exit_code);
 void AddExportCommand(CLI::App& app, int& exit_code);
 

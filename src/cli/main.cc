@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   AddInspectCommand(app, exit_code);
   AddBenchCommand(app, exit_code);
   AddCompareCommand(app, exit_code);
+  AddProfileCommand(app, exit_code);
   AddImportCommand(app, exit_code);
   AddExportCommand(app, exit_code);
   // Name a mistyped command instead of CLI11's "A subcommand is required".

@@ -1,0 +1,162 @@
+// `latte profile`: measure sampled kernels on a backend into the store (a resumable campaign),
+// or with --detect-fusion, find which op chains the backend runs fused.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "core/progress.h"
+#include "profile/fusion.h"
+#include "profile/profile.h"
+
+namespace latte::cli {
+namespace {
+
+std::atomic<bool> g_stop_profile{false};
+
+extern "C" void StopProfile(int) { g_stop_profile.store(true); }
+
+}  // namespace
+
+void AddProfileCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
+                fusion_out;
+    std::vector<std::string> models, input_shapes;
+    int num_threads = 1, warmup_runs = -1, num_runs = -1;
+    double min_secs = -1;
+    std::size_t max_kernels = 0, batch = 16;
+    std::uint64_t seed = 0;
+    bool no_neighbours = false, detect_fusion = false;
+    double alpha = 0.5;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("profile", "Measure sampled kernels on a backend into the store (resumable)");
+  cmd->add_option("--backend", flags->backend, "Backend that runs the kernels")->capture_default_str();
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
+  cmd->add_option("--kernels", flags->kernels,
+                  "Kernel kinds, comma-separated: op names or aliases (conv, dwconv2d, fc, ...), fused as conv2d+relu");
+  cmd->add_option("--strategy", flags->strategy, "How to sample kernels")
+      ->check(CLI::IsMember({"grid", "random", "from-models", "adaptive"}))
+      ->capture_default_str();
+  cmd->add_option("--grid", flags->grid, "Grid for --strategy grid (conv2d's default is tflite)")
+      ->check(CLI::IsMember({"default", "tflite", "tensorrt"}))
+      ->capture_default_str();
+  cmd->add_option("--models", flags->models, "Model files for --strategy from-models");
+  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 for --models (repeatable)");
+  cmd->add_flag("--no-neighbours", flags->no_neighbours, "from-models: only the models' own kernels");
+  cmd->add_option("--budget", flags->budget, "Stop cleanly after this long: 30s, 10m, 2h (default: no limit)");
+  cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)");
+  cmd->add_option("--seed", flags->seed, "Seed of the random draws and of the measuring order")->capture_default_str();
+  cmd->add_option("--db", flags->db, "Store file (default: " + DefaultProfileDb() + ")");
+  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs per kernel (default 2)");
+  cmd->add_option("--num_runs", flags->num_runs, "Timed runs per kernel (default 20)");
+  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs per kernel (default 0.1)");
+  cmd->add_option("--batch", flags->batch, "Measurements per store transaction")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_flag("--detect-fusion", flags->detect_fusion,
+                "Measure op chains alone and together and decide which ones the backend fuses");
+  cmd->add_option("--alpha", flags->alpha, "--detect-fusion: fused when T(a)+T(b)-T(ab) > alpha*min(T(a),T(b))")
+      ->capture_default_str();
+  cmd->add_option("--fusion-out", flags->fusion_out, "--detect-fusion: also write the rules and evidence as JSON to FILE");
+  cmd->callback([flags, &exit_code] {
+    if (flags->precision == "int8") {
+      exit_code = ReportError("", Unsupported("--precision int8 is not implemented yet: only fp32 runs"));
+      return;
+    }
+    CampaignOptions campaign;
+    campaign.backend = flags->backend;
+    campaign.run.num_threads = flags->num_threads;
+    if (flags->warmup_runs >= 0) campaign.measure.warmup_runs = flags->warmup_runs;
+    if (flags->num_runs >= 0) campaign.measure.num_runs = flags->num_runs;
+    if (flags->min_secs >= 0) campaign.measure.min_secs = flags->min_secs;
+    if (Status s = campaign.measure.Validate(); !s.ok()) {
+      exit_code = ReportError("", s);
+      return;
+    }
+    if (!flags->budget.empty()) {
+      auto budget = ParseDuration(flags->budget);
+      if (!budget.ok()) {
+        exit_code = ReportError("", budget.status().WithContext("--budget"));
+        return;
+      }
+      campaign.budget_secs = *budget;
+    }
+    BackendRegistry registry;
+    RegisterBuiltinBackends(registry);
+    if (registry.Find(flags->backend) == nullptr) {
+      exit_code = ReportError("", registry.Create(flags->backend, campaign.run).status());
+      return;
+    }
+    g_stop_profile.store(false);
+    campaign.stop = &g_stop_profile;
+    std::signal(SIGINT, StopProfile);
+    std::signal(SIGTERM, StopProfile);
+
+    if (flags->detect_fusion) {
+      FusionOptions fusion;
+      fusion.campaign = campaign;
+      fusion.alpha = flags->alpha;
+      auto report = DetectFusion(fusion, registry, std::cerr);
+      if (!report.ok()) {
+        exit_code = ReportError("", report.status());
+        return;
+      }
+      std::cout << FusionReportText(*report);
+      if (!flags->fusion_out.empty()) {
+        std::ofstream out(flags->fusion_out);
+        out << FusionReportJson(*report).dump(2) << "\n";
+        if (!out) {
+          exit_code = ReportError(flags->fusion_out, IoError("cannot write the fusion rules"));
+          return;
+        }
+      }
+      exit_code = kExitOk;
+      return;
+    }
+
+    ProfileOptions options;
+    options.campaign = campaign;
+    options.sampler.strategy = flags->strategy;
+    options.sampler.grid = flags->grid;
+    options.sampler.models = flags->models;
+    options.sampler.neighbours = !flags->no_neighbours;
+    options.sampler.seed = flags->seed;
+    options.sampler.max_kernels = flags->max_kernels;
+    auto shapes = ParseInputShapes(flags->input_shapes);
+    if (!shapes.ok()) {
+      exit_code = ReportError("", shapes.status());
+      return;
+    }
+    options.sampler.input_shapes = *shapes;
+    if (!flags->kernels.empty()) {
+      auto kinds = ParseKindList(flags->kernels);
+      if (!kinds.ok()) {
+        exit_code = ReportError("", kinds.status().WithContext("--kernels"));
+        return;
+      }
+      for (const Kernel& kind : *kinds) options.sampler.kinds.push_back(kind.Kind());
+    } else if (flags->strategy != "from-models") {
+      exit_code = ReportError("", InvalidInput("--kernels is required for --strategy " + flags->strategy));
+      return;
+    }
+    options.db = flags->db.empty() ? DefaultProfileDb() : flags->db;
+    options.batch_size = flags->batch;
+    options.tty = IsTerminal(STDERR_FILENO);
+    auto result = RunProfile(options, registry, std::cerr);
+    if (!result.ok()) {
+      exit_code = ReportError("", result.status());
+      return;
+    }
+    std::cout << FormatProfileResult(*result, options.db);
+    exit_code = result->summary.interrupted ? 130 : kExitOk;
+  });
+}
+
+}  // namespace latte::cli

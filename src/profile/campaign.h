@@ -1,0 +1,111 @@
+#pragma once
+// A profiling campaign: every sampled kernel built into a one-kernel graph, run on a backend
+// under the measurement protocol, and handed to listeners (store writer, progress report). A
+// fixed reference kernel is measured at intervals so that drift of the machine shows in the
+// data. The campaign stops cleanly when its budget is spent or it is asked to stop; kernels
+// listed as done (a resumed campaign) are skipped.
+//
+// This header deliberately includes neither the store nor the backend registry (see store_writer.h).
+
+#include <atomic>
+#include <cstddef>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/progress.h"
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ir/kernel.h"
+#include "run/backend.h"
+#include "run/measure.h"
+
+namespace latte {
+
+class BackendRegistry;
+
+/// What a campaign is about to do, for listeners that set themselves up.
+struct CampaignStart {
+  std::string backend;          // name, as given
+  std::string backend_version;  // Backend::Version() of that backend
+  RunOptions run;
+  std::size_t planned = 0;       // kernels in the sample
+  std::size_t already_done = 0;  // of those, done in an earlier run of the same campaign
+};
+
+/// How a campaign ended.
+struct CampaignSummary {
+  std::size_t planned = 0;
+  std::size_t already_done = 0;  // skipped: measured or unsupported in an earlier run
+  std::size_t measured = 0;      // in this run
+  std::size_t unsupported = 0;   // in this run
+  std::size_t remaining = 0;     // not reached (budget spent or stopped)
+  std::size_t references = 0;    // readings of the reference kernel
+  std::string reference_error;   // why the reference kernel could not be measured, if it could not
+  bool budget_spent = false;
+  bool interrupted = false;      // the stop flag was raised
+  bool complete() const { return remaining == 0; }
+};
+
+/// Receives a campaign's results as they happen. A failing listener (a locked store) stops the
+/// campaign with its Status: nothing is measured that cannot be kept.
+class MeasurementListener {
+ public:
+  virtual ~MeasurementListener() = default;
+  virtual Status OnStart(const CampaignStart& start) { return Status::Ok(); }
+  virtual Status OnMeasured(const Kernel& kernel, const Measurement& measurement) = 0;
+  virtual Status OnUnsupported(const Kernel& kernel, std::string_view why) = 0;
+  /// A reading of the reference kernel (drift detection).
+  virtual Status OnReference(const Kernel& kernel, const Measurement& measurement) { return Status::Ok(); }
+  virtual Status OnFinish(const CampaignSummary& summary) { return Status::Ok(); }
+};
+
+/// The protocol's settings for small kernels: short runs, a few re-measurements at most.
+MeasureOptions KernelMeasureOptions();
+
+/// The drift reference: conv2d 3×3, 32→32 channels, 28×28, stride 1, SAME, bias.
+Kernel ReferenceKernel();
+
+struct CampaignOptions {
+  std::string backend = "xnnpack";
+  RunOptions run;
+  MeasureOptions measure = KernelMeasureOptions();
+  double budget_secs = 0;             // 0 = no budget
+  Kernel reference = ReferenceKernel();
+  std::size_t reference_every = 100;  // kernels between reference readings (also at start and end); 0 = never
+  const std::atomic<bool>* stop = nullptr;  // raised by a signal handler: stop after the current kernel
+  SecondsClock clock = SteadySeconds;       // for the budget (injected in tests)
+};
+
+/// Prepares `graph` on `backend` (every node; no fallback) and measures whole runs of it.
+Expected<Measurement> MeasureGraph(const Graph& graph, const std::string& backend, const BackendRegistry& registry,
+                                   const RunOptions& run, const MeasureOptions& measure);
+
+/// Builds `kernel`'s graph, prepares it on `backend` and measures it. kUnsupported (with the
+/// backend's reason) when the backend cannot run it; kInvalidInput for impossible params.
+Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
+                                    const RunOptions& run, const MeasureOptions& measure);
+
+/// Runs the campaign over `kernels` in order, skipping keys in `done`. A kernel that cannot be
+/// built or run is reported to OnUnsupported with the reason (never retried by a resumed
+/// campaign, never a silent gap). Fails for an unknown backend, bad options or a failing listener.
+Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const std::set<std::string>& done,
+                                      const CampaignOptions& options, const BackendRegistry& registry,
+                                      const std::vector<MeasurementListener*>& listeners);
+
+/// A listener that drives a Progress report (items = kernels measured or unsupported).
+class ProgressListener : public MeasurementListener {
+ public:
+  explicit ProgressListener(Progress& progress) : progress_(progress) {}
+  Status OnStart(const CampaignStart& start) override;
+  Status OnMeasured(const Kernel& kernel, const Measurement& measurement) override;
+  Status OnUnsupported(const Kernel& kernel, std::string_view why) override;
+  Status OnFinish(const CampaignSummary& summary) override;
+
+ private:
+  Progress& progress_;
+  std::size_t unsupported_ = 0;
+};
+
+}  // namespace latte

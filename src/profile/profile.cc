@@ -1,0 +1,152 @@
+#include "profile/profile.h"
+
+#include <cctype>
+#include <ostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/device.h"
+#include "profile/adaptive.h"
+#include "profile/store_writer.h"
+
+namespace latte {
+namespace {
+
+// Keeps (key, why) of unsupported kernels for the summary.
+class UnsupportedCollector : public MeasurementListener {
+ public:
+  explicit UnsupportedCollector(std::vector<std::pair<std::string, std::string>>& out) : out_(out) {}
+  Status OnMeasured(const Kernel&, const Measurement&) override { return Status::Ok(); }
+  Status OnUnsupported(const Kernel& kernel, std::string_view why) override {
+    out_.emplace_back(kernel.Key(), std::string(why));
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>>& out_;
+};
+
+}  // namespace
+
+Expected<double> ParseDuration(std::string_view text) {
+  const std::string whole(text);
+  if (text.empty()) return InvalidInput("empty duration (like 30s, 10m, 2h, 1h30m)");
+  double total = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t end = i;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+    if (end == i) return InvalidInput("bad duration '" + whole + "' (like 30s, 10m, 2h, 1h30m)");
+    double value = 0;
+    try {
+      std::size_t used = 0;
+      value = std::stod(std::string(text.substr(i, end - i)), &used);
+      if (used != end - i) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      return InvalidInput("bad duration '" + whole + "' (like 30s, 10m, 2h, 1h30m)");
+    }
+    double unit = 1;
+    if (end < text.size()) {
+      switch (text[end]) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        default: return InvalidInput("bad duration '" + whole + "': unknown unit '" + text[end] + "' (s, m, h)");
+      }
+      ++end;
+    } else if (i > 0) {
+      return InvalidInput("bad duration '" + whole + "': a unit (s, m, h) after every number but a lone one");
+    }
+    total += value * unit;
+    i = end;
+  }
+  if (!(total > 0)) return InvalidInput("bad duration '" + whole + "': must be more than 0");
+  return total;
+}
+
+std::string DefaultProfileDb() { return DefaultStorePath(); }
+
+std::string CampaignCommand(const CampaignOptions& options) {
+  const MeasureOptions& m = options.measure;
+  return fmt::format("latte profile --backend {} --num_threads {} --precision {} --warmup_runs {} --num_runs {} --min_secs {}",
+                     options.backend, options.run.num_threads, PrecisionName(options.run.precision), m.warmup_runs,
+                     m.num_runs, m.min_secs);
+}
+
+std::string FormatProfileResult(const ProfileResult& result, const std::string& db) {
+  const CampaignSummary& s = result.summary;
+  std::string text;
+  for (const std::string& note : result.notes) text += "sample: " + note + "\n";
+  text += fmt::format("campaign {}: {} kernels planned", result.campaign_id, s.planned);
+  if (s.already_done > 0) text += fmt::format(", {} done in earlier runs (skipped)", s.already_done);
+  text += "\n";
+  text += fmt::format("measured {}, unsupported {}, remaining {}", s.measured, s.unsupported, s.remaining);
+  if (s.budget_spent) text += " (budget spent: rerun the same command to continue)";
+  if (s.interrupted) text += " (interrupted: rerun the same command to continue)";
+  text += "\n";
+  constexpr std::size_t kShown = 5;
+  for (std::size_t i = 0; i < result.unsupported.size() && i < kShown; ++i) {
+    text += "unsupported: " + result.unsupported[i].first + ": " + result.unsupported[i].second + "\n";
+  }
+  if (result.unsupported.size() > kShown) {
+    text += fmt::format("unsupported: ... and {} more (all stored with their reasons)\n",
+                        result.unsupported.size() - kShown);
+  }
+  text += fmt::format("stored {} measurements in {}\n", result.stored, db);
+  if (!s.reference_error.empty()) text += "reference kernel not measured, no drift readings: " + s.reference_error + "\n";
+  else text += fmt::format("reference kernel: {} readings\n", s.references);
+  return text;
+}
+
+Expected<ProfileResult> RunProfile(const ProfileOptions& options, const BackendRegistry& registry, std::ostream& log) {
+  ProfileResult result;
+  const bool adaptive = options.sampler.strategy == "adaptive";
+  Sample sample;
+  if (!adaptive) {  // sampling errors (bad kinds, models) come before the store is touched
+    LATTE_ASSIGN_OR_RETURN(sample, SampleKernels(options.sampler));
+  }
+  LATTE_ASSIGN_OR_RETURN(Store store, Store::Open(options.db));
+  const DeviceInfo device = DeviceInfoFrom(ReadDeviceFingerprint());
+  nlohmann::json space = options.sampler.ToJson();
+  if (adaptive) {
+    MeasurementFilter filter;
+    filter.backend = options.campaign.backend;
+    filter.threads = options.campaign.run.num_threads;
+    filter.precision = std::string(PrecisionName(options.campaign.run.precision));
+    filter.device = device.key;
+    LATTE_ASSIGN_OR_RETURN(sample, AdaptiveSample(store, options.sampler, filter));
+    // Each adaptive run is a round of its own: its space is the kernels it picked.
+    std::vector<std::string> keys;
+    for (const Kernel& k : sample.kernels) keys.push_back(k.Key());
+    space["picked"] = keys;
+  }
+  result.notes = sample.notes;
+  result.command = CampaignCommand(options.campaign);
+  result.space = space.dump();
+  LATTE_ASSIGN_OR_RETURN(CampaignInfo campaign,
+                         store.FindOrCreateCampaign(result.command, result.space,
+                                                    static_cast<std::int64_t>(sample.kernels.size())));
+  result.campaign_id = campaign.id;
+  LATTE_ASSIGN_OR_RETURN(std::set<std::string> done, store.CampaignDoneKeys(campaign.id));
+
+  StoreWriterOptions writer_options;
+  writer_options.batch_size = options.batch_size;
+  writer_options.max_delay_secs = options.flush_secs;
+  StoreWriter writer(store, campaign.id, device, writer_options);
+  ProgressOptions progress_options;
+  progress_options.label = "profile";
+  progress_options.tty = options.tty;
+  progress_options.every_items = options.progress_every;
+  progress_options.every_secs = options.progress_secs;
+  Progress progress(log, sample.kernels.size(), progress_options);
+  ProgressListener progress_listener(progress);
+
+  UnsupportedCollector collector(result.unsupported);
+  LATTE_ASSIGN_OR_RETURN(result.summary, RunCampaign(sample.kernels, done, options.campaign, registry,
+                                                     {&writer, &collector, &progress_listener}));
+  result.stored = writer.stored();
+  return result;
+}
+
+}  // namespace latte

@@ -1,0 +1,711 @@
+#include "profile/space.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "import/import.h"
+#include "ir/kernel_graph.h"
+
+namespace latte {
+namespace {
+
+using I = std::int64_t;
+
+// The families of kernel.h, by how their params are laid out.
+enum class Family { kConv, kTransposeConv, kFullyConnected, kMatMul, kPool, kNhwc, kBinary, kConcat, kResize, kPad, kNone };
+
+bool IsBinary(OpKind op) {
+  switch (op) {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
+    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Family FamilyOf(OpKind op) {
+  switch (op) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: return Family::kConv;
+    case OpKind::kTransposeConv2D: return Family::kTransposeConv;
+    case OpKind::kFullyConnected: return Family::kFullyConnected;
+    case OpKind::kMatMul: return Family::kMatMul;
+    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: return Family::kPool;
+    case OpKind::kConcat: return Family::kConcat;
+    case OpKind::kResize: return Family::kResize;
+    case OpKind::kPad: return Family::kPad;
+    case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool: case OpKind::kSoftmax: case OpKind::kLogSoftmax:
+    case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
+    case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
+      return Family::kNhwc;
+    default:
+      break;
+  }
+  if (IsBinary(op)) return Family::kBinary;
+  const OpCategory category = OpCategoryOf(op);
+  if (category == OpCategory::kActivation || category == OpCategory::kElementwise) return Family::kNhwc;
+  return Family::kNone;
+}
+
+// Short names users type, beside every op's own name.
+const std::vector<std::pair<std::string_view, std::string_view>>& Aliases() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> aliases = {
+      {"conv", "conv2d"},
+      {"dwconv", "depthwise_conv2d"},
+      {"dwconv2d", "depthwise_conv2d"},
+      {"depthwise", "depthwise_conv2d"},
+      {"tconv", "transpose_conv2d"},
+      {"deconv", "transpose_conv2d"},
+      {"conv2d_transpose", "transpose_conv2d"},
+      {"fc", "fully_connected"},
+      {"dense", "fully_connected"},
+      {"linear", "fully_connected"},
+      {"maxpool", "max_pool2d"},
+      {"max_pool", "max_pool2d"},
+      {"avgpool", "avg_pool2d"},
+      {"avg_pool", "avg_pool2d"},
+      {"gap", "global_avg_pool"},
+      {"gmp", "global_max_pool"},
+      {"hswish", "hard_swish"},
+      {"hardswish", "hard_swish"},
+      {"hsigmoid", "hard_sigmoid"},
+      {"upsample", "resize"},
+  };
+  return aliases;
+}
+
+std::optional<OpKind> OpFromAlias(std::string_view text) {
+  for (const auto& [alias, name] : Aliases()) {
+    if (alias == text) return OpFromName(name);
+  }
+  return OpFromName(text);
+}
+
+Kernel WithFused(Kernel kernel, const Kernel& kind) {
+  kernel.fused = kind.fused;
+  kernel.dtype = kind.dtype;
+  return kernel;
+}
+
+// Constructors for each family, exactly the params kernel.h documents.
+Kernel ConvLike(OpKind op, I n, I ih, I iw, I ic, I oc, I kh, I kw, I sh, I sw, I groups) {
+  Kernel k;
+  k.op = op;
+  auto [pt, pb] = SamePads(ih, kh, sh);
+  auto [pl, pr] = SamePads(iw, kw, sw);
+  k.params = {{"n", n},   {"ih", ih}, {"iw", iw}, {"ic", ic}, {"oc", oc}, {"kh", kh}, {"kw", kw},   {"sh", sh}, {"sw", sw},
+              {"dh", 1},  {"dw", 1},  {"g", groups}, {"pt", pt}, {"pl", pl}, {"pb", pb}, {"pr", pr}, {"bias", 1}};
+  return k;
+}
+
+Kernel TransposeConvKernel(I h, I w, I ic, I oc, I k, I s) {
+  Kernel kernel;
+  kernel.op = OpKind::kTransposeConv2D;
+  // No padding: the output is (in - 1) × stride + kernel.
+  kernel.params = {{"n", 1},  {"ih", h},  {"iw", w},  {"ic", ic}, {"oc", oc}, {"kh", k},  {"kw", k},
+                   {"sh", s}, {"sw", s},  {"dh", 1},  {"dw", 1},  {"g", 1},   {"pt", 0},  {"pl", 0},
+                   {"pb", 0}, {"pr", 0},  {"bias", 1}, {"oh", (h - 1) * s + k}, {"ow", (w - 1) * s + k}};
+  return kernel;
+}
+
+Kernel FcKernel(I m, I k, I n) {
+  Kernel kernel;
+  kernel.op = OpKind::kFullyConnected;
+  kernel.params = {{"m", m}, {"k", k}, {"n", n}, {"bias", 1}};
+  return kernel;
+}
+
+Kernel MatMulKernel(I b, I m, I k, I n) {
+  Kernel kernel;
+  kernel.op = OpKind::kMatMul;
+  kernel.params = {{"b", b}, {"m", m}, {"k", k}, {"n", n}};
+  return kernel;
+}
+
+Kernel PoolKernel(OpKind op, I h, I w, I c, I k, I s) {
+  Kernel kernel;
+  kernel.op = op;
+  auto [pt, pb] = SamePads(h, k, s);
+  auto [pl, pr] = SamePads(w, k, s);
+  kernel.params = {{"n", 1},  {"ih", h}, {"iw", w}, {"c", c},   {"kh", k},  {"kw", k},
+                   {"sh", s}, {"sw", s}, {"pt", pt}, {"pl", pl}, {"pb", pb}, {"pr", pr}};
+  return kernel;
+}
+
+Kernel NhwcKernel(OpKind op, I h, I w, I c) {
+  Kernel kernel;
+  kernel.op = op;
+  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c}};
+  switch (op) {
+    case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
+      kernel.params["axes"] = 6;  // H and W: the global-pooling reduction models use
+      break;
+    case OpKind::kTranspose:  // NHWC → NCHW, the transpose models insert most
+      kernel.params.insert({{"perm0", 0}, {"perm1", 3}, {"perm2", 1}, {"perm3", 2}});
+      break;
+    case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
+      kernel.params["block"] = 2;
+      break;
+    default:
+      break;
+  }
+  return kernel;
+}
+
+Kernel BinaryKernel(OpKind op, I h, I w, I c) {
+  Kernel kernel;
+  kernel.op = op;
+  kernel.params = {{"a0", 1}, {"a1", h}, {"a2", w}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", w}, {"b3", c}};
+  return kernel;
+}
+
+Kernel ConcatKernel(I h, I w, I c0, I c1) {
+  Kernel kernel;
+  kernel.op = OpKind::kConcat;
+  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c0 + c1}, {"axis", 3}, {"inputs", 2}, {"d0", c0}, {"d1", c1}};
+  return kernel;
+}
+
+Kernel ResizeKernel(I h, I w, I c, I scale, I mode) {
+  Kernel kernel;
+  kernel.op = OpKind::kResize;
+  kernel.params = {{"n", 1}, {"ih", h}, {"iw", w}, {"c", c}, {"oh", h * scale}, {"ow", w * scale}, {"mode", mode}};
+  return kernel;
+}
+
+Kernel PadKernel(I h, I w, I c) {
+  Kernel kernel;
+  kernel.op = OpKind::kPad;
+  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c}};
+  // One pixel around the spatial dims (the pad before a stride-2 valid conv).
+  static const char* const kNames[] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
+  for (int i = 0; i < 8; ++i) kernel.params[kNames[i]] = (i % 4 == 1 || i % 4 == 2) ? 1 : 0;
+  return kernel;
+}
+
+// The grids behind --grid; values chosen as DESIGN.md describes the original systems.
+const std::vector<I> kTfliteKernels = {1, 2, 3, 5};
+const std::vector<I> kTfliteFilters = {16, 32, 64, 128, 256};
+const std::vector<I> kTfliteSizes = {8, 16, 32, 64};
+const std::vector<I> kTfliteCin = {16, 32, 48};
+const std::vector<I> kTfliteStrides = {1, 2, 3};
+const std::vector<I> kTensorrtKernels = {1, 3, 5, 7};
+const std::vector<I> kTensorrtStrides = {1, 2};
+const std::vector<I> kTensorrtCout = {16, 32, 64, 128, 256};
+const std::vector<double> kTensorrtRatios = {4, 2, 1, 0.5, 0.25};
+const std::vector<I> kCnnSizes = {7, 14, 28, 56, 112};
+const std::vector<I> kChannels = {16, 32, 64, 128, 256, 512};
+
+// H log-spaced from 7 to 256 in 8 steps: 7 12 20 33 55 92 153 256.
+std::vector<I> TensorrtSizes() {
+  std::vector<I> sizes;
+  for (int i = 0; i < 8; ++i) sizes.push_back(std::llround(7 * std::pow(256.0 / 7.0, i / 7.0)));
+  return sizes;
+}
+
+std::string Joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// Log-uniform integer in [lo, hi].
+I LogUniform(SplitMix64& rng, I lo, I hi) {
+  const double x = std::exp(std::log(static_cast<double>(lo)) +
+                            rng.Uniform() * (std::log(static_cast<double>(hi)) - std::log(static_cast<double>(lo))));
+  return std::clamp<I>(std::llround(x), lo, hi);
+}
+
+template <typename T>
+T Pick(SplitMix64& rng, const std::vector<T>& choices) {
+  return choices[rng.Below(choices.size())];
+}
+
+// One random kernel of `op`'s family (not yet checked for size).
+std::optional<Kernel> DrawKernel(OpKind op, SplitMix64& rng) {
+  switch (FamilyOf(op)) {
+    case Family::kConv: {
+      const I h = LogUniform(rng, 4, 224), k = Pick<I>(rng, {1, 3, 5, 7}), s = Pick<I>(rng, {1, 2});
+      if (op == OpKind::kDepthwiseConv2D) {
+        const I c = LogUniform(rng, 8, 1024);
+        return ConvKernel(op, h, h, c, c, k == 1 ? 3 : k, s);
+      }
+      return ConvKernel(op, h, h, LogUniform(rng, 3, 512), LogUniform(rng, 8, 512), k, s);
+    }
+    case Family::kTransposeConv: {
+      const I h = LogUniform(rng, 4, 64);
+      return TransposeConvKernel(h, h, LogUniform(rng, 8, 256), LogUniform(rng, 8, 256), Pick<I>(rng, {2, 3, 4}),
+                                 Pick<I>(rng, {1, 2}));
+    }
+    case Family::kFullyConnected:
+      return FcKernel(Pick<I>(rng, {1, 1, 1, 8, 32}), LogUniform(rng, 16, 4096), LogUniform(rng, 16, 4096));
+    case Family::kMatMul:
+      return MatMulKernel(1, LogUniform(rng, 8, 1024), LogUniform(rng, 8, 1024), LogUniform(rng, 8, 1024));
+    case Family::kPool: {
+      const I h = LogUniform(rng, 4, 224);
+      return PoolKernel(op, h, h, LogUniform(rng, 8, 512), Pick<I>(rng, {2, 3}), Pick<I>(rng, {1, 2}));
+    }
+    case Family::kNhwc: {
+      I h = LogUniform(rng, 2, 224), c = LogUniform(rng, 8, 1024);
+      if (op == OpKind::kSpaceToDepth) h += h % 2;
+      if (op == OpKind::kDepthToSpace) c = (c + 3) / 4 * 4;
+      return NhwcKernel(op, h, h, c);
+    }
+    case Family::kBinary: {
+      const I h = LogUniform(rng, 2, 224);
+      return BinaryKernel(op, h, h, LogUniform(rng, 8, 1024));
+    }
+    case Family::kConcat: {
+      const I h = LogUniform(rng, 4, 112);
+      return ConcatKernel(h, h, LogUniform(rng, 8, 512), LogUniform(rng, 8, 512));
+    }
+    case Family::kResize: {
+      const I h = LogUniform(rng, 4, 112);
+      return ResizeKernel(h, h, LogUniform(rng, 8, 256), 2, Pick<I>(rng, {0, 1}));
+    }
+    case Family::kPad: {
+      const I h = LogUniform(rng, 4, 112);
+      return PadKernel(h, h, LogUniform(rng, 8, 256));
+    }
+    case Family::kNone:
+      break;
+  }
+  return std::nullopt;
+}
+
+// Random draws stay runnable in a campaign: at most 16M elements in a tensor, 4 GMAC in a conv.
+bool SmallEnough(const Kernel& k) {
+  constexpr I kMaxElements = I{1} << 24;
+  const Family family = FamilyOf(k.op);
+  if (family == Family::kConv) {
+    const I oh = (k.Param("ih") + k.Param("sh") - 1) / k.Param("sh");
+    const I ow = (k.Param("iw") + k.Param("sw") - 1) / k.Param("sw");
+    const I macs = oh * ow * k.Param("oc") * k.Param("kh") * k.Param("kw") * k.Param("ic") / k.Param("g");
+    return k.Param("ih") * k.Param("iw") * k.Param("ic") <= kMaxElements && oh * ow * k.Param("oc") <= kMaxElements &&
+           macs <= I{4} * 1000 * 1000 * 1000;
+  }
+  if (family == Family::kTransposeConv) {
+    return k.Param("oh") * k.Param("ow") * k.Param("oc") <= kMaxElements;
+  }
+  if (family == Family::kMatMul) return k.Param("m") * k.Param("k") * k.Param("n") <= I{1} << 30;
+  if (family == Family::kNhwc || family == Family::kBinary) {
+    const I h = k.params.count("h") ? k.Param("h") : k.Param("a1");
+    const I c = k.params.count("c") ? k.Param("c") : k.Param("a3");
+    return h * h * c <= kMaxElements;
+  }
+  return true;
+}
+
+// Channel and size steps of NeighbourKernels.
+constexpr I kChannelStep = 8;
+I SizeStep(I size) { return std::max<I>(1, size / 8); }
+
+// Sets spatial size of a conv/pool-like kernel and recomputes SAME pads if it had them.
+void ResizeSpatial(Kernel& k, I ih, I iw, const Kernel& original) {
+  auto [opt, opb] = SamePads(original.Param("ih"), original.Param("kh"), original.Param("sh"), original.Param("dh", 1));
+  auto [opl, opr] = SamePads(original.Param("iw"), original.Param("kw"), original.Param("sw"), original.Param("dw", 1));
+  const bool was_same = original.Param("pt") == opt && original.Param("pb") == opb && original.Param("pl") == opl &&
+                        original.Param("pr") == opr;
+  k.params["ih"] = ih;
+  k.params["iw"] = iw;
+  if (was_same) {
+    auto [pt, pb] = SamePads(ih, k.Param("kh"), k.Param("sh"), k.Param("dh", 1));
+    auto [pl, pr] = SamePads(iw, k.Param("kw"), k.Param("sw"), k.Param("dw", 1));
+    k.params["pt"] = pt;
+    k.params["pb"] = pb;
+    k.params["pl"] = pl;
+    k.params["pr"] = pr;
+  }
+}
+
+// True when the window fits the padded input (an output of at least one pixel).
+bool WindowFits(const Kernel& k) {
+  const I eh = (k.Param("kh") - 1) * k.Param("dh", 1) + 1, ew = (k.Param("kw") - 1) * k.Param("dw", 1) + 1;
+  return k.Param("ih") + k.Param("pt") + k.Param("pb") >= eh && k.Param("iw") + k.Param("pl") + k.Param("pr") >= ew;
+}
+
+bool AllPositive(const Kernel& k) {
+  for (const auto& [name, value] : k.params) {
+    // Pads, bias, axes, perm and mode may be 0; every size must be positive.
+    if (value <= 0 && name != "bias" && name != "axis" && name != "axes" && name != "mode" && name[0] != 'p') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::uint64_t SplitMix64::Next() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double SplitMix64::Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+std::uint64_t SplitMix64::Below(std::uint64_t n) { return n == 0 ? 0 : Next() % n; }
+
+Expected<Kernel> ParseKindAlias(std::string_view text) {
+  Kernel kernel;
+  size_t start = 0;
+  bool first = true;
+  while (true) {
+    const size_t end = text.find('+', start);
+    const std::string_view part = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    std::optional<OpKind> op = OpFromAlias(part);
+    if (!op || *op == OpKind::kOpaque) {
+      return InvalidInput("unknown kernel kind '" + std::string(part) + "' in '" + std::string(text) +
+                          "' (an op name such as conv2d, or one of: " + KindAliasHelp() + ")");
+    }
+    if (first) kernel.op = *op;
+    else kernel.fused.push_back(*op);
+    first = false;
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return kernel;
+}
+
+Expected<std::vector<Kernel>> ParseKindList(std::string_view list) {
+  std::vector<Kernel> kinds;
+  std::set<std::string> seen;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    std::string_view item = list.substr(start, end - start);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) return InvalidInput("empty kernel kind in '" + std::string(list) + "'");
+    LATTE_ASSIGN_OR_RETURN(Kernel kind, ParseKindAlias(item));
+    if (seen.insert(kind.Kind()).second) kinds.push_back(kind);
+    start = end + 1;
+  }
+  return kinds;
+}
+
+std::string KindAliasHelp() {
+  std::map<std::string, std::vector<std::string>> by_name;
+  for (const auto& [alias, name] : Aliases()) by_name[std::string(name)].push_back(std::string(alias));
+  std::vector<std::string> items;
+  for (const auto& [name, aliases] : by_name) {
+    std::string item;
+    for (const std::string& alias : aliases) item += (item.empty() ? "" : "/") + alias;
+    items.push_back(item + " (" + name + ")");
+  }
+  return Joined(items);
+}
+
+std::pair<I, I> SamePads(I in, I kernel, I stride, I dilation) {
+  const I out = (in + stride - 1) / stride;
+  const I effective = (kernel - 1) * dilation + 1;
+  const I total = std::max<I>(0, (out - 1) * stride + effective - in);
+  return {total / 2, total - total / 2};
+}
+
+Kernel ConvKernel(OpKind op, I h, I w, I cin, I cout, I k, I stride) {
+  return ConvLike(op, 1, h, w, cin, cout, k, k, stride, stride, op == OpKind::kDepthwiseConv2D ? cin : 1);
+}
+
+std::string GridNameFor(const Kernel& kind, std::string_view grid) {
+  if (grid == "tflite" && kind.op == OpKind::kConv2D) return "tflite";
+  if (grid == "tensorrt" && (kind.op == OpKind::kConv2D || kind.op == OpKind::kDepthwiseConv2D)) return "tensorrt";
+  if (kind.op == OpKind::kConv2D) return "tflite";  // conv2d's default grid is the estimator's
+  return "default";
+}
+
+Expected<std::vector<Kernel>> GridKernels(const Kernel& kind, std::string_view grid) {
+  if (grid != "default" && grid != "tflite" && grid != "tensorrt") {
+    return InvalidInput("unknown grid '" + std::string(grid) + "' (default, tflite, tensorrt)");
+  }
+  const std::string name = GridNameFor(kind, grid);
+  const OpKind op = kind.op;
+  std::vector<Kernel> kernels;
+  auto add = [&](Kernel k) { kernels.push_back(WithFused(std::move(k), kind)); };
+  if (name == "tflite") {
+    // kernel × filters × H=W × Cin × stride, SAME padding (the estimator's generated models).
+    for (I k : kTfliteKernels)
+      for (I filters : kTfliteFilters)
+        for (I h : kTfliteSizes)
+          for (I cin : kTfliteCin)
+            for (I s : kTfliteStrides) add(ConvKernel(op, h, h, cin, filters, k, s));
+    return kernels;
+  }
+  if (name == "tensorrt") {
+    // kernel × stride × H × Cout × Cin/Cout ratio (depthwise: Cin = Cout), batch 1.
+    for (I k : kTensorrtKernels)
+      for (I s : kTensorrtStrides)
+        for (I h : TensorrtSizes())
+          for (I cout : kTensorrtCout) {
+            if (op == OpKind::kDepthwiseConv2D) {
+              add(ConvKernel(op, h, h, cout, cout, k, s));
+              continue;
+            }
+            for (double ratio : kTensorrtRatios) {
+              add(ConvKernel(op, h, h, std::max<I>(1, std::llround(ratio * static_cast<double>(cout))), cout, k, s));
+            }
+          }
+    return kernels;
+  }
+  switch (FamilyOf(op)) {
+    case Family::kConv:  // depthwise: kernel × channels × H × stride
+      for (I k : {3, 5, 7})
+        for (I c : kChannels)
+          for (I h : kCnnSizes)
+            for (I s : {1, 2}) add(ConvKernel(op, h, h, c, c, k, s));
+      break;
+    case Family::kTransposeConv:
+      for (I k : {2, 3, 4})
+        for (I h : {7, 14, 28})
+          for (I cin : {16, 32, 64})
+            for (I cout : {16, 32, 64}) add(TransposeConvKernel(h, h, cin, cout, k, 2));
+      break;
+    case Family::kFullyConnected:
+      for (I k : {64, 128, 256, 512, 1024, 2048})
+        for (I n : {64, 128, 256, 512, 1024, 2048}) add(FcKernel(1, k, n));
+      break;
+    case Family::kMatMul:
+      for (I m : {16, 64, 256})
+        for (I k : {16, 64, 256})
+          for (I n : {16, 64, 256}) add(MatMulKernel(1, m, k, n));
+      break;
+    case Family::kPool:
+      for (I k : {2, 3})
+        for (I s : {1, 2})
+          for (I h : kCnnSizes)
+            for (I c : {16, 32, 64, 128, 256}) add(PoolKernel(op, h, h, c, k, s));
+      break;
+    case Family::kNhwc:
+      // space_to_depth needs even sizes: the power-of-two ladder instead of the CNN one.
+      for (I h : op == OpKind::kSpaceToDepth ? std::vector<I>{8, 16, 32, 64, 128} : kCnnSizes)
+        for (I c : kChannels) add(NhwcKernel(op, h, h, c));
+      break;
+    case Family::kBinary:
+      for (I h : kCnnSizes)
+        for (I c : kChannels) add(BinaryKernel(op, h, h, c));
+      break;
+    case Family::kConcat:
+      for (I h : {7, 14, 28, 56})
+        for (I c0 : {16, 32, 64, 128})
+          for (I c1 : {16, 32, 64, 128}) add(ConcatKernel(h, h, c0, c1));
+      break;
+    case Family::kResize:
+      for (I h : {7, 14, 28, 56})
+        for (I c : {16, 32, 64, 128})
+          for (I mode : {0, 1}) add(ResizeKernel(h, h, c, 2, mode));
+      break;
+    case Family::kPad:
+      for (I h : kCnnSizes)
+        for (I c : kChannels) add(PadKernel(h, h, c));
+      break;
+    case Family::kNone:
+      return Unsupported("no built-in grid for kernel kind '" + kind.Kind() + "'");
+  }
+  return kernels;
+}
+
+Expected<std::vector<Kernel>> RandomKernels(const Kernel& kind, std::size_t count, std::uint64_t seed) {
+  if (FamilyOf(kind.op) == Family::kNone) {
+    return Unsupported("no sampling ranges for kernel kind '" + kind.Kind() + "'");
+  }
+  // Each kind gets its own stream, so adding a kind to --kernels does not change the others' draws.
+  std::uint64_t kind_seed = seed;
+  for (char c : kind.Kind()) kind_seed = kind_seed * 131 + static_cast<unsigned char>(c);
+  SplitMix64 rng(kind_seed);
+  std::vector<Kernel> kernels;
+  std::set<std::string> seen;
+  // Small spaces (few distinct draws) end early rather than loop forever.
+  for (std::size_t attempt = 0; kernels.size() < count && attempt < count * 50 + 100; ++attempt) {
+    std::optional<Kernel> k = DrawKernel(kind.op, rng);
+    if (!k || !SmallEnough(*k)) continue;
+    Kernel kernel = WithFused(std::move(*k), kind);
+    if (seen.insert(kernel.Key()).second) kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}
+
+std::vector<Kernel> NeighbourKernels(const Kernel& kernel) {
+  std::vector<Kernel> out;
+  auto keep = [&](const Kernel& k) {
+    if (!AllPositive(k) || k == kernel) return;
+    const Family family = FamilyOf(k.op);
+    if ((family == Family::kConv || family == Family::kPool || family == Family::kTransposeConv) && !WindowFits(k)) return;
+    out.push_back(k);
+  };
+  const Family family = FamilyOf(kernel.op);
+  for (I delta : {-1, 1}) {
+    switch (family) {
+      case Family::kConv:
+      case Family::kTransposeConv: {
+        const I g = kernel.Param("g", 1), ic = kernel.Param("ic"), oc = kernel.Param("oc");
+        if (g == ic && g > 1) {  // depthwise: channels move together, multiplier kept
+          Kernel k = kernel;
+          const I c = ic + delta * kChannelStep;
+          k.params["ic"] = c;
+          k.params["g"] = c;
+          k.params["oc"] = c * (oc / ic);
+          keep(k);
+        } else if (g == 1) {
+          Kernel k = kernel;
+          k.params["ic"] = ic + delta * kChannelStep;
+          keep(k);
+          k = kernel;
+          k.params["oc"] = oc + delta * kChannelStep;
+          keep(k);
+        }
+        Kernel k = kernel;
+        ResizeSpatial(k, kernel.Param("ih") + delta * SizeStep(kernel.Param("ih")),
+                      kernel.Param("iw") + delta * SizeStep(kernel.Param("iw")), kernel);
+        if (family == Family::kTransposeConv) {  // keep the output's extra rows (output padding)
+          k.params["oh"] = kernel.Param("oh") + (k.Param("ih") - kernel.Param("ih")) * kernel.Param("sh");
+          k.params["ow"] = kernel.Param("ow") + (k.Param("iw") - kernel.Param("iw")) * kernel.Param("sw");
+        }
+        keep(k);
+        break;
+      }
+      case Family::kFullyConnected: {
+        Kernel k = kernel;
+        k.params["k"] = kernel.Param("k") + delta * kChannelStep;
+        keep(k);
+        k = kernel;
+        k.params["n"] = kernel.Param("n") + delta * kChannelStep;
+        keep(k);
+        break;
+      }
+      case Family::kPool: {
+        Kernel k = kernel;
+        k.params["c"] = kernel.Param("c") + delta * kChannelStep;
+        keep(k);
+        k = kernel;
+        ResizeSpatial(k, kernel.Param("ih") + delta * SizeStep(kernel.Param("ih")),
+                      kernel.Param("iw") + delta * SizeStep(kernel.Param("iw")), kernel);
+        keep(k);
+        break;
+      }
+      case Family::kNhwc: {
+        if (kernel.op == OpKind::kDepthToSpace || kernel.op == OpKind::kSpaceToDepth) break;  // divisibility
+        Kernel k = kernel;
+        k.params["c"] = kernel.Param("c") + delta * kChannelStep;
+        keep(k);
+        if (kernel.Param("h") > 1 || kernel.Param("w") > 1) {
+          k = kernel;
+          k.params["h"] = kernel.Param("h") + delta * SizeStep(kernel.Param("h"));
+          k.params["w"] = kernel.Param("w") + delta * SizeStep(kernel.Param("w"));
+          keep(k);
+        }
+        break;
+      }
+      case Family::kBinary: {
+        // Move a dim of both operands where they agree; a broadcast dim (1) stays.
+        for (int dim : {3, 1}) {
+          Kernel k = kernel;
+          static const char* const kA[] = {"a0", "a1", "a2", "a3"};
+          static const char* const kB[] = {"b0", "b1", "b2", "b3"};
+          for (int d : dim == 3 ? std::vector<int>{3} : std::vector<int>{1, 2}) {
+            const std::string a = kA[d], b = kB[d];
+            const I step = dim == 3 ? kChannelStep : SizeStep(kernel.Param(a));
+            if (kernel.Param(a) > 1) k.params[a] = kernel.Param(a) + delta * step;
+            if (kernel.Param(b) == kernel.Param(a) && kernel.Param(b) > 1) k.params[b] = k.Param(a);
+          }
+          keep(k);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+nlohmann::json SamplerConfig::ToJson() const {
+  nlohmann::json json = {{"strategy", strategy}, {"kinds", kinds}, {"seed", seed}, {"max_kernels", max_kernels}};
+  if (strategy == "grid") json["grid"] = grid;
+  if (strategy == "from-models") {
+    json["models"] = models;
+    json["neighbours"] = neighbours;
+    nlohmann::json shapes = nlohmann::json::object();
+    for (const auto& [name, shape] : input_shapes) shapes[name] = shape;
+    json["input_shapes"] = shapes;
+  }
+  return json;
+}
+
+Expected<Sample> SampleKernels(const SamplerConfig& config) {
+  Sample sample;
+  std::vector<Kernel> kinds;
+  for (const std::string& text : config.kinds) {
+    LATTE_ASSIGN_OR_RETURN(Kernel kind, ParseKindAlias(text));
+    kinds.push_back(kind);
+  }
+  std::set<std::string> seen;
+  auto add = [&](const Kernel& k) {
+    if (seen.insert(k.Key()).second) sample.kernels.push_back(k);
+  };
+  if (config.strategy == "grid" || config.strategy == "random") {
+    if (kinds.empty()) return InvalidInput("no kernel kinds to sample (--kernels)");
+    if (config.strategy == "random" && config.max_kernels == 0) {
+      return InvalidInput("the random strategy needs a count (--max-kernels)");
+    }
+    for (const Kernel& kind : kinds) {
+      // Random: each kind gets an equal share of max_kernels (the remainder to the first kinds).
+      const std::size_t share = config.max_kernels / kinds.size() +
+                                (static_cast<std::size_t>(&kind - kinds.data()) < config.max_kernels % kinds.size());
+      auto kernels = config.strategy == "grid" ? GridKernels(kind, config.grid) : RandomKernels(kind, share, config.seed);
+      if (!kernels.ok()) return kernels.status();
+      for (const Kernel& k : *kernels) add(k);
+      sample.notes.push_back(kind.Kind() + ": " + std::to_string(kernels->size()) + " kernels" +
+                             (config.strategy == "grid" ? " (" + GridNameFor(kind, config.grid) + " grid)" : ""));
+    }
+    // Shuffled together: a campaign stopped by its budget has still covered every kind evenly.
+    SplitMix64 rng(config.seed);
+    for (std::size_t i = sample.kernels.size(); i > 1; --i) std::swap(sample.kernels[i - 1], sample.kernels[rng.Below(i)]);
+  } else if (config.strategy == "from-models") {
+    if (config.models.empty()) return InvalidInput("the from-models strategy needs model files (--models)");
+    ImportOptions import_options;
+    import_options.input_shapes = config.input_shapes;
+    std::vector<Kernel> neighbours;
+    for (const std::string& path : config.models) {
+      auto graph = ImportModel(path, import_options);
+      if (!graph.ok()) return graph.status().WithContext(path);
+      auto grouping = GroupIntoKernels(*graph, FusionRules::Default());
+      if (!grouping.ok()) return grouping.status().WithContext(path);
+      std::size_t taken = 0;
+      for (const KernelGroup& group : grouping->kernels) {
+        // A plain kind ("conv2d") takes every kernel with that main op; a fused kind only itself.
+        const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
+                              return kind.fused.empty() ? kind.op == group.kernel.op : kind.Kind() == group.kernel.Kind();
+                            });
+        if (!wanted) continue;
+        ++taken;
+        add(group.kernel);
+        if (config.neighbours) {
+          for (const Kernel& n : NeighbourKernels(group.kernel)) neighbours.push_back(n);
+        }
+      }
+      sample.notes.push_back(path + ": " + std::to_string(taken) + " of " + std::to_string(grouping->kernels.size()) +
+                             " kernels taken");
+      for (const UncoveredNode& node : grouping->uncovered) {
+        sample.notes.push_back(path + ": " + DescribeNode(*graph, node.node) + " is in no kernel, not profiled: " + node.why);
+      }
+    }
+    const std::size_t model_kernels = sample.kernels.size();
+    for (const Kernel& n : neighbours) add(n);
+    sample.notes.push_back(std::to_string(model_kernels) + " distinct model kernels, " +
+                           std::to_string(sample.kernels.size() - model_kernels) + " neighbours");
+  } else if (config.strategy == "adaptive") {
+    // It samples from the store's measurements: profile/adaptive.h, called by RunProfile.
+    return InvalidInput("the adaptive strategy samples from a store: use AdaptiveSample (profile/adaptive.h)");
+  } else {
+    return InvalidInput("unknown strategy '" + config.strategy + "' (grid, random, from-models, adaptive)");
+  }
+  if (config.max_kernels > 0 && sample.kernels.size() > config.max_kernels) {
+    sample.notes.push_back("kept the first " + std::to_string(config.max_kernels) + " of " +
+                           std::to_string(sample.kernels.size()) + " kernels (--max-kernels)");
+    sample.kernels.resize(config.max_kernels);
+  }
+  return sample;
+}
+
+}  // namespace latte

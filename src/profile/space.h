@@ -1,0 +1,96 @@
+#pragma once
+// Config spaces of kernels and the samplers that draw from them: built-in grids (the TFLite
+// estimator's, the TensorRT conv library's, one per other kind), log-uniform random draws, and
+// the kernels of real models plus a neighbourhood around each. Every sampler is deterministic
+// under its seed: the same config gives the same kernels in the same order.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "ir/kernel.h"
+#include "ir/tensor.h"
+
+namespace latte {
+
+/// A kernel kind as users type it: "conv2d", "dwconv2d", "depthwise_conv2d", "fc+relu",
+/// "conv+add+relu" (each part an op name or a short alias). Returns a Kernel with op and fused
+/// set and no params. Fails naming the unknown part and listing the aliases.
+Expected<Kernel> ParseKindAlias(std::string_view text);
+/// A comma-separated list of kinds (duplicates removed, order kept).
+Expected<std::vector<Kernel>> ParseKindList(std::string_view list);
+/// "conv (conv2d), dwconv/dwconv2d (depthwise_conv2d), ...": for --help and errors.
+std::string KindAliasHelp();
+
+/// TF's SAME padding of one spatial dim: {before, after}.
+std::pair<std::int64_t, std::int64_t> SamePads(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                                               std::int64_t dilation = 1);
+
+/// A conv2d / depthwise_conv2d kernel with SAME padding, dilation 1 and a bias (batch 1).
+/// For depthwise, `cout` is channels × multiplier and groups = cin.
+Kernel ConvKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t cin, std::int64_t cout, std::int64_t k,
+                  std::int64_t stride);
+
+/// The size of one grid for `kind` (its main op decides; fused ops ride along). `grid` is
+/// "default", "tflite" or "tensorrt"; a named grid that has no version for the kind's op
+/// falls back to the op's default grid (GridNameFor says which one is used).
+std::string GridNameFor(const Kernel& kind, std::string_view grid);
+/// Every kernel of the grid, in nested-loop order. Fails for a kind with no built-in grid.
+Expected<std::vector<Kernel>> GridKernels(const Kernel& kind, std::string_view grid);
+
+/// `count` distinct kernels of `kind` drawn log-uniformly within the kind's ranges (sizes) and
+/// uniformly among its discrete choices (kernel sizes, strides), from `seed`.
+Expected<std::vector<Kernel>> RandomKernels(const Kernel& kind, std::size_t count, std::uint64_t seed);
+
+/// Kernels one step away from `kernel`: channels ±8 (one at a time: in, out) and spatial size
+/// ±max(1, size/8) (height and width together), pads recomputed when the original used SAME
+/// padding. Non-positive or otherwise impossible neighbours are left out. Kinds whose params
+/// do not split into channels and size (concat, resize, pad, matmul) have no neighbours.
+std::vector<Kernel> NeighbourKernels(const Kernel& kernel);
+
+/// What a sampler draws: the campaign's config space (its JSON is part of the campaign's identity).
+struct SamplerConfig {
+  std::string strategy = "grid";    // grid | random | from-models | adaptive (adaptive.h: needs a store)
+  std::vector<std::string> kinds;   // canonical kinds (Kernel::Kind()); from-models: empty = all
+  std::string grid = "default";     // grid: default | tflite | tensorrt
+  std::vector<std::string> models;  // from-models: model files
+  std::map<std::string, Shape> input_shapes;  // from-models: --input-shape overrides
+  bool neighbours = true;           // from-models: add each kernel's neighbourhood
+  std::uint64_t seed = 0;
+  std::size_t max_kernels = 0;      // 0 = the whole grid / every model kernel; random, adaptive: required
+  nlohmann::json ToJson() const;
+};
+
+/// What a config drew, and notes for the user (per-kind counts, model nodes left out and why).
+struct Sample {
+  std::vector<Kernel> kernels;
+  std::vector<std::string> notes;
+};
+
+/// The kernels a config draws, deduplicated by key, in a deterministic order: grid and random
+/// kernels of all kinds shuffled together under `seed` (so a campaign cut short by its budget
+/// still covers every kind evenly), model kernels in model order followed by their neighbours.
+/// Truncated to max_kernels when set. Models that fail to import fail the call, naming the file.
+Expected<Sample> SampleKernels(const SamplerConfig& config);
+
+/// Deterministic 64-bit generator (splitmix64): the same sequence on every platform and library,
+/// unlike std:: distributions.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t Next();
+  /// Uniform in [0, 1).
+  double Uniform();
+  /// Uniform integer in [0, n).
+  std::uint64_t Below(std::uint64_t n);
+
+ private:
+  std::uint64_t state_;
+};
+
+}  // namespace latte

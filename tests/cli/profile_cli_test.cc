@@ -1,0 +1,240 @@
+// `latte profile` as users run it: small campaigns into a temporary store, resume after
+// SIGKILL, unsupported kernels recorded once, bad flags exit 2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "db/store.h"
+#include "run_latte.h"
+
+namespace latte {
+namespace {
+
+using testing::RunLatte;
+using testing::RunResult;
+using testing::TempDir;
+
+// Fast kernels and short runs: these tests check logic, not times.
+std::vector<std::string> Quick(std::vector<std::string> args, const std::string& db, const std::string& min_secs = "0") {
+  for (const char* a : {"--num_runs", "3", "--warmup_runs", "1", "--min_secs"}) args.push_back(a);
+  args.push_back(min_secs);
+  args.push_back("--db");
+  args.push_back(db);
+  return args;
+}
+
+std::map<std::string, double> StoredP50(const std::string& db) {
+  std::map<std::string, double> out;
+  auto store = Store::Open(db);
+  EXPECT_TRUE(store.ok()) << store.status().message();
+  if (!store.ok()) return out;
+  auto rows = store->QueryMeasurements();
+  EXPECT_TRUE(rows.ok()) << rows.status().message();
+  if (!rows.ok()) return out;
+  for (const StoredMeasurement& row : *rows) {
+    EXPECT_TRUE(out.emplace(row.kernel.Key(), row.stats.p50).second) << "duplicate row for " << row.kernel.Key();
+  }
+  return out;
+}
+
+TEST(ProfileCli, SmallCampaignFillsTheStoreAndARerunSkipsIt) {
+  TempDir dir;
+  const std::string db = (dir.path() / "p.db").string();
+  auto args = Quick({"profile", "--kernels", "relu,add", "--max-kernels", "6"}, db);
+  RunResult first = RunLatte(args, dir.path());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("measured 6, unsupported 0, remaining 0"), std::string::npos) << first.out;
+  EXPECT_NE(first.err.find("profile 6/6"), std::string::npos) << first.err;  // plain progress lines (not a tty)
+  EXPECT_EQ(first.err.find('\r'), std::string::npos);
+  const auto rows = StoredP50(db);
+  EXPECT_EQ(rows.size(), 6u);
+  std::set<std::string> kinds;
+  for (const auto& [key, p50] : rows) {
+    kinds.insert(key.substr(0, key.find('|')));
+    EXPECT_GT(p50, 0);
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"relu", "add"}));
+
+  RunResult second = RunLatte(args, dir.path());
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("6 done in earlier runs"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("measured 0"), std::string::npos) << second.out;
+  EXPECT_EQ(StoredP50(db), rows);  // nothing re-measured, nothing added
+
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto campaigns = store->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  ASSERT_EQ(campaigns->size(), 1u);  // same command + space: the same campaign
+  EXPECT_EQ((*campaigns)[0].status, "done");
+  auto refs = store->ListReferences((*campaigns)[0].id);
+  ASSERT_TRUE(refs.ok());
+  EXPECT_GE(refs->size(), 2u);  // at the start and at the end
+}
+
+TEST(ProfileCli, UnsupportedKernelIsRecordedOnceWithItsReason) {
+  TempDir dir;
+  const std::string db = (dir.path() / "u.db").string();
+  // XNNPACK has no exp operator.
+  auto args = Quick({"profile", "--kernels", "exp", "--max-kernels", "2"}, db);
+  RunResult first = RunLatte(args, dir.path());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("measured 0, unsupported 2"), std::string::npos) << first.out;
+  RunResult second = RunLatte(args, dir.path());
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("measured 0, unsupported 0, remaining 0"), std::string::npos) << second.out;
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto unsupported = store->QueryUnsupported();
+  ASSERT_TRUE(unsupported.ok());
+  ASSERT_EQ(unsupported->size(), 2u);
+  EXPECT_EQ((*unsupported)[0].first.Kind(), "exp");
+  EXPECT_NE((*unsupported)[0].second.find("exp"), std::string::npos) << (*unsupported)[0].second;
+  EXPECT_TRUE(store->QueryMeasurements()->empty());
+}
+
+TEST(ProfileCli, BudgetStopsCleanlyAndMarksTheCampaignStopped) {
+  TempDir dir;
+  const std::string db = (dir.path() / "b.db").string();
+  // 30 kernels at ≥ 50 ms of timed runs each need more than the 1 s budget.
+  auto args = Quick({"profile", "--kernels", "relu", "--budget", "1s"}, db, "0.05");
+  RunResult first = RunLatte(args, dir.path());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("budget spent"), std::string::npos) << first.out;
+  const auto after_first = StoredP50(db);
+  EXPECT_GT(after_first.size(), 0u);
+  EXPECT_LT(after_first.size(), 30u);
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store->ListCampaigns())[0].status, "stopped");
+}
+
+// The resume test of issue 4: kill -9 mid-run, rerun, nothing completed lost or duplicated.
+TEST(ProfileCli, ResumesAfterSigkillWithNothingLostOrDuplicated) {
+  TempDir dir;
+  const std::string db = (dir.path() / "r.db").string();
+  // 60 kernels, each ≥ 30 ms of timed runs; a transaction per measurement (--batch 1).
+  auto args = Quick({"profile", "--kernels", "relu,add", "--batch", "1"}, db, "0.03");
+  std::vector<std::string> argv_strings = {LATTE_BINARY};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+
+  // Kill it once a few measurements are stored (and before it can finish).
+  std::size_t seen = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  bool exited = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    if (std::filesystem::exists(db)) {
+      auto store = Store::Open(db);
+      if (store.ok()) {
+        auto rows = store->QueryMeasurements();
+        if (rows.ok()) seen = rows->size();
+      }
+      if (seen >= 5) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(exited) << "the profile finished before it could be killed";
+  ASSERT_GE(seen, 5u) << "no measurements appeared within 60 s";
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  const auto before = StoredP50(db);  // everything committed before the kill
+  EXPECT_GE(before.size(), seen);
+  EXPECT_LT(before.size(), 60u);
+
+  RunResult rerun = RunLatte(args, dir.path());
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  EXPECT_NE(rerun.out.find("remaining 0"), std::string::npos) << rerun.out;
+  const auto after = StoredP50(db);  // StoredP50 also fails on any duplicate row
+  EXPECT_EQ(after.size(), 60u);
+  for (const auto& [key, p50] : before) {
+    auto it = after.find(key);
+    ASSERT_NE(it, after.end()) << "lost: " << key;
+    EXPECT_EQ(it->second, p50) << "re-measured: " << key;
+  }
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto campaigns = store->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  ASSERT_EQ(campaigns->size(), 1u);
+  EXPECT_EQ((*campaigns)[0].status, "done");
+  EXPECT_EQ((*campaigns)[0].done, 60);
+}
+
+TEST(ProfileCli, AdaptiveRoundPicksNewKernelsAroundTheMeasuredOnes) {
+  TempDir dir;
+  const std::string db = (dir.path() / "a.db").string();
+  RunResult grid = RunLatte(Quick({"profile", "--kernels", "relu", "--max-kernels", "8"}, db), dir.path());
+  ASSERT_EQ(grid.exit_code, 0) << grid.err;
+  const auto before = StoredP50(db);
+  ASSERT_EQ(before.size(), 8u);
+  auto args = Quick({"profile", "--kernels", "relu", "--strategy", "adaptive", "--max-kernels", "3"}, db);
+  RunResult round = RunLatte(args, dir.path());
+  ASSERT_EQ(round.exit_code, 0) << round.err;
+  EXPECT_NE(round.out.find("relu: 8 measured, leave-one-out error"), std::string::npos) << round.out;
+  EXPECT_NE(round.out.find("measured 3, unsupported 0, remaining 0"), std::string::npos) << round.out;
+  const auto after = StoredP50(db);
+  EXPECT_EQ(after.size(), 11u);  // three new kernels, none measured twice
+  // A second round picks yet other kernels.
+  RunResult again = RunLatte(args, dir.path());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(StoredP50(db).size(), 14u);
+}
+
+TEST(ProfileCli, BadFlagsAndBadStoresExit2) {
+  TempDir dir;
+  const std::string db = (dir.path() / "x.db").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"profile", "--kernels", "frobnicate", "--db", db}, "frobnicate"},
+      {{"profile", "--kernels", "relu", "--strategy", "sideways", "--db", db}, "sideways"},
+      {{"profile", "--kernels", "relu", "--budget", "10x", "--db", db}, "10x"},
+      {{"profile", "--kernels", "relu", "--backend", "nope", "--db", db}, "nope"},
+      {{"profile", "--db", db}, "--kernels"},
+      {{"profile", "--kernels", "relu", "--strategy", "random", "--db", db}, "--max-kernels"},
+      {{"profile", "--kernels", "relu", "--strategy", "adaptive", "--max-kernels", "3", "--db", db},
+       "at least 4 measurements"},
+      {{"profile", "--strategy", "from-models", "--db", db}, "--models"},
+      {{"profile", "--strategy", "from-models", "--models", "/nonexistent.tflite", "--db", db}, "/nonexistent.tflite"},
+      {{"profile", "--kernels", "relu", "--precision", "int8", "--db", db}, "int8"},
+      {{"profile", "--kernels", "relu", "--num_runs", "0", "--db", db}, "num_runs"},
+      {{"profile", "--kernels", "relu", "--num_threads", "0", "--db", db}, "num_threads"},
+  };
+  for (const auto& [args, needle] : cases) {
+    RunResult r = RunLatte(args, dir.path());
+    EXPECT_EQ(r.exit_code, 2) << args[2] << " " << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // A file that is not a database: a clear error naming it, and the file left as it was.
+  const std::string junk = (dir.path() / "junk.db").string();
+  { std::ofstream(junk) << std::string(4096, 'x'); }
+  RunResult r = RunLatte(Quick({"profile", "--kernels", "relu", "--max-kernels", "1"}, junk), dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("junk.db"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::ReadAll(junk), std::string(4096, 'x'));
+}
+
+}  // namespace
+}  // namespace latte

@@ -1,0 +1,166 @@
+#include "profile/campaign.h"
+
+#include <gtest/gtest.h>
+
+#include "../run/toy_backends.h"
+#include "profile/space.h"
+
+namespace latte {
+namespace {
+
+// Records what a campaign reports, and can fail on the n-th measurement.
+class Recorder : public MeasurementListener {
+ public:
+  Status OnStart(const CampaignStart& s) override {
+    start = s;
+    return Status::Ok();
+  }
+  Status OnMeasured(const Kernel& kernel, const Measurement& m) override {
+    if (fail_at > 0 && measured.size() + 1 == fail_at) return IoError("store.db: disk full");
+    measured.push_back(kernel.Key());
+    EXPECT_GT(m.stats.n, 0u);
+    return Status::Ok();
+  }
+  Status OnUnsupported(const Kernel& kernel, std::string_view why) override {
+    unsupported.push_back({kernel.Key(), std::string(why)});
+    return Status::Ok();
+  }
+  Status OnReference(const Kernel&, const Measurement&) override {
+    ++references;
+    return Status::Ok();
+  }
+  Status OnFinish(const CampaignSummary& s) override {
+    finished = true;
+    summary = s;
+    return Status::Ok();
+  }
+  CampaignStart start;
+  std::vector<std::string> measured;
+  std::vector<std::pair<std::string, std::string>> unsupported;
+  int references = 0;
+  bool finished = false;
+  std::size_t fail_at = 0;
+  CampaignSummary summary;
+};
+
+class CampaignTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RegisterToyBackends(registry_, false);
+    Kernel relu;
+    relu.op = OpKind::kRelu;
+    auto grid = GridKernels(relu, "default");
+    ASSERT_TRUE(grid.ok());
+    kernels_.assign(grid->begin(), grid->begin() + 4);
+    Kernel sigmoid = kernels_[0];
+    sigmoid.op = OpKind::kSigmoid;
+    kernels_.push_back(sigmoid);  // the relu-only backend cannot run it
+    options_.backend = "relu-only";
+    options_.measure.num_runs = 3;
+    options_.measure.min_secs = 0;
+    options_.measure.min_warmup_secs = 0;
+    options_.measure.warmup_runs = 1;
+    options_.reference_every = 0;
+  }
+  BackendRegistry registry_;
+  std::vector<Kernel> kernels_;
+  CampaignOptions options_;
+};
+
+TEST_F(CampaignTest, MeasuresRunnableKernelsAndRecordsTheRestWithWhy) {
+  Recorder recorder;
+  auto summary = RunCampaign(kernels_, {}, options_, registry_, {&recorder});
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(summary->planned, 5u);
+  EXPECT_EQ(summary->measured, 4u);
+  EXPECT_EQ(summary->unsupported, 1u);
+  EXPECT_EQ(summary->remaining, 0u);
+  EXPECT_TRUE(summary->complete());
+  ASSERT_EQ(recorder.measured.size(), 4u);
+  EXPECT_EQ(recorder.measured[0], kernels_[0].Key());
+  ASSERT_EQ(recorder.unsupported.size(), 1u);
+  EXPECT_EQ(recorder.unsupported[0].first, kernels_[4].Key());
+  EXPECT_NE(recorder.unsupported[0].second.find("sigmoid is not relu"), std::string::npos) << recorder.unsupported[0].second;
+  EXPECT_TRUE(recorder.finished);
+  EXPECT_EQ(recorder.start.backend_version, "1.0 threads=1");
+}
+
+TEST_F(CampaignTest, SkipsKernelsAlreadyDone) {
+  Recorder recorder;
+  std::set<std::string> done = {kernels_[1].Key(), kernels_[4].Key()};
+  auto summary = RunCampaign(kernels_, done, options_, registry_, {&recorder});
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->already_done, 2u);
+  EXPECT_EQ(summary->measured, 3u);
+  EXPECT_EQ(summary->unsupported, 0u);  // recorded before: never retried
+  EXPECT_EQ(recorder.start.already_done, 2u);
+  EXPECT_EQ(recorder.measured, (std::vector<std::string>{kernels_[0].Key(), kernels_[2].Key(), kernels_[3].Key()}));
+}
+
+TEST_F(CampaignTest, StopsWhenTheBudgetIsSpent) {
+  double now = 0;
+  options_.clock = [&now] { return now += 1; };  // every look at the clock: one second later
+  options_.budget_secs = 3;
+  Recorder recorder;
+  auto summary = RunCampaign(kernels_, {}, options_, registry_, {&recorder});
+  ASSERT_TRUE(summary.ok());
+  // Start at 1; before kernel 1: 2 (1 s spent), kernel 2: 3 (2 s), kernel 3: 4 (3 s: spent).
+  EXPECT_EQ(summary->measured, 2u);
+  EXPECT_TRUE(summary->budget_spent);
+  EXPECT_EQ(summary->remaining, 3u);
+  EXPECT_FALSE(summary->complete());
+  EXPECT_TRUE(recorder.finished);  // listeners still hear the end (the store writer flushes there)
+}
+
+TEST_F(CampaignTest, StopFlagEndsBeforeTheNextKernel) {
+  std::atomic<bool> stop{true};
+  options_.stop = &stop;
+  Recorder recorder;
+  auto summary = RunCampaign(kernels_, {}, options_, registry_, {&recorder});
+  ASSERT_TRUE(summary.ok());
+  EXPECT_TRUE(summary->interrupted);
+  EXPECT_EQ(summary->measured, 0u);
+  EXPECT_EQ(summary->remaining, 5u);
+}
+
+TEST_F(CampaignTest, FailingListenerStopsTheCampaignWithItsError) {
+  Recorder recorder;
+  recorder.fail_at = 2;
+  auto summary = RunCampaign(kernels_, {}, options_, registry_, {&recorder});
+  ASSERT_FALSE(summary.ok());
+  EXPECT_EQ(summary.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(recorder.measured.size(), 1u);
+}
+
+TEST_F(CampaignTest, ReferenceKernelTheBackendCannotRunIsSaidNotHidden) {
+  options_.reference_every = 2;
+  Recorder recorder;
+  auto summary = RunCampaign(kernels_, {}, options_, registry_, {&recorder});
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->references, 0u);
+  EXPECT_EQ(recorder.references, 0);
+  EXPECT_NE(summary->reference_error.find("conv2d"), std::string::npos) << summary->reference_error;
+}
+
+TEST_F(CampaignTest, UnknownBackendAndBadOptionsFail) {
+  options_.backend = "nope";
+  EXPECT_FALSE(RunCampaign(kernels_, {}, options_, registry_, {}).ok());
+  options_.backend = "relu-only";
+  options_.measure.num_runs = 0;
+  EXPECT_FALSE(RunCampaign(kernels_, {}, options_, registry_, {}).ok());
+}
+
+TEST(CampaignDefaults, ReferenceIsTheDocumentedConv) {
+  const Kernel ref = ReferenceKernel();
+  EXPECT_EQ(ref.Kind(), "conv2d");
+  EXPECT_EQ(ref.Param("kh"), 3);
+  EXPECT_EQ(ref.Param("ic"), 32);
+  EXPECT_EQ(ref.Param("oc"), 32);
+  EXPECT_EQ(ref.Param("ih"), 28);
+  EXPECT_EQ(ref.Param("pt"), 1);
+  EXPECT_TRUE(KernelMeasureOptions().Validate().ok());
+  EXPECT_EQ(KernelMeasureOptions().num_runs, 20);
+}
+
+}  // namespace
+}  // namespace latte

@@ -1,0 +1,287 @@
+#include "profile/space.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "ir/kernel_graph.h"
+#include "profile/profile.h"
+#include "test_paths.h"
+
+namespace latte {
+namespace {
+
+Kernel Kind(const std::string& text) {
+  auto kind = ParseKindAlias(text);
+  EXPECT_TRUE(kind.ok()) << kind.status().message();
+  return kind.ok() ? *kind : Kernel{};
+}
+
+std::size_t GridSize(const std::string& kind, const std::string& grid) {
+  auto kernels = GridKernels(Kind(kind), grid);
+  EXPECT_TRUE(kernels.ok()) << kernels.status().message();
+  if (!kernels.ok()) return 0;
+  std::set<std::string> keys;
+  for (const Kernel& k : *kernels) keys.insert(k.Key());
+  EXPECT_EQ(keys.size(), kernels->size()) << kind << " grid " << grid << " has duplicates";
+  return kernels->size();
+}
+
+TEST(KindAliases, ShortNamesAndOpNamesGiveTheSameKind) {
+  EXPECT_EQ(Kind("dwconv2d").Kind(), "depthwise_conv2d");
+  EXPECT_EQ(Kind("depthwise_conv2d").Kind(), "depthwise_conv2d");
+  EXPECT_EQ(Kind("conv").Kind(), "conv2d");
+  EXPECT_EQ(Kind("fc+relu").Kind(), "fully_connected+relu");
+  EXPECT_EQ(Kind("conv+add+relu6").Kind(), "conv2d+add+relu6");
+  EXPECT_EQ(Kind("hswish").Kind(), "hard_swish");
+}
+
+TEST(KindAliases, ListKeepsOrderAndDropsDuplicates) {
+  auto kinds = ParseKindList("conv2d, dwconv,conv,relu");
+  ASSERT_TRUE(kinds.ok()) << kinds.status().message();
+  ASSERT_EQ(kinds->size(), 3u);
+  EXPECT_EQ((*kinds)[0].Kind(), "conv2d");
+  EXPECT_EQ((*kinds)[1].Kind(), "depthwise_conv2d");
+  EXPECT_EQ((*kinds)[2].Kind(), "relu");
+}
+
+TEST(KindAliases, UnknownPartIsNamed) {
+  auto kind = ParseKindAlias("conv2d+frobnicate");
+  ASSERT_FALSE(kind.ok());
+  EXPECT_EQ(kind.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(kind.status().message().find("'frobnicate'"), std::string::npos) << kind.status().message();
+  EXPECT_FALSE(ParseKindList("conv2d,,relu").ok());
+  EXPECT_FALSE(ParseKindAlias("opaque").ok());
+}
+
+TEST(Grids, SizesAreWhatTheGridsImply) {
+  EXPECT_EQ(GridSize("conv2d", "tflite"), 4u * 5 * 4 * 3 * 3);      // 720
+  EXPECT_EQ(GridSize("conv2d", "default"), 720u);                   // conv2d's default is the estimator's
+  EXPECT_EQ(GridSize("conv2d+relu", "tflite"), 720u);
+  EXPECT_EQ(GridSize("conv2d", "tensorrt"), 4u * 2 * 8 * 5 * 5);    // 1600
+  EXPECT_EQ(GridSize("dwconv2d", "tensorrt"), 4u * 2 * 8 * 5);      // 320
+  EXPECT_EQ(GridSize("dwconv2d", "default"), 3u * 6 * 5 * 2);       // 180
+  EXPECT_EQ(GridSize("dwconv2d", "tflite"), 180u);                  // no tflite dwconv grid: default
+  EXPECT_EQ(GridSize("tconv", "default"), 3u * 3 * 3 * 3);
+  EXPECT_EQ(GridSize("fc", "default"), 36u);
+  EXPECT_EQ(GridSize("matmul", "default"), 27u);
+  EXPECT_EQ(GridSize("maxpool", "default"), 100u);
+  EXPECT_EQ(GridSize("avgpool", "default"), 100u);
+  EXPECT_EQ(GridSize("relu", "default"), 30u);
+  EXPECT_EQ(GridSize("gap", "default"), 30u);
+  EXPECT_EQ(GridSize("add", "default"), 30u);
+  EXPECT_EQ(GridSize("concat", "default"), 64u);
+  EXPECT_EQ(GridSize("resize", "default"), 32u);
+  EXPECT_EQ(GridSize("pad", "default"), 30u);
+}
+
+TEST(Grids, TfliteGridFirstKernelAndSamePadding) {
+  auto kernels = GridKernels(Kind("conv2d"), "tflite");
+  ASSERT_TRUE(kernels.ok());
+  const Kernel& first = kernels->front();  // kernel 1, filters 16, H 8, Cin 16, stride 1
+  EXPECT_EQ(first.Key(),
+            "conv2d|bias=1,dh=1,dw=1,g=1,ic=16,ih=8,iw=8,kh=1,kw=1,n=1,oc=16,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32");
+  // SAME padding, TF's split (extra at the end): k5 s2 on 8 → out 4, total pad 3.
+  EXPECT_EQ(SamePads(8, 5, 2), (std::pair<std::int64_t, std::int64_t>{1, 2}));
+  EXPECT_EQ(SamePads(8, 2, 1), (std::pair<std::int64_t, std::int64_t>{0, 1}));
+  EXPECT_EQ(SamePads(7, 3, 3), (std::pair<std::int64_t, std::int64_t>{1, 1}));
+}
+
+TEST(Grids, TensorrtSizesAreLogSpacedAndCinFollowsTheRatio) {
+  auto kernels = GridKernels(Kind("conv2d"), "tensorrt");
+  ASSERT_TRUE(kernels.ok());
+  std::set<std::int64_t> sizes;
+  std::set<std::pair<std::int64_t, std::int64_t>> cin_cout;
+  for (const Kernel& k : *kernels) {
+    sizes.insert(k.Param("ih"));
+    cin_cout.insert({k.Param("ic"), k.Param("oc")});
+  }
+  EXPECT_EQ(sizes, (std::set<std::int64_t>{7, 12, 20, 33, 55, 92, 153, 256}));
+  EXPECT_TRUE(cin_cout.count({64, 16}));   // ratio 4
+  EXPECT_TRUE(cin_cout.count({4, 16}));    // ratio 0.25
+  EXPECT_TRUE(cin_cout.count({128, 256})); // ratio 0.5
+  EXPECT_EQ(cin_cout.size(), 25u);
+}
+
+// Every built-in grid kernel must be a kernel the graph builder accepts: a grid of kernels
+// that cannot be built would be recorded as unsupported instead of measured.
+TEST(Grids, EveryDefaultGridKernelBuildsAGraph) {
+  for (const char* kind : {"conv2d", "dwconv2d", "tconv", "fc", "matmul", "maxpool", "avgpool", "gap", "relu",
+                           "relu6", "sigmoid", "hswish", "add", "mul", "concat", "resize", "pad", "softmax", "mean",
+                           "transpose", "reshape", "conv2d+add+relu", "dwconv+relu6"}) {
+    auto kernels = GridKernels(Kind(kind), "default");
+    ASSERT_TRUE(kernels.ok()) << kind << ": " << kernels.status().message();
+    // The corners and the middle of the grid (building all 720 convs' weights is slow).
+    for (std::size_t i : {std::size_t{0}, kernels->size() / 2, kernels->size() - 1}) {
+      auto graph = BuildKernelGraph((*kernels)[i]);
+      EXPECT_TRUE(graph.ok()) << (*kernels)[i].Key() << ": " << graph.status().message();
+    }
+  }
+}
+
+TEST(Grids, KindWithoutGridIsUnsupported) {
+  auto kernels = GridKernels(Kind("batch_norm"), "default");
+  ASSERT_FALSE(kernels.ok());
+  EXPECT_EQ(kernels.status().code(), StatusCode::kUnsupported);
+  EXPECT_FALSE(GridKernels(Kind("relu"), "mobile").ok());
+}
+
+TEST(Random, SameSeedSameKernelsOtherSeedOthers) {
+  auto a = RandomKernels(Kind("conv2d"), 40, 7);
+  auto b = RandomKernels(Kind("conv2d"), 40, 7);
+  auto c = RandomKernels(Kind("conv2d"), 40, 8);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  ASSERT_EQ(a->size(), 40u);
+  EXPECT_EQ(*a, *b);
+  EXPECT_NE(*a, *c);
+  std::set<std::string> keys;
+  for (const Kernel& k : *a) {
+    keys.insert(k.Key());
+    EXPECT_GE(k.Param("ih"), 4);
+    EXPECT_LE(k.Param("ih"), 224);
+    EXPECT_LE(k.Param("oc"), 512);
+    EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
+  }
+  EXPECT_EQ(keys.size(), 40u);  // distinct
+}
+
+TEST(Random, LogUniformFavoursNoSizeRange) {
+  // Log-uniform over [4, 224]: about as many draws below 30 (ln 30/4 ≈ 2.0) as above (ln 224/30 ≈ 2.0).
+  auto kernels = RandomKernels(Kind("relu"), 400, 1);
+  ASSERT_TRUE(kernels.ok());
+  int small = 0;
+  for (const Kernel& k : *kernels) small += k.Param("h") < 30 ? 1 : 0;
+  EXPECT_GT(small, 120);
+  EXPECT_LT(small, 280);
+}
+
+TEST(Sampler, GridIsShuffledDeterministicallyAndTruncated) {
+  SamplerConfig config;
+  config.kinds = {"conv2d", "relu"};
+  config.seed = 3;
+  auto a = SampleKernels(config);
+  auto b = SampleKernels(config);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a->kernels.size(), 750u);
+  EXPECT_EQ(a->kernels, b->kernels);
+  config.seed = 4;
+  auto c = SampleKernels(config);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(a->kernels, c->kernels);
+  // Same set in another order.
+  std::set<std::string> ka, kc;
+  for (const Kernel& k : a->kernels) ka.insert(k.Key());
+  for (const Kernel& k : c->kernels) kc.insert(k.Key());
+  EXPECT_EQ(ka, kc);
+  // A cut (budget, --max-kernels) still holds both kinds.
+  config.max_kernels = 100;
+  auto cut = SampleKernels(config);
+  ASSERT_TRUE(cut.ok());
+  ASSERT_EQ(cut->kernels.size(), 100u);
+  std::map<std::string, int> per_kind;
+  for (const Kernel& k : cut->kernels) ++per_kind[k.Kind()];
+  EXPECT_GT(per_kind["relu"], 0);
+  EXPECT_GT(per_kind["conv2d"], 50);
+}
+
+TEST(Sampler, RandomSplitsTheCountAcrossKinds) {
+  SamplerConfig config;
+  config.strategy = "random";
+  config.kinds = {"conv2d", "fc", "add"};
+  config.max_kernels = 10;
+  auto sample = SampleKernels(config);
+  ASSERT_TRUE(sample.ok()) << sample.status().message();
+  std::map<std::string, int> per_kind;
+  for (const Kernel& k : sample->kernels) ++per_kind[k.Kind()];
+  EXPECT_EQ(per_kind["conv2d"], 4);
+  EXPECT_EQ(per_kind["fully_connected"], 3);
+  EXPECT_EQ(per_kind["add"], 3);
+  config.max_kernels = 0;
+  EXPECT_FALSE(SampleKernels(config).ok());
+}
+
+TEST(Sampler, BadConfigsFail) {
+  SamplerConfig config;
+  EXPECT_FALSE(SampleKernels(config).ok());  // no kinds
+  config.kinds = {"relu"};
+  config.strategy = "adaptive";
+  auto adaptive = SampleKernels(config);
+  ASSERT_FALSE(adaptive.ok());
+  EXPECT_NE(adaptive.status().message().find("AdaptiveSample"), std::string::npos);
+  config.strategy = "from-models";
+  EXPECT_FALSE(SampleKernels(config).ok());  // no models
+  config.models = {"/nonexistent/model.tflite"};
+  auto missing = SampleKernels(config);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/model.tflite"), std::string::npos);
+}
+
+TEST(Neighbours, ConvMovesChannelsAndSizeWithSamePadsRecomputed) {
+  const Kernel conv = ConvKernel(OpKind::kConv2D, 28, 28, 32, 64, 3, 2);
+  std::vector<Kernel> n = NeighbourKernels(conv);
+  ASSERT_EQ(n.size(), 6u);
+  std::set<std::string> moved;
+  for (const Kernel& k : n) {
+    if (k.Param("ic") != 32) moved.insert("ic" + std::to_string(k.Param("ic")));
+    if (k.Param("oc") != 64) moved.insert("oc" + std::to_string(k.Param("oc")));
+    if (k.Param("ih") != 28) {
+      moved.insert("h" + std::to_string(k.Param("ih")));
+      auto [pt, pb] = SamePads(k.Param("ih"), 3, 2);
+      EXPECT_EQ(k.Param("pt"), pt);
+      EXPECT_EQ(k.Param("pb"), pb);
+    }
+    EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
+  }
+  EXPECT_EQ(moved, (std::set<std::string>{"ic24", "ic40", "oc56", "oc72", "h25", "h31"}));
+}
+
+TEST(Neighbours, DepthwiseChannelsMoveTogetherAndTinySizesStayPositive) {
+  const Kernel dw = ConvKernel(OpKind::kDepthwiseConv2D, 2, 2, 8, 8, 3, 1);
+  for (const Kernel& k : NeighbourKernels(dw)) {
+    EXPECT_EQ(k.Param("ic"), k.Param("g"));
+    EXPECT_EQ(k.Param("ic"), k.Param("oc"));
+    EXPECT_GT(k.Param("ic"), 0);
+    EXPECT_GT(k.Param("ih"), 0);
+  }
+  // 8 - 8 = 0 channels is left out; 16 channels and sizes 1 and 3 remain.
+  EXPECT_EQ(NeighbourKernels(dw).size(), 3u);
+}
+
+TEST(Duration, ParsesUnits) {
+  EXPECT_DOUBLE_EQ(*ParseDuration("30s"), 30);
+  EXPECT_DOUBLE_EQ(*ParseDuration("10m"), 600);
+  EXPECT_DOUBLE_EQ(*ParseDuration("2h"), 7200);
+  EXPECT_DOUBLE_EQ(*ParseDuration("1h30m"), 5400);
+  EXPECT_DOUBLE_EQ(*ParseDuration("1.5h"), 5400);
+  EXPECT_DOUBLE_EQ(*ParseDuration("90"), 90);
+  for (const char* bad : {"", "10x", "m", "-5m", "0s", "1h30", "1..5m"}) {
+    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
+  }
+}
+
+TEST(FromModels, EveryKernelOfTheModelPlusNeighbours) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  SamplerConfig config;
+  config.strategy = "from-models";
+  config.models = {testing::ModelPath("face_detection_short_range.tflite")};
+  config.neighbours = false;
+  auto own = SampleKernels(config);
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_GT(own->kernels.size(), 10u);
+  config.kinds = {"conv2d"};
+  auto convs = SampleKernels(config);
+  ASSERT_TRUE(convs.ok());
+  EXPECT_GT(convs->kernels.size(), 0u);
+  for (const Kernel& k : convs->kernels) EXPECT_EQ(k.op, OpKind::kConv2D) << k.Key();
+  config.neighbours = true;
+  auto with = SampleKernels(config);
+  ASSERT_TRUE(with.ok());
+  EXPECT_GT(with->kernels.size(), convs->kernels.size());
+  // The model's own kernels come first, in the same order.
+  for (std::size_t i = 0; i < convs->kernels.size(); ++i) EXPECT_EQ(with->kernels[i], convs->kernels[i]);
+}
+
+}  // namespace
+}  // namespace latte
