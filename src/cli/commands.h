@@ -12,7 +12,10 @@ void AddInspectCommand(CLI::App& app, int& exit_code);
 void AddBenchCommand(CLI::App& app, int& exit_code);
 void AddCompareCommand(CLI::App& app, int& exit_code);
 void AddProfileCommand(CLI::App& app, int& exit_code);
+void AddPredictCommand(CLI::App& app, int& exit_code);
+void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddImportCommand(CLI::App& app, int& exit_code);
 void AddExportCommand(CLI::App& app, int& exit_code);
+void AddFitCommand(CLI::App& app, int& exit_code);
 
 }  // namespace latte::cli

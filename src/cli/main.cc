@@ -17,8 +17,11 @@ int main(int argc, char** argv) {
   AddBenchCommand(app, exit_code);
   AddCompareCommand(app, exit_code);
   AddProfileCommand(app, exit_code);
+  AddPredictCommand(app, exit_code);
+  AddValidateCommand(app, exit_code);
   AddImportCommand(app, exit_code);
   AddExportCommand(app, exit_code);
+  AddFitCommand(app, exit_code);
   // Name a mistyped command instead of CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

@@ -1,0 +1,61 @@
+// `latte fit --db FILE --backend B [--device D] [--num_threads T] [--precision P] -o PACK.json`:
+// fit a predictor pack on stored measurements, printing each kind's cross-validated accuracy.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "predict/fit_store.h"
+#include "report/fit_view.h"
+
+namespace latte::cli {
+
+void AddFitCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::string db, backend, device, precision, output;
+    int threads = 0;
+    FitOptions options;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("fit", "Fit a predictor pack on stored measurements (k-fold cross-validated)");
+  cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
+  cmd->add_option("--backend", flags->backend, "Backend whose measurements to fit (xnnpack, tensorrt, ...)")->required();
+  cmd->add_option("--device", flags->device, "Device key (needed when the store holds several devices)");
+  cmd->add_option("--num_threads", flags->threads, "Thread count (needed when several were measured)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--precision", flags->precision, "Precision (needed when several were measured)")
+      ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
+  cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
+  cmd->add_option("--folds", flags->options.folds, "Cross-validation folds")->check(CLI::Range(2, 100));
+  cmd->add_option("--peak-gflops", flags->options.predictor.peak_gflops,
+                  "Device peak GFLOP/s for the roofline (default: the best the samples reach)");
+  cmd->add_option("--bandwidth-gbs", flags->options.predictor.bandwidth_gbs,
+                  "Device memory bandwidth in GB/s for the roofline (default: the best the samples reach)");
+  cmd->callback([flags, &exit_code] {
+    StoreFitRequest request;
+    request.db = flags->db.empty() ? DefaultStorePath() : flags->db;
+    request.filter.backend = flags->backend;
+    if (flags->threads > 0) request.filter.threads = flags->threads;
+    if (!flags->precision.empty()) request.filter.precision = flags->precision;
+    if (!flags->device.empty()) request.filter.device = flags->device;
+    request.options = flags->options;
+    request.command = "latte fit --db " + request.db + " --backend " + flags->backend +
+                      (flags->device.empty() ? "" : " --device " + flags->device) +
+                      (flags->threads > 0 ? " --num_threads " + std::to_string(flags->threads) : "") +
+                      (flags->precision.empty() ? "" : " --precision " + flags->precision) + " -o " + flags->output;
+    auto fit = FitFromStore(request);
+    if (!fit.ok()) {
+      exit_code = ReportError("", fit.status());
+      return;
+    }
+    std::cout << FitReportText(*fit, flags->options.folds);
+    if (Status saved = fit->fit.pack.Save(flags->output); !saved.ok()) {
+      exit_code = ReportError("", saved);
+      return;
+    }
+    std::cout << "wrote " << flags->output << " (" << fit->fit.pack.kinds.size() << " kernel kinds)\n";
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

@@ -1,0 +1,109 @@
+// `latte predict MODEL --pack PACK.json`: the model's latency per kernel and in total, with the
+// coverage; or, with --kernels FILE --format tensorrt-conv, a list of kernels in the TensorRT
+// library's line format, predicted.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "db/tensorrt_conv.h"
+#include "predict/model_prediction.h"
+#include "report/inspect_view.h"
+#include "report/predict_view.h"
+
+namespace latte::cli {
+namespace {
+
+struct PredictFlags {
+  std::string model;
+  std::string pack;
+  std::string kernels;
+  std::string format = "text";
+  std::vector<std::string> input_shapes;
+};
+
+// Each line of FILE with its latency replaced by the prediction. A kernel the pack cannot predict
+// keeps -1 (the format's "no figure") and is named on stderr; a malformed line is an error.
+int PredictKernelLines(const PredictFlags& flags, const Pack& pack) {
+  std::ifstream in(flags.kernels);
+  if (!in) return ReportError(flags.kernels, Status(StatusCode::kIoError, "cannot open the kernel list"));
+  auto dtype = DataTypeFromPrecision(pack.info.precision);
+  if (!dtype.ok()) return ReportError(flags.pack, dtype.status());
+  std::string line, out;
+  std::size_t line_number = 0, predicted = 0, unpredicted = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto row = ParseTensorrtConvLine(line, *dtype);
+    if (!row.ok()) return ReportError(flags.kernels + ":" + std::to_string(line_number), row.status());
+    auto prediction = pack.Predict(row->kernel);
+    double ms = -1;
+    if (prediction.ok()) {
+      ms = prediction->ms;
+      ++predicted;
+    } else {
+      ++unpredicted;
+      std::cerr << "note: " << flags.kernels << ":" << line_number << ": not predicted: " << prediction.status().message()
+                << "\n";
+    }
+    auto formatted = FormatTensorrtConvLine(row->kernel, ms);
+    if (!formatted.ok()) return ReportError(flags.kernels + ":" + std::to_string(line_number), formatted.status());
+    out += *formatted + "\n";
+  }
+  std::cout << out;
+  std::cerr << predicted << " kernels predicted, " << unpredicted << " not predicted (latency -1)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddPredictCommand(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<PredictFlags>();
+  CLI::App* cmd = app.add_subcommand("predict", "Predict a model's latency per kernel and in total from a predictor pack");
+  cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)");
+  cmd->add_option("--pack", flags->pack, "Predictor pack (JSON, from latte fit or latte calibrate)")->required();
+  cmd->add_option("--kernels", flags->kernels, "Predict the kernels listed in FILE instead of a model");
+  cmd->add_option("--format", flags->format, "Output format (tensorrt-conv: only with --kernels)")
+      ->check(CLI::IsMember({"text", "json", "csv", "tensorrt-conv"}));
+  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
+  cmd->callback([flags, &exit_code] {
+    if (flags->model.empty() == flags->kernels.empty()) {
+      exit_code = ReportError("", InvalidInput("predict takes a MODEL or --kernels FILE, not both or neither"));
+      return;
+    }
+    if (!flags->kernels.empty() != (flags->format == "tensorrt-conv")) {
+      exit_code = ReportError("", InvalidInput("--kernels FILE goes with --format tensorrt-conv (the only kernel list "
+                                               "format), and --format tensorrt-conv with --kernels"));
+      return;
+    }
+    auto pack = Pack::Load(flags->pack);
+    if (!pack.ok()) {
+      exit_code = ReportError("", pack.status());
+      return;
+    }
+    if (!flags->kernels.empty()) {
+      exit_code = PredictKernelLines(*flags, *pack);
+      return;
+    }
+    Graph graph;
+    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    auto plan = PlanGraphForPrediction(graph, *pack);
+    if (!plan.ok()) {
+      exit_code = ReportError(flags->model, plan.status());
+      return;
+    }
+    auto prediction = PredictModel(plan->graph, *pack);
+    if (!prediction.ok()) {
+      exit_code = ReportError(flags->model, prediction.status());
+      return;
+    }
+    PredictView view(plan->graph, *prediction, *pack, flags->model, CompareMachine(*pack, ReadDeviceFingerprint()));
+    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
+    else if (flags->format == "csv") std::cout << view.Csv();
+    else std::cout << view.Text();
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

@@ -1,0 +1,92 @@
+// `latte validate MODEL... --pack PACK.json`: each model predicted and measured for real in the
+// same run; predicted vs measured per model and per kernel, ±5% / ±10% shares, RMSPE, SVG scatter.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "report/inspect_view.h"
+#include "report/validate_view.h"
+
+namespace latte::cli {
+
+void AddValidateCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::vector<std::string> models;
+    std::string pack, backend, format = "text", plot;
+    int num_threads = 0, warmup_runs = 5, num_runs = 50;
+    double min_secs = 1.0;
+    bool layers = false;
+    std::vector<std::string> input_shapes;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("validate", "Predict models with a pack and measure them for real: predicted vs measured");
+  cmd->add_option("models", flags->models, "Model files (.tflite or .onnx)")->required();
+  cmd->add_option("--pack", flags->pack, "Predictor pack (JSON)")->required();
+  cmd->add_option("--backend", flags->backend, "Backend to measure on (default: the pack's; must match it)");
+  cmd->add_option("--num_threads", flags->num_threads, "Threads (default: the pack's; must match it)");
+  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs per model")->capture_default_str();
+  cmd->add_option("--num_runs", flags->num_runs, "Timed runs per model")->capture_default_str();
+  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs per model")->capture_default_str();
+  cmd->add_flag("--layers", flags->layers, "Text: also a table of kernels per model");
+  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
+  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable; applies to every model)");
+  cmd->callback([flags, &exit_code] {
+    auto pack = Pack::Load(flags->pack);
+    if (!pack.ok()) {
+      exit_code = ReportError("", pack.status());
+      return;
+    }
+    // A pack predicts one backend at one thread count: measuring another would compare apples to pears.
+    if (!flags->backend.empty() && flags->backend != pack->info.backend) {
+      exit_code = ReportError("", InvalidInput("--backend " + flags->backend + " does not match the pack's backend (" +
+                                               pack->info.backend + ")"));
+      return;
+    }
+    if (flags->num_threads != 0 && flags->num_threads != pack->info.threads) {
+      exit_code = ReportError("", InvalidInput("--num_threads " + std::to_string(flags->num_threads) +
+                                               " does not match the pack's threads (" +
+                                               std::to_string(pack->info.threads) + ")"));
+      return;
+    }
+    BenchOptions options;
+    options.run.num_threads = pack->info.threads;
+    options.measure.warmup_runs = flags->warmup_runs;
+    options.measure.num_runs = flags->num_runs;
+    options.measure.min_secs = flags->min_secs;
+    if (Status s = options.measure.Validate(); !s.ok()) {
+      exit_code = ReportError("", s);
+      return;
+    }
+    BackendRegistry registry;
+    RegisterBuiltinBackends(registry);
+    std::vector<ModelValidation> results;
+    for (const std::string& model : flags->models) {
+      Graph graph;
+      if ((exit_code = ImportForCommand(model, flags->input_shapes, graph)) != kExitOk) return;
+      auto validated = ValidateModel(graph, model, *pack, options, registry);
+      if (!validated.ok()) {
+        exit_code = ReportError(model, validated.status());
+        return;
+      }
+      results.push_back(std::move(validated).value());
+    }
+    ValidateView view(results, *pack, CompareMachine(*pack, ReadDeviceFingerprint()));
+    if (!flags->plot.empty()) {
+      std::ofstream out(flags->plot);
+      out << view.Svg();
+      if (!out) {
+        exit_code = ReportError(flags->plot, IoError("cannot write the plot"));
+        return;
+      }
+    }
+    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
+    else std::cout << view.Text(flags->layers);
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

@@ -1,0 +1,167 @@
+#include "predict/features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "ir/op_kind.h"
+
+namespace latte {
+namespace {
+
+// Output extent of a window sliding over `in` (pads already explicit).
+double WindowOut(double in, double pad_begin, double pad_end, double k, double stride, double dilation) {
+  double span = dilation * (k - 1) + 1;
+  double out = std::floor((in + pad_begin + pad_end - span) / std::max(1.0, stride)) + 1;
+  return std::max(1.0, out);
+}
+
+// Traffic of the ops fused after the main one.
+void AddFusedTraffic(const Kernel& kernel, double element_size, KernelCost& cost) {
+  for (OpKind op : kernel.fused) {
+    // A fused activation costs little next to the main op; a fused add reads a second operand.
+    if (OpCategoryOf(op) == OpCategory::kElementwise) cost.in_bytes += cost.out_elements * element_size;
+  }
+}
+
+}  // namespace
+
+KernelCost ComputeKernelCost(const Kernel& k) {
+  KernelCost c;
+  const double s = std::max<std::size_t>(1, DataTypeSize(k.dtype));
+  auto p = [&](const char* name, std::int64_t fallback = 0) { return static_cast<double>(k.Param(name, fallback)); };
+  switch (k.op) {
+    case OpKind::kConv2D:
+    case OpKind::kDepthwiseConv2D:
+    case OpKind::kTransposeConv2D: {
+      double n = p("n", 1), ih = p("ih"), iw = p("iw"), ic = p("ic"), oc = p("oc"), kh = p("kh", 1), kw = p("kw", 1);
+      double g = std::max(1.0, p("g", k.op == OpKind::kDepthwiseConv2D ? k.Param("ic") : 1));
+      if (k.op == OpKind::kTransposeConv2D) {
+        c.oh = p("oh", (ih - 1) * p("sh", 1) + kh);
+        c.ow = p("ow", (iw - 1) * p("sw", 1) + kw);
+        c.macs = n * ih * iw * ic * kh * kw * oc / g;
+      } else {
+        c.oh = WindowOut(ih, p("pt"), p("pb"), kh, p("sh", 1), p("dh", 1));
+        c.ow = WindowOut(iw, p("pl"), p("pr"), kw, p("sw", 1), p("dw", 1));
+        c.macs = n * c.oh * c.ow * oc * kh * kw * ic / g;
+      }
+      c.out_elements = n * c.oh * c.ow * oc;
+      c.in_bytes = n * ih * iw * ic * s;
+      c.weight_bytes = (kh * kw * ic / g * oc + (p("bias") > 0 ? oc : 0)) * s;
+      break;
+    }
+    case OpKind::kFullyConnected: {
+      double m = p("m", 1), kk = p("k"), nn = p("n");
+      c.macs = m * kk * nn;
+      c.out_elements = m * nn;
+      c.in_bytes = m * kk * s;
+      c.weight_bytes = (kk * nn + (p("bias") > 0 ? nn : 0)) * s;
+      break;
+    }
+    case OpKind::kMatMul: {
+      double b = p("b", 1), m = p("m"), kk = p("k"), nn = p("n");
+      c.macs = b * m * kk * nn;
+      c.out_elements = b * m * nn;
+      c.in_bytes = b * (m * kk + kk * nn) * s;
+      break;
+    }
+    case OpKind::kMaxPool2D:
+    case OpKind::kAvgPool2D: {
+      double n = p("n", 1), ch = p("c"), kh = p("kh", 1), kw = p("kw", 1);
+      c.oh = WindowOut(p("ih"), p("pt"), p("pb"), kh, p("sh", 1), 1);
+      c.ow = WindowOut(p("iw"), p("pl"), p("pr"), kw, p("sw", 1), 1);
+      c.out_elements = n * c.oh * c.ow * ch;
+      c.macs = c.out_elements * kh * kw;
+      c.in_bytes = n * p("ih") * p("iw") * ch * s;
+      break;
+    }
+    case OpKind::kResize: {
+      double n = p("n", 1), ch = p("c");
+      c.oh = p("oh");
+      c.ow = p("ow");
+      c.out_elements = n * c.oh * c.ow * ch;
+      c.macs = c.out_elements * (p("mode") == 1 ? 4 : 1);
+      c.in_bytes = n * p("ih") * p("iw") * ch * s;
+      break;
+    }
+    default: {
+      if (OpCategoryOf(k.op) == OpCategory::kElementwise && k.params.count("a0") && k.params.count("b0")) {
+        double a = 1, b = 1, out = 1;
+        for (int i = 0; i < 4; ++i) {
+          double ai = p(("a" + std::to_string(i)).c_str(), 1), bi = p(("b" + std::to_string(i)).c_str(), 1);
+          a *= ai;
+          b *= bi;
+          out *= std::max(ai, bi);
+        }
+        c.out_elements = out;
+        c.macs = out;
+        c.in_bytes = (a + b) * s;
+      } else if (k.params.count("h") && k.params.count("w")) {
+        double n = p("n", 1), h = p("h"), w = p("w"), ch = p("c", 1);
+        double in = n * h * w * ch, out = in;
+        if (k.op == OpKind::kPad) {
+          out = (n + p("p0") + p("p4")) * (h + p("p1") + p("p5")) * (w + p("p2") + p("p6")) * (ch + p("p3") + p("p7"));
+        } else if (k.op == OpKind::kGlobalAvgPool || k.op == OpKind::kGlobalMaxPool) {
+          out = n * ch;
+        }
+        c.oh = h;
+        c.ow = w;
+        c.out_elements = out;
+        c.macs = std::max(in, out);
+        c.in_bytes = in * s;
+      }
+      break;
+    }
+  }
+  c.out_bytes = c.out_elements * s;
+  AddFusedTraffic(k, s, c);
+  return c;
+}
+
+double LogScale(double x) { return x >= 0 ? std::log2(1 + x) : -std::log2(1 - x); }
+
+const std::vector<std::string>& DerivedFeatureNames() {
+  static const std::vector<std::string> kNames = {
+      "log_macs", "log_bytes", "log_intensity", "log_out_elements", "log_in_bytes", "log_weight_bytes",
+      "log_oh",   "log_ow",    "log_out_pixels", "threads",         "dtype_bytes",  "fused_ops"};
+  return kNames;
+}
+
+FeatureSchema FeatureSchema::FromKernels(const std::vector<const Kernel*>& kernels) {
+  std::set<std::string> names;
+  for (const Kernel* k : kernels)
+    for (const auto& [name, value] : k->params) names.insert(name);
+  return FeatureSchema{{names.begin(), names.end()}};
+}
+
+std::size_t FeatureSchema::Size() const { return param_names.size() + DerivedFeatureNames().size(); }
+
+std::vector<std::string> FeatureSchema::Names() const {
+  std::vector<std::string> names = param_names;
+  for (const std::string& d : DerivedFeatureNames()) names.push_back(d);
+  return names;
+}
+
+void ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out) {
+  out.clear();
+  out.reserve(schema.Size());
+  for (const std::string& name : schema.param_names) {
+    auto it = kernel.params.find(name);
+    out.push_back(static_cast<float>(LogScale(it == kernel.params.end() ? 0.0 : static_cast<double>(it->second))));
+  }
+  KernelCost c = ComputeKernelCost(kernel);
+  out.push_back(static_cast<float>(LogScale(c.macs)));
+  out.push_back(static_cast<float>(LogScale(c.Bytes())));
+  out.push_back(static_cast<float>(LogScale(c.Intensity())));
+  out.push_back(static_cast<float>(LogScale(c.out_elements)));
+  out.push_back(static_cast<float>(LogScale(c.in_bytes)));
+  out.push_back(static_cast<float>(LogScale(c.weight_bytes)));
+  out.push_back(static_cast<float>(LogScale(c.oh)));
+  out.push_back(static_cast<float>(LogScale(c.ow)));
+  out.push_back(static_cast<float>(LogScale(c.oh * c.ow)));
+  out.push_back(static_cast<float>(threads));
+  out.push_back(static_cast<float>(DataTypeSize(kernel.dtype)));
+  out.push_back(static_cast<float>(kernel.fused.size()));
+}
+
+}  // namespace latte

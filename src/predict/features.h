@@ -1,0 +1,57 @@
+#pragma once
+// Features of a kernel for the fitted predictors: the kernel's own parameters plus derived cost
+// (MACs, bytes moved, arithmetic intensity, output H and W), log-scaled so that trees split and
+// interpolation works on ratios rather than differences. Versioned: a pack records the version
+// it was fitted with and refuses another.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/kernel.h"
+
+namespace latte {
+
+/// Bumped whenever Features() changes what it computes; stored in every pack.
+inline constexpr int kFeatureVersion = 1;
+
+/// Work and traffic of one kernel, derived from its parameters (see ir/kernel.h for the
+/// parameters of each family). Unknown families give zeros, never an error: the raw parameters
+/// still describe them.
+struct KernelCost {
+  double macs = 0;        // multiply-accumulates (conv, fc, matmul); element operations otherwise
+  double in_bytes = 0;    // activations read (including a fused add's second operand)
+  double weight_bytes = 0;
+  double out_bytes = 0;
+  double out_elements = 0;
+  double oh = 0, ow = 0;  // output height and width (spatial families), else 0
+  double Bytes() const { return in_bytes + weight_bytes + out_bytes; }
+  /// FLOPs per byte moved (2 per MAC); 0 when nothing is moved.
+  double Intensity() const { return Bytes() > 0 ? 2 * macs / Bytes() : 0; }
+};
+
+/// Cost of `kernel` from its parameters and dtype.
+KernelCost ComputeKernelCost(const Kernel& kernel);
+
+/// The layout of a feature vector for one kernel kind: the parameter names (fixed at fit time)
+/// followed by the derived features named by DerivedFeatureNames().
+struct FeatureSchema {
+  std::vector<std::string> param_names;
+  /// Schema of the union of the parameter names of `kernels`, sorted.
+  static FeatureSchema FromKernels(const std::vector<const Kernel*>& kernels);
+  std::size_t Size() const;
+  /// Every feature name, in vector order.
+  std::vector<std::string> Names() const;
+};
+
+/// Names of the derived features appended after the parameters.
+const std::vector<std::string>& DerivedFeatureNames();
+
+/// log2(1 + x) for x >= 0 (and -log2(1 - x) below, so that the map stays monotone).
+double LogScale(double x);
+
+/// Feature vector of `kernel` run with `threads` threads, in `schema`'s order. A parameter the
+/// schema names but the kernel lacks reads as 0.
+void ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out);
+
+}  // namespace latte

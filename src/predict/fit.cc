@@ -1,0 +1,127 @@
+#include "predict/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "predict/predictors.h"
+
+namespace latte {
+
+Expected<std::vector<double>> CrossValidate(std::span<const TrainingSample> samples, const std::string& name,
+                                            const FitOptions& options, std::string* first_failure) {
+  if (options.folds < 2) return InvalidInput("cross-validation needs 2 or more folds, not " + std::to_string(options.folds));
+  std::vector<std::size_t> order(samples.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 rng(options.seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<double> predicted(samples.size(), std::numeric_limits<double>::quiet_NaN());
+  for (int fold = 0; fold < options.folds; ++fold) {
+    std::vector<TrainingSample> train;
+    std::vector<std::size_t> test;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (static_cast<int>(i % options.folds) == fold) test.push_back(order[i]);
+      else train.push_back(samples[order[i]]);
+    }
+    if (test.empty() || train.empty()) continue;
+    LATTE_ASSIGN_OR_RETURN(std::unique_ptr<KernelPredictor> predictor, MakePredictor(name, options.predictor));
+    Status fitted = predictor->Fit(train);
+    if (!fitted.ok()) {
+      if (first_failure && first_failure->empty()) *first_failure = fitted.message();
+      continue;
+    }
+    for (std::size_t i : test) {
+      Expected<Prediction> p = predictor->Predict(samples[i].kernel, samples[i].threads);
+      if (p.ok()) predicted[i] = p->ms;
+      else if (first_failure && first_failure->empty()) *first_failure = p.status().message();
+    }
+  }
+  return predicted;
+}
+
+Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options) {
+  for (const std::string& name : options.predictors) {
+    if (std::find(FittedPredictorNames().begin(), FittedPredictorNames().end(), name) == FittedPredictorNames().end())
+      return InvalidInput("unknown predictor '" + name + "' (fitted predictors: interp, gbdt, forest, roofline)");
+  }
+  if (options.folds < 2) return InvalidInput("--folds must be 2 or more, not " + std::to_string(options.folds));
+  FitResult result;
+  result.pack.info = info;
+  std::map<std::string, std::vector<TrainingSample>> by_kind;
+  for (const TrainingSample& s : samples) {
+    if (!(s.p50_ms > 0) || !std::isfinite(s.p50_ms)) {
+      ++result.skipped_samples;
+      continue;
+    }
+    by_kind[s.kernel.Kind()].push_back(s);
+  }
+  if (by_kind.empty()) return InvalidInput("no usable measurements to fit (" + std::to_string(samples.size()) + " given)");
+
+  for (auto& [kind, kind_samples] : by_kind) {
+    KindModel model;
+    model.kind = kind;
+    model.samples = kind_samples.size();
+    for (const TrainingSample& s : kind_samples) model.ranges.Extend(s.kernel, s.threads);
+    auto table = std::make_unique<TablePredictor>();
+    LATTE_RETURN_IF_ERROR(table->Fit(kind_samples));
+    model.table = std::move(table);
+
+    KindFitReport report;
+    report.kind = kind;
+    report.samples = kind_samples.size();
+    bool cross_validate = kind_samples.size() >= options.min_samples_for_cv;
+    std::vector<std::pair<double, std::string>> ranked;  // (rmspe, name)
+    for (const std::string& name : options.predictors) {
+      PredictorScore score;
+      score.name = name;
+      if (!cross_validate && name != "interp" && name != "roofline") {
+        score.why = "too few samples (" + std::to_string(kind_samples.size()) + ") to fit";
+        report.scores.push_back(score);
+        continue;
+      }
+      if (cross_validate) {
+        LATTE_ASSIGN_OR_RETURN(std::vector<double> predicted, CrossValidate(kind_samples, name, options, &score.why));
+        std::vector<double> got, measured;
+        for (std::size_t i = 0; i < predicted.size(); ++i) {
+          if (std::isnan(predicted[i])) {
+            ++score.failed;
+          } else {
+            got.push_back(predicted[i]);
+            measured.push_back(kind_samples[i].p50_ms);
+          }
+        }
+        score.cv = ComputeAccuracy(got, measured);
+      }
+      LATTE_ASSIGN_OR_RETURN(std::unique_ptr<KernelPredictor> predictor, MakePredictor(name, options.predictor));
+      Status fitted = predictor->Fit(kind_samples);
+      if (!fitted.ok()) {
+        if (score.why.empty()) score.why = fitted.message();
+        report.scores.push_back(score);
+        continue;
+      }
+      // One standard deviation of relative error, as cross-validation saw it.
+      predictor->set_relative_spread(score.cv.rmspe_pct / 100);
+      if (cross_validate) model.cv[name] = score.cv;
+      // A predictor that failed on held-out samples ranks after every one that answered all.
+      double failed_share = score.cv.n + score.failed > 0 ? double(score.failed) / double(score.cv.n + score.failed) : 0;
+      double key = cross_validate ? score.cv.rmspe_pct + (failed_share > 0 ? 1e6 * failed_share : 0)
+                                  : (name == "interp" ? 0 : 1);
+      ranked.emplace_back(key, name);
+      model.fitted[name] = std::move(predictor);
+      report.scores.push_back(score);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    for (const auto& [key, name] : ranked) model.order.push_back(name);
+    // Roofline is the fallback: last, unless it is the best there is.
+    auto roof = std::find(model.order.begin(), model.order.end(), "roofline");
+    if (roof != model.order.end() && roof != model.order.begin()) std::rotate(roof, roof + 1, model.order.end());
+    report.selected = model.order.empty() ? "" : model.order.front();
+    result.report.push_back(std::move(report));
+    result.pack.kinds[kind] = std::move(model);
+  }
+  return result;
+}
+
+}  // namespace latte

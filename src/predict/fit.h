@@ -1,0 +1,57 @@
+#pragma once
+// Fitting a pack: per kernel kind, k-fold cross-validation of every fitted predictor type
+// (RMSPE and the share within ±5% / ±10%), the best one selected, then every predictor refitted
+// on all samples, with the table of exact measurements in front.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "predict/pack.h"
+#include "predict/predictor.h"
+
+namespace latte {
+
+struct FitOptions {
+  PredictorOptions predictor;
+  int folds = 5;
+  unsigned seed = 0;  // shuffles samples into folds
+  /// Fitted predictor types to try (FittedPredictorNames() order); roofline always goes last
+  /// unless it cross-validates best.
+  std::vector<std::string> predictors = FittedPredictorNames();
+  /// Below this many samples a kind is not cross-validated; only interp and roofline are fitted.
+  std::size_t min_samples_for_cv = 10;
+};
+
+/// Cross-validated accuracy of one predictor type on one kind.
+struct PredictorScore {
+  std::string name;
+  AccuracyMetrics cv;        // over the held-out samples it could predict
+  std::size_t failed = 0;    // held-out samples it had no answer for
+  std::string why;           // the first failure (or why it could not be fitted at all)
+};
+
+/// What FitPack did for one kind.
+struct KindFitReport {
+  std::string kind;
+  std::size_t samples = 0;
+  std::vector<PredictorScore> scores;  // in FitOptions::predictors order
+  std::string selected;                // "" when nothing could be fitted (the table still answers exact hits)
+};
+
+struct FitResult {
+  Pack pack;
+  std::vector<KindFitReport> report;
+  std::size_t skipped_samples = 0;  // latency <= 0 or not finite
+};
+
+/// Fits a pack on `samples` for `info` (copied into the pack). Fails when no sample is usable or
+/// an option is invalid (unknown predictor name, folds < 2).
+Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options);
+
+/// Held-out predictions of one predictor type by k-fold cross-validation: `predicted[i]` is the
+/// prediction for samples[i] (NaN when it had none). Exposed for benchmarks and tests.
+Expected<std::vector<double>> CrossValidate(std::span<const TrainingSample> samples, const std::string& predictor,
+                                            const FitOptions& options, std::string* first_failure = nullptr);
+
+}  // namespace latte

@@ -1,0 +1,90 @@
+#include "predict/fit_store.h"
+
+#include <cmath>
+#include <ctime>
+#include <set>
+
+namespace latte {
+namespace {
+
+std::string JoinSet(const std::set<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : "; ") + item;
+  return text;
+}
+
+}  // namespace
+
+std::string NowUtcIso8601() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
+  const std::string backend = request.filter.backend.value_or("");
+  if (backend.empty()) return InvalidInput("a fit needs a backend");
+  auto fail = [&](const Status& status) { return status.WithContext(request.db); };
+  auto store = Store::Open(request.db);
+  if (!store.ok()) return store.status();  // Open's errors name the file already
+  auto rows = store->QueryMeasurements(request.filter);
+  if (!rows.ok()) return fail(rows.status());
+  if (rows->empty()) {
+    return fail(NotFound("no measurements of backend '" + backend +
+                         "' match (check --backend, --device, --num_threads, --precision)"));
+  }
+  // A pack is for one device + backend configuration: refuse to mix, and say how to choose.
+  std::set<std::string> devices, configs;
+  for (const StoredMeasurement& m : *rows) {
+    devices.insert(m.device.key);
+    configs.insert(m.backend.version + " threads=" + std::to_string(m.backend.threads) + " " + m.backend.precision);
+  }
+  if (devices.size() > 1) {
+    return fail(InvalidInput("measurements from " + std::to_string(devices.size()) +
+                             " devices; choose one with --device (" + JoinSet(devices) + ")"));
+  }
+  if (configs.size() > 1) {
+    return fail(InvalidInput("measurements of several configurations of " + backend +
+                             "; choose with --num_threads / --precision (" + JoinSet(configs) + ")"));
+  }
+  const StoredMeasurement& first = rows->front();
+  PackInfo info;
+  info.device = nlohmann::json::parse(first.device.fingerprint_json, nullptr, false);
+  if (info.device.is_discarded() || !info.device.is_object()) info.device = nlohmann::json::object();
+  info.device["key"] = first.device.key;
+  info.device["description"] = first.device.description;
+  info.backend = first.backend.name;
+  info.backend_version = first.backend.version;
+  info.threads = first.backend.threads;
+  info.precision = first.backend.precision;
+  info.command = request.command;
+  info.created = NowUtcIso8601();
+  info.latte_version = request.latte_version;
+
+  std::set<std::string> fused_kinds;
+  std::vector<TrainingSample> samples;
+  samples.reserve(rows->size());
+  for (const StoredMeasurement& m : *rows) {
+    // Spread: the p10–p90 range where the source gave it, else a standard deviation, else unknown.
+    double spread_us = std::isfinite(m.stats.p90) && std::isfinite(m.stats.p10) ? m.stats.p90 - m.stats.p10
+                       : std::isfinite(m.stats.std)                            ? m.stats.std
+                                                                               : 0;
+    samples.push_back({m.kernel, m.backend.threads, m.stats.p50 / 1000, spread_us / 1000});
+    if (!m.kernel.fused.empty()) fused_kinds.insert(m.kernel.Kind());
+  }
+  if (request.fusion_rules) info.fusion_rules = *request.fusion_rules;
+  else info.fusion_rules.assign(fused_kinds.begin(), fused_kinds.end());
+
+  StoreFit result;
+  result.measurements = samples.size();
+  result.device_key = first.device.key;
+  auto fit = FitPack(samples, info, request.options);
+  if (!fit.ok()) return fail(fit.status());
+  result.fit = std::move(*fit);
+  return result;
+}
+
+}  // namespace latte

@@ -1,0 +1,37 @@
+#pragma once
+// Fitting a pack on the store's measurements of one device + backend configuration: the step
+// `latte fit` and `latte calibrate` share. Refuses to mix devices or configurations (a pack is
+// for one), and says how to choose.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "predict/fit.h"
+
+namespace latte {
+
+struct StoreFitRequest {
+  std::string db;              // store file (must exist)
+  MeasurementFilter filter;    // backend required; device, threads, precision choose a configuration
+  FitOptions options;
+  /// The fusion rules written into the pack. Unset: the fused kinds present in the measurements.
+  std::optional<std::vector<std::string>> fusion_rules;
+  std::string command;         // provenance: the command that made the pack
+  std::string latte_version = "0.1.0";
+};
+
+struct StoreFit {
+  FitResult fit;
+  std::size_t measurements = 0;  // rows the fit was given
+  std::string device_key;
+};
+
+/// Reads the matching measurements and fits a pack on them. Errors name the store file.
+Expected<StoreFit> FitFromStore(const StoreFitRequest& request);
+
+/// The current time as ISO 8601 UTC ("2026-11-23T09:34:00Z"), as packs record it.
+std::string NowUtcIso8601();
+
+}  // namespace latte

@@ -1,0 +1,59 @@
+#pragma once
+// A whole model predicted from its kernels: the graph is split into kernels by the pack's fusion
+// rules, each kernel is predicted by the pack, and the total is their sum with an interval.
+// Coverage is part of the answer: a node no kernel covers, or a kernel the pack cannot predict,
+// is listed with why and left out of the total (never counted as zero without saying so).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ir/kernel_graph.h"
+#include "predict/pack.h"
+#include "run/graph_prep.h"
+
+namespace latte {
+
+/// One predicted kernel of the model.
+struct LayerPrediction {
+  std::vector<NodeId> nodes;  // main node first
+  Kernel kernel;
+  Prediction prediction;
+};
+
+/// A node (or a kernel's nodes) the prediction does not cover, and why.
+struct UncoveredLayer {
+  std::vector<NodeId> nodes;
+  std::string op;   // the main node's op name ("conv2d", or the file's name for an opaque op)
+  std::string why;
+};
+
+struct ModelPrediction {
+  std::vector<LayerPrediction> layers;  // in execution order
+  std::vector<UncoveredLayer> uncovered;
+  double total_ms = 0;        // sum over `layers` (uncovered layers excluded, see coverage)
+  double interval_lo_ms = 0;  // total ∓ the summed spreads (errors of one pack share a bias,
+  double interval_hi_ms = 0;  // so spreads add like fully correlated errors, not in quadrature)
+  std::size_t covered_nodes = 0;
+  std::size_t total_nodes = 0;
+  std::size_t outside_range = 0;  // layers with a parameter outside the pack's training ranges
+  /// Predicted time per source ("table", "gbdt", ...), for the report.
+  std::map<std::string, double> ms_by_source;
+};
+
+/// `graph` laid out and fused exactly as the executor runs it on the pack's backend (NCHW graphs
+/// converted to NHWC with the transposes that inserts; clamps folded into the op before them).
+Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack);
+
+/// "" when `here` is the kind of machine the pack was fitted on; otherwise one line saying how
+/// it differs (the predictions stay those of the pack's machine).
+std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here);
+
+/// Predicts every kernel of `graph` with `pack`. `graph` must have known shapes and be laid out as
+/// the pack's backend runs it (see PlanGraphForPrediction). Fails only on a malformed graph.
+Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack);
+
+}  // namespace latte

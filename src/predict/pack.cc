@@ -1,0 +1,230 @@
+#include "predict/pack.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "core/file.h"
+#include "predict/features.h"
+
+namespace latte {
+
+nlohmann::json AccuracyMetrics::ToJson() const {
+  return {{"n", n}, {"rmspe_pct", rmspe_pct}, {"within5_pct", within5_pct}, {"within10_pct", within10_pct}};
+}
+
+Expected<AccuracyMetrics> AccuracyMetrics::FromJson(const nlohmann::json& json) {
+  AccuracyMetrics m;
+  LATTE_ASSIGN_OR_RETURN(double n, JsonNumber(json, "n"));
+  LATTE_ASSIGN_OR_RETURN(m.rmspe_pct, JsonNumber(json, "rmspe_pct"));
+  LATTE_ASSIGN_OR_RETURN(m.within5_pct, JsonNumber(json, "within5_pct"));
+  LATTE_ASSIGN_OR_RETURN(m.within10_pct, JsonNumber(json, "within10_pct"));
+  m.n = static_cast<std::size_t>(n);
+  return m;
+}
+
+AccuracyMetrics ComputeAccuracy(std::span<const double> predicted, std::span<const double> measured) {
+  AccuracyMetrics m;
+  m.n = std::min(predicted.size(), measured.size());
+  if (m.n == 0) return m;
+  double sum_sq = 0;
+  std::size_t within5 = 0, within10 = 0;
+  for (std::size_t i = 0; i < m.n; ++i) {
+    double e = (predicted[i] - measured[i]) / measured[i];
+    sum_sq += e * e;
+    within5 += std::abs(e) <= 0.05;
+    within10 += std::abs(e) <= 0.10;
+  }
+  double n = static_cast<double>(m.n);
+  m.rmspe_pct = 100 * std::sqrt(sum_sq / n);
+  m.within5_pct = 100 * static_cast<double>(within5) / n;
+  m.within10_pct = 100 * static_cast<double>(within10) / n;
+  return m;
+}
+
+void TrainingRanges::Extend(const Kernel& kernel, int threads) {
+  auto extend = [this](const std::string& name, std::int64_t v) {
+    auto [it, inserted] = params.try_emplace(name, v, v);
+    if (!inserted) it->second = {std::min(it->second.first, v), std::max(it->second.second, v)};
+  };
+  for (const auto& [name, value] : kernel.params) extend(name, value);
+  extend("threads", threads);
+  std::string dtype(DataTypeName(kernel.dtype));
+  if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
+    dtypes.push_back(dtype);
+    std::sort(dtypes.begin(), dtypes.end());
+  }
+}
+
+bool TrainingRanges::Contains(const Kernel& kernel, int threads) const {
+  auto inside = [this](const std::string& name, std::int64_t v) {
+    auto it = params.find(name);
+    return it != params.end() && v >= it->second.first && v <= it->second.second;
+  };
+  for (const auto& [name, value] : kernel.params)
+    if (!inside(name, value)) return false;
+  return inside("threads", threads) &&
+         std::find(dtypes.begin(), dtypes.end(), DataTypeName(kernel.dtype)) != dtypes.end();
+}
+
+nlohmann::json TrainingRanges::ToJson() const {
+  nlohmann::json ranges = nlohmann::json::object();
+  for (const auto& [name, range] : params) ranges[name] = {range.first, range.second};
+  return {{"params", ranges}, {"dtypes", dtypes}};
+}
+
+Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
+  TrainingRanges r;
+  try {
+    for (const auto& [name, range] : json.at("params").items()) {
+      if (!range.is_array() || range.size() != 2) return InvalidInput("range of '" + name + "' is not [min, max]");
+      r.params[name] = {range[0].get<std::int64_t>(), range[1].get<std::int64_t>()};
+    }
+    r.dtypes = json.at("dtypes").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidInput(std::string("ranges: ") + e.what());
+  }
+  return r;
+}
+
+Expected<Prediction> Pack::Predict(const Kernel& kernel) const { return Predict(kernel, info.threads); }
+
+Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
+  std::string kind = kernel.Kind();
+  auto it = kinds.find(kind);
+  if (it == kinds.end()) {
+    std::string known;
+    for (const auto& [name, model] : kinds) known += (known.empty() ? "" : ", ") + name;
+    return Unsupported("no predictor for kernel kind '" + kind + "' in this pack (it has: " +
+                       (known.empty() ? "none" : known) + ")");
+  }
+  const KindModel& model = it->second;
+  if (model.table) {
+    Expected<Prediction> hit = model.table->Predict(kernel, threads);
+    if (hit.ok()) return hit;
+  }
+  bool outside = !model.ranges.Contains(kernel, threads);
+  std::string why;
+  for (const std::string& name : model.order) {
+    auto predictor = model.fitted.find(name);
+    if (predictor == model.fitted.end()) continue;
+    Expected<Prediction> prediction = predictor->second->Predict(kernel, threads);
+    if (prediction.ok()) {
+      prediction->outside_training_range = prediction->outside_training_range || outside;
+      return prediction;
+    }
+    why += (why.empty() ? "" : "; ") + prediction.status().message();
+  }
+  return Unsupported("no predictor of kind '" + kind + "' could predict " + kernel.Key() + ": " +
+                     (why.empty() ? "the pack has none fitted" : why));
+}
+
+nlohmann::json Pack::ToJson() const {
+  nlohmann::json out;
+  out["format"] = "latte-pack";
+  out["format_version"] = kPackFormatVersion;
+  out["feature_version"] = kFeatureVersion;
+  out["device"] = info.device;
+  out["backend"] = {{"name", info.backend}, {"version", info.backend_version}};
+  out["threads"] = info.threads;
+  out["precision"] = info.precision;
+  out["fusion_rules"] = info.fusion_rules;
+  out["provenance"] = {{"command", info.command}, {"created", info.created}, {"latte_version", info.latte_version}};
+  nlohmann::json kinds_json = nlohmann::json::object();
+  for (const auto& [kind, model] : kinds) {
+    nlohmann::json k;
+    k["samples"] = model.samples;
+    k["ranges"] = model.ranges.ToJson();
+    k["order"] = model.order;
+    k["selected"] = model.order.empty() ? "table" : model.order.front();
+    nlohmann::json cv = nlohmann::json::object();
+    for (const auto& [name, metrics] : model.cv) cv[name] = metrics.ToJson();
+    k["cv"] = cv;
+    nlohmann::json predictors = nlohmann::json::object();
+    if (model.table) predictors["table"] = model.table->ToJson();
+    for (const auto& [name, predictor] : model.fitted) predictors[name] = predictor->ToJson();
+    k["predictors"] = predictors;
+    kinds_json[kind] = k;
+  }
+  out["kinds"] = kinds_json;
+  return out;
+}
+
+Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
+  Pack pack;
+  try {
+    if (!json.is_object() || json.value("format", "") != "latte-pack") return InvalidInput("not a Latte pack (no \"format\": \"latte-pack\")");
+    int format = json.at("format_version").get<int>();
+    if (format != kPackFormatVersion)
+      return InvalidInput("pack format version " + std::to_string(format) + " is not the one this latte reads (" +
+                          std::to_string(kPackFormatVersion) + ")");
+    int features = json.at("feature_version").get<int>();
+    if (features != kFeatureVersion)
+      return InvalidInput("pack was fitted on feature version " + std::to_string(features) + ", this latte computes " +
+                          std::to_string(kFeatureVersion) + ": refit the pack");
+    pack.info.device = json.at("device");
+    pack.info.backend = json.at("backend").at("name").get<std::string>();
+    pack.info.backend_version = json.at("backend").at("version").get<std::string>();
+    pack.info.threads = json.at("threads").get<int>();
+    pack.info.precision = json.at("precision").get<std::string>();
+    pack.info.fusion_rules = json.at("fusion_rules").get<std::vector<std::string>>();
+    const nlohmann::json& provenance = json.at("provenance");
+    pack.info.command = provenance.at("command").get<std::string>();
+    pack.info.created = provenance.at("created").get<std::string>();
+    pack.info.latte_version = provenance.at("latte_version").get<std::string>();
+    for (const auto& [kind, k] : json.at("kinds").items()) {
+      KindModel model;
+      model.kind = kind;
+      LATTE_RETURN_IF_ERROR(ParseKernelKind(kind));
+      model.samples = k.at("samples").get<std::size_t>();
+      Expected<TrainingRanges> ranges = TrainingRanges::FromJson(k.at("ranges"));
+      if (!ranges.ok()) return ranges.status().WithContext("kind " + kind);
+      model.ranges = std::move(*ranges);
+      model.order = k.at("order").get<std::vector<std::string>>();
+      for (const auto& [name, metrics] : k.at("cv").items()) {
+        Expected<AccuracyMetrics> m = AccuracyMetrics::FromJson(metrics);
+        if (!m.ok()) return m.status().WithContext("kind " + kind + ": cv " + name);
+        model.cv[name] = *m;
+      }
+      PredictorOptions options;
+      for (const auto& [name, p] : k.at("predictors").items()) {
+        Expected<std::unique_ptr<KernelPredictor>> predictor = MakePredictor(name, options);
+        if (!predictor.ok()) return predictor.status().WithContext("kind " + kind);
+        Status read = (*predictor)->FromJson(p);
+        if (!read.ok()) return read.WithContext("kind " + kind);
+        if (name == "table") model.table = std::move(*predictor);
+        else model.fitted[name] = std::move(*predictor);
+      }
+      for (const std::string& name : model.order)
+        if (!model.fitted.count(name)) return InvalidInput("kind " + kind + ": order names '" + name + "' but it is not in predictors");
+      pack.kinds[kind] = std::move(model);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidInput(std::string("malformed pack: ") + e.what());
+  }
+  return pack;
+}
+
+std::string Pack::Dump() const { return ToJson().dump(1) + "\n"; }
+
+Status Pack::Save(const std::string& path) const {
+  std::string text = Dump();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return IoError(path + ": cannot open for writing");
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) return IoError(path + ": write failed");
+  return Status::Ok();
+}
+
+Expected<Pack> Pack::Load(const std::string& path) {
+  Expected<std::vector<std::uint8_t>> bytes = ReadFileBytes(path, std::uint64_t{1} << 31);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  nlohmann::json json = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
+  if (json.is_discarded()) return InvalidInput(path + ": not valid JSON");
+  Expected<Pack> pack = FromJson(json);
+  if (!pack.ok()) return pack.status().WithContext(path);
+  return pack;
+}
+
+}  // namespace latte

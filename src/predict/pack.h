@@ -1,0 +1,95 @@
+#pragma once
+// A predictor pack: everything needed to predict kernels for one device + backend + threads +
+// precision, as one JSON file (no pickles): the device fingerprint, backend, feature version,
+// fusion rules, provenance, and per kernel kind the training ranges, the fitted predictors,
+// their cross-validated accuracy and which one was selected.
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/kernel.h"
+#include "predict/predictor.h"
+
+namespace latte {
+
+/// Pack format version (the layout of the JSON, not the features: see kFeatureVersion).
+inline constexpr int kPackFormatVersion = 1;
+
+/// Accuracy of predictions against measurements.
+struct AccuracyMetrics {
+  std::size_t n = 0;
+  double rmspe_pct = 0;     // root mean square of (predicted - measured) / measured, in %
+  double within5_pct = 0;   // share of predictions within ±5% of the measurement
+  double within10_pct = 0;  // within ±10%
+  nlohmann::json ToJson() const;
+  static Expected<AccuracyMetrics> FromJson(const nlohmann::json& json);
+};
+
+/// Metrics of `predicted` against `measured` (same length, measured > 0).
+AccuracyMetrics ComputeAccuracy(std::span<const double> predicted, std::span<const double> measured);
+
+/// The range of each parameter (and threads) seen in training for one kind.
+struct TrainingRanges {
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> params;  // also "threads"
+  std::vector<std::string> dtypes;
+  void Extend(const Kernel& kernel, int threads);
+  /// True when every parameter of `kernel` was seen and lies within its range, and the dtype was seen.
+  bool Contains(const Kernel& kernel, int threads) const;
+  nlohmann::json ToJson() const;
+  static Expected<TrainingRanges> FromJson(const nlohmann::json& json);
+};
+
+/// The fitted predictors of one kernel kind and the order they are tried in.
+struct KindModel {
+  std::string kind;
+  std::size_t samples = 0;
+  TrainingRanges ranges;
+  std::unique_ptr<KernelPredictor> table;  // exact hits; may be null
+  std::map<std::string, std::unique_ptr<KernelPredictor>> fitted;  // by name
+  std::vector<std::string> order;  // fitted names, best cross-validated first ("selected" = order[0])
+  std::map<std::string, AccuracyMetrics> cv;  // cross-validated accuracy per predictor
+};
+
+/// What a pack was made for and from.
+struct PackInfo {
+  nlohmann::json device = nlohmann::json::object();  // the device fingerprint (or {"name": ...})
+  std::string backend;
+  std::string backend_version;
+  int threads = 1;
+  std::string precision = "fp32";
+  std::vector<std::string> fusion_rules;  // fused kinds the backend runs as one kernel: "conv2d+relu6"
+  std::string command;                    // provenance: the command that made the pack
+  std::string created;                    // ISO 8601 UTC
+  std::string latte_version;              // latte's git describe, or its version
+};
+
+/// A loaded or freshly fitted pack.
+class Pack {
+ public:
+  PackInfo info;
+  std::map<std::string, KindModel> kinds;  // by Kernel::Kind()
+
+  /// Predicts `kernel` at the pack's thread count: table hit, else the best fitted predictor
+  /// of its kind that has an answer, else roofline. kUnsupported (naming the kind and the kinds
+  /// the pack has) when the pack has no model for the kernel's kind: never 0.
+  Expected<Prediction> Predict(const Kernel& kernel) const;
+  /// Same, at another thread count (the fitted models see threads as a feature).
+  Expected<Prediction> Predict(const Kernel& kernel, int threads) const;
+
+  nlohmann::json ToJson() const;
+  /// Reads a pack; fails naming what is missing or malformed, or a feature version this latte
+  /// does not compute.
+  static Expected<Pack> FromJson(const nlohmann::json& json);
+  /// Writes the pack as indented JSON (stable: the same pack always gives the same bytes).
+  Status Save(const std::string& path) const;
+  /// Reads PATH; errors are "PATH: what".
+  static Expected<Pack> Load(const std::string& path);
+  /// The JSON text Save() writes.
+  std::string Dump() const;
+};
+
+}  // namespace latte

@@ -1,0 +1,99 @@
+#pragma once
+// Kernel predictors: fitted on measured kernels of one kind, they predict a kernel's latency and
+// say how (table hit, interpolation, trees, forest, roofline). Every predictor serializes to JSON
+// (packs are JSON, never pickles) and reads itself back to identical predictions.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/kernel.h"
+
+namespace latte {
+
+/// Which predictor produced a number.
+enum class PredictionSource { kTableHit, kInterpolation, kTrees, kForest, kRoofline };
+
+/// "table", "interp", "gbdt", "forest", "roofline": the names used in packs, flags and reports.
+std::string_view PredictionSourceName(PredictionSource source);
+
+/// One predicted latency.
+struct Prediction {
+  double ms = 0;
+  double spread_ms = 0;  // one standard deviation (estimated), in ms
+  PredictionSource source = PredictionSource::kTableHit;
+  bool outside_training_range = false;  // some parameter lies outside what the fit has seen
+};
+
+/// One measured kernel to fit on (predict's own type: it does not depend on the store's rows).
+struct TrainingSample {
+  Kernel kernel;
+  int threads = 1;
+  double p50_ms = 0;
+  double spread_ms = 0;  // p90 - p10, or a standard deviation; 0 when unknown
+};
+
+/// Knobs of the fitted predictors; defaults are what `latte fit` uses.
+struct PredictorOptions {
+  // Gradient-boosted trees (predict log latency).
+  int gbdt_rounds = 600;
+  int gbdt_max_depth = 8;
+  double gbdt_eta = 0.05;
+  double gbdt_subsample = 0.8;
+  double gbdt_colsample = 0.8;
+  double gbdt_min_child_weight = 1;
+  // Random forest (XGBoost's forest mode: one round of parallel trees).
+  int forest_trees = 100;
+  int forest_max_depth = 14;
+  double forest_subsample = 0.8;
+  double forest_colsample = 0.6;
+  // Roofline: the device's peak arithmetic and memory bandwidth; 0 = estimate from the samples.
+  double peak_gflops = 0;
+  double bandwidth_gbs = 0;
+  int seed = 0;
+  // One thread by default: on per-kind data and a shared machine, OpenMP spin-waiting costs more than it gains.
+  int xgboost_threads = 1;  // 0 = XGBoost's default (all cores)
+};
+
+/// Latency model for one kernel kind.
+class KernelPredictor {
+ public:
+  virtual ~KernelPredictor() = default;
+  /// The pack name of this predictor type ("gbdt", ...).
+  virtual std::string_view Name() const = 0;
+  /// Fits on samples of one kind (replacing any previous fit). Fails on empty or unusable input.
+  virtual Status Fit(std::span<const TrainingSample> samples) = 0;
+  /// Predicts `kernel` run with `threads` threads; fails (kNotFound or kUnsupported) saying why
+  /// when this predictor has no answer, never returning 0.
+  virtual Expected<Prediction> Predict(const Kernel& kernel, int threads) const = 0;
+  virtual nlohmann::json ToJson() const = 0;
+  /// Reads what ToJson() wrote; fails naming the missing or malformed field.
+  virtual Status FromJson(const nlohmann::json& json) = 0;
+
+  /// The relative spread (standard deviation of relative error, e.g. from cross-validation) a
+  /// predictor without its own estimate reports as spread_ms / ms.
+  void set_relative_spread(double relative) { relative_spread_ = relative; }
+  double relative_spread() const { return relative_spread_; }
+
+ protected:
+  double relative_spread_ = 0;
+};
+
+/// Every fitted predictor type, in the order the selector tries them: "interp", "gbdt", "forest",
+/// "roofline" (the table is not fitted, only looked up).
+const std::vector<std::string>& FittedPredictorNames();
+
+/// A new, unfitted predictor of type `name` ("table" or one of FittedPredictorNames()).
+Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options);
+
+/// Reads a double, int or string field of a JSON object, failing with the field's name.
+Expected<double> JsonNumber(const nlohmann::json& json, const char* field);
+Expected<std::string> JsonString(const nlohmann::json& json, const char* field);
+
+}  // namespace latte

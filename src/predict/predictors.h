@@ -1,0 +1,129 @@
+#pragma once
+// The concrete predictors behind KernelPredictor (predictor.h). Each is fitted on the samples of
+// one kernel kind; MakePredictor() builds them by pack name.
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "predict/features.h"
+#include "predict/predictor.h"
+
+namespace latte {
+
+/// Exact table hit: the measured median of a kernel seen in training (same key and threads).
+/// Repeated measurements of one kernel keep their median.
+class TablePredictor final : public KernelPredictor {
+ public:
+  std::string_view Name() const override { return "table"; }
+  Status Fit(std::span<const TrainingSample> samples) override;
+  /// kNotFound when the kernel was not measured.
+  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
+  nlohmann::json ToJson() const override;
+  Status FromJson(const nlohmann::json& json) override;
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    double ms = 0, spread_ms = 0;
+  };
+  std::map<std::string, Entry> entries_;  // "KEY#threads": sorted, so ToJson is stable
+};
+
+/// Interpolation in log space over the kind's varying parameters (see interp_predictor.cc):
+/// exact on measured points; multilinear in (log parameter, log latency) between grid points
+/// when the surrounding grid corners were measured; a missing corner is estimated along the
+/// axis whose measured neighbours are closest; with no usable corner, inverse-distance weighting
+/// of the 4 nearest samples in normalized log coordinates. Never extrapolates: outside the
+/// measured range a parameter is clamped and the prediction flagged.
+class InterpPredictor final : public KernelPredictor {
+ public:
+  std::string_view Name() const override { return "interp"; }
+  Status Fit(std::span<const TrainingSample> samples) override;
+  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
+  nlohmann::json ToJson() const override;
+  Status FromJson(const nlohmann::json& json) override;
+
+ private:
+  struct Axis {
+    std::string name;              // a parameter, or "threads" / "dtype" (pseudo-parameters)
+    std::vector<std::int64_t> values;  // sorted, distinct
+    bool log = true;               // coordinates are log(value) (all values > 0), else value
+    std::vector<double> coords;    // transformed values
+  };
+  using Cell = std::vector<std::int32_t>;  // index into each axis' values
+  struct CellHash {
+    std::size_t operator()(const Cell& cell) const;
+  };
+  std::int64_t AxisValue(const Axis& axis, const Kernel& kernel, int threads) const;
+  bool Lookup(const Cell& cell, double& log_ms) const;
+  bool EstimateCell(const Cell& cell, double& log_ms) const;
+  double NearestNeighbours(const std::vector<double>& point) const;
+  void Index();
+
+  std::vector<Axis> axes_;
+  std::map<std::string, std::string> aliases_;    // parameter -> the axis it always equals
+  std::map<std::string, std::int64_t> constants_;  // parameters that never varied
+  std::vector<std::vector<std::int64_t>> point_values_;  // per sample, per axis
+  std::vector<double> point_ms_;
+  std::unordered_map<Cell, double, CellHash> cells_;    // cell -> log ms
+  std::vector<std::vector<double>> point_coords_;       // normalized coordinates (nearest neighbours)
+  std::vector<double> axis_scale_;                      // 1 / coordinate range per axis
+};
+
+/// Tree ensembles trained with XGBoost's C API on ComputeFeatures() to predict log latency:
+/// gradient boosting ("gbdt") or a random forest ("forest": one round of parallel trees,
+/// row and column subsampling). The pack holds XGBoost's own JSON model text; prediction walks
+/// the trees in process (no XGBoost call per kernel), and the forest's spread is the standard
+/// deviation of its trees' predictions.
+class TreePredictor final : public KernelPredictor {
+ public:
+  enum class Mode { kBoosted, kForest };
+  TreePredictor(Mode mode, const PredictorOptions& options) : mode_(mode), options_(options) {}
+  std::string_view Name() const override { return mode_ == Mode::kBoosted ? "gbdt" : "forest"; }
+  Status Fit(std::span<const TrainingSample> samples) override;
+  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
+  nlohmann::json ToJson() const override;
+  Status FromJson(const nlohmann::json& json) override;
+  /// Log-latency prediction of a feature vector, and the standard deviation across trees.
+  double PredictLog(const std::vector<float>& features, double* tree_sd = nullptr) const;
+  /// Predictions of XGBoost itself for `samples` (log ms), to check the in-process tree walk.
+  Expected<std::vector<float>> PredictWithXgboost(std::span<const TrainingSample> samples) const;
+  std::size_t num_trees() const { return trees_.size(); }
+
+ private:
+  struct Node {
+    std::int32_t left = -1, right = -1;  // -1: leaf
+    std::uint32_t feature = 0;
+    float value = 0;  // split threshold (go left when feature < value), or leaf value
+  };
+  Status ParseModel();
+
+  Mode mode_;
+  PredictorOptions options_;
+  FeatureSchema schema_;
+  std::string model_text_;  // XGBoost JSON model
+  double base_score_ = 0;
+  std::vector<std::vector<Node>> trees_;
+};
+
+/// Roofline: time = overhead + max(FLOPs / peak, bytes / bandwidth) / efficiency, with peak and
+/// bandwidth from the device (or, when unknown, the best the samples reach) and overhead and
+/// efficiency fitted per kind by least squares on relative error.
+class RooflinePredictor final : public KernelPredictor {
+ public:
+  explicit RooflinePredictor(const PredictorOptions& options)
+      : peak_gflops_(options.peak_gflops), bandwidth_gbs_(options.bandwidth_gbs) {}
+  std::string_view Name() const override { return "roofline"; }
+  Status Fit(std::span<const TrainingSample> samples) override;
+  /// kUnsupported when the kernel's family has no cost model (no MACs and no bytes).
+  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
+  nlohmann::json ToJson() const override;
+  Status FromJson(const nlohmann::json& json) override;
+
+ private:
+  double IdealMs(const Kernel& kernel) const;
+  double peak_gflops_ = 0, bandwidth_gbs_ = 0;
+  double overhead_ms_ = 0, efficiency_ = 1;
+};
+
+}  // namespace latte

@@ -1,0 +1,50 @@
+#include <algorithm>
+
+#include "predict/predictors.h"
+
+namespace latte {
+namespace {
+
+std::string TableKey(const Kernel& kernel, int threads) { return kernel.Key() + "#" + std::to_string(threads); }
+
+}  // namespace
+
+Status TablePredictor::Fit(std::span<const TrainingSample> samples) {
+  if (samples.empty()) return InvalidInput("table: no samples to fit");
+  std::map<std::string, std::vector<const TrainingSample*>> groups;
+  for (const TrainingSample& s : samples) groups[TableKey(s.kernel, s.threads)].push_back(&s);
+  entries_.clear();
+  for (auto& [key, group] : groups) {
+    // The median measurement (lower middle for an even count, so the value is one that was measured).
+    std::sort(group.begin(), group.end(), [](auto* a, auto* b) { return a->p50_ms < b->p50_ms; });
+    const TrainingSample* mid = group[(group.size() - 1) / 2];
+    entries_[key] = Entry{mid->p50_ms, mid->spread_ms};
+  }
+  return Status::Ok();
+}
+
+Expected<Prediction> TablePredictor::Predict(const Kernel& kernel, int threads) const {
+  auto it = entries_.find(TableKey(kernel, threads));
+  if (it == entries_.end()) return NotFound("kernel " + kernel.Key() + " was not measured");
+  return Prediction{it->second.ms, it->second.spread_ms, PredictionSource::kTableHit, false};
+}
+
+nlohmann::json TablePredictor::ToJson() const {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& [key, entry] : entries_) entries.push_back({key, entry.ms, entry.spread_ms});
+  return {{"entries", entries}};
+}
+
+Status TablePredictor::FromJson(const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("entries") || !json["entries"].is_array())
+    return InvalidInput("table: missing array 'entries'");
+  entries_.clear();
+  for (const nlohmann::json& e : json["entries"]) {
+    if (!e.is_array() || e.size() != 3 || !e[0].is_string() || !e[1].is_number() || !e[2].is_number())
+      return InvalidInput("table: an entry is not [key, ms, spread_ms]");
+    entries_[e[0].get<std::string>()] = Entry{e[1].get<double>(), e[2].get<double>()};
+  }
+  return Status::Ok();
+}
+
+}  // namespace latte

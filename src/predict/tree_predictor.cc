@@ -1,0 +1,183 @@
+#include <xgboost/c_api.h>
+
+#include <cmath>
+#include <memory>
+
+#include "predict/predictors.h"
+
+namespace latte {
+namespace {
+
+// Owners of XGBoost handles, freed on every path.
+struct DMatrixDeleter {
+  void operator()(void* h) const { XGDMatrixFree(h); }
+};
+struct BoosterDeleter {
+  void operator()(void* h) const { XGBoosterFree(h); }
+};
+using DMatrixPtr = std::unique_ptr<void, DMatrixDeleter>;
+using BoosterPtr = std::unique_ptr<void, BoosterDeleter>;
+
+Status XgbError(const char* what) { return Internal(std::string("xgboost: ") + what + ": " + XGBGetLastError()); }
+
+Expected<DMatrixPtr> MakeMatrix(const FeatureSchema& schema, std::span<const TrainingSample> samples) {
+  std::vector<float> data;
+  data.reserve(samples.size() * schema.Size());
+  std::vector<float> row;
+  for (const TrainingSample& s : samples) {
+    ComputeFeatures(schema, s.kernel, s.threads, row);
+    data.insert(data.end(), row.begin(), row.end());
+  }
+  DMatrixHandle handle = nullptr;
+  if (XGDMatrixCreateFromMat(data.data(), samples.size(), schema.Size(), NAN, &handle) != 0)
+    return XgbError("creating the feature matrix");
+  return DMatrixPtr(handle);
+}
+
+std::string Num(double v) { return std::to_string(v); }
+
+}  // namespace
+
+Status TreePredictor::Fit(std::span<const TrainingSample> samples) {
+  if (samples.empty()) return InvalidInput(std::string(Name()) + ": no samples to fit");
+  std::vector<const Kernel*> kernels;
+  std::vector<float> labels;
+  double mean = 0;
+  for (const TrainingSample& s : samples) {
+    if (!(s.p50_ms > 0)) return InvalidInput(std::string(Name()) + ": sample " + s.kernel.Key() + " has latency <= 0");
+    kernels.push_back(&s.kernel);
+    labels.push_back(static_cast<float>(std::log(s.p50_ms)));
+    mean += labels.back();
+  }
+  mean /= static_cast<double>(labels.size());
+  schema_ = FeatureSchema::FromKernels(kernels);
+  LATTE_ASSIGN_OR_RETURN(DMatrixPtr matrix, MakeMatrix(schema_, samples));
+  if (XGDMatrixSetFloatInfo(matrix.get(), "label", labels.data(), labels.size()) != 0) return XgbError("setting labels");
+  DMatrixHandle train[] = {matrix.get()};
+  BoosterHandle raw = nullptr;
+  if (XGBoosterCreate(train, 1, &raw) != 0) return XgbError("creating the booster");
+  BoosterPtr booster(raw);
+  std::vector<std::pair<std::string, std::string>> params = {
+      {"objective", "reg:squarederror"}, {"tree_method", "hist"}, {"seed", std::to_string(options_.seed)},
+      {"base_score", Num(mean)},         {"verbosity", "0"}};
+  if (options_.xgboost_threads > 0) params.push_back({"nthread", std::to_string(options_.xgboost_threads)});
+  int rounds = 1;
+  if (mode_ == Mode::kBoosted) {
+    rounds = options_.gbdt_rounds;
+    params.insert(params.end(), {{"max_depth", std::to_string(options_.gbdt_max_depth)},
+                                 {"eta", Num(options_.gbdt_eta)},
+                                 {"subsample", Num(options_.gbdt_subsample)},
+                                 {"colsample_bytree", Num(options_.gbdt_colsample)},
+                                 {"min_child_weight", Num(options_.gbdt_min_child_weight)}});
+  } else {
+    params.insert(params.end(), {{"num_parallel_tree", std::to_string(options_.forest_trees)},
+                                 {"max_depth", std::to_string(options_.forest_max_depth)},
+                                 {"eta", "1"},
+                                 {"lambda", "0"},
+                                 {"subsample", Num(options_.forest_subsample)},
+                                 {"colsample_bynode", Num(options_.forest_colsample)}});
+  }
+  for (const auto& [name, value] : params)
+    if (XGBoosterSetParam(booster.get(), name.c_str(), value.c_str()) != 0) return XgbError(("setting " + name).c_str());
+  for (int i = 0; i < rounds; ++i)
+    if (XGBoosterUpdateOneIter(booster.get(), i, matrix.get()) != 0) return XgbError("training");
+  bst_ulong length = 0;
+  const char* buffer = nullptr;
+  if (XGBoosterSaveModelToBuffer(booster.get(), "{\"format\": \"json\"}", &length, &buffer) != 0)
+    return XgbError("saving the model");
+  model_text_.assign(buffer, length);
+  return ParseModel();
+}
+
+Status TreePredictor::ParseModel() {
+  trees_.clear();
+  try {
+    nlohmann::json model = nlohmann::json::parse(model_text_);
+    const nlohmann::json& learner = model.at("learner");
+    base_score_ = std::stod(learner.at("learner_model_param").at("base_score").get<std::string>());
+    for (const nlohmann::json& tree : learner.at("gradient_booster").at("model").at("trees")) {
+      auto left = tree.at("left_children").get<std::vector<std::int32_t>>();
+      auto right = tree.at("right_children").get<std::vector<std::int32_t>>();
+      auto feature = tree.at("split_indices").get<std::vector<std::uint32_t>>();
+      auto value = tree.at("split_conditions").get<std::vector<float>>();
+      std::size_t n = left.size();
+      if (right.size() != n || feature.size() != n || value.size() != n || n == 0)
+        return InvalidInput(std::string(Name()) + ": a tree's node arrays differ in size");
+      std::vector<Node> nodes(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        bool leaf = left[i] < 0;
+        if (!leaf && (left[i] >= static_cast<std::int32_t>(n) || right[i] < 0 || right[i] >= static_cast<std::int32_t>(n) ||
+                      left[i] <= static_cast<std::int32_t>(i) || right[i] <= static_cast<std::int32_t>(i) ||
+                      feature[i] >= schema_.Size()))
+          return InvalidInput(std::string(Name()) + ": a tree node points outside its tree or features");
+        nodes[i] = Node{leaf ? -1 : left[i], leaf ? -1 : right[i], feature[i], value[i]};
+      }
+      trees_.push_back(std::move(nodes));
+    }
+  } catch (const std::exception& e) {
+    return InvalidInput(std::string(Name()) + ": XGBoost model: " + e.what());
+  }
+  if (trees_.empty()) return InvalidInput(std::string(Name()) + ": XGBoost model has no trees");
+  return Status::Ok();
+}
+
+double TreePredictor::PredictLog(const std::vector<float>& features, double* tree_sd) const {
+  double sum = 0, sum_sq = 0;
+  for (const std::vector<Node>& tree : trees_) {
+    std::int32_t i = 0;
+    while (tree[i].left >= 0) i = features[tree[i].feature] < tree[i].value ? tree[i].left : tree[i].right;
+    double leaf = tree[i].value;
+    sum += leaf;
+    sum_sq += leaf * leaf;
+  }
+  if (tree_sd != nullptr) {
+    // XGBoost's forest mode divides each tree's leaves by the number of trees, so tree k alone
+    // predicts base + T * leaf_k; their spread is T times the spread of the leaves.
+    double t = static_cast<double>(trees_.size());
+    double var = sum_sq / t - (sum / t) * (sum / t);
+    *tree_sd = t * std::sqrt(std::max(0.0, var));
+  }
+  return base_score_ + sum;
+}
+
+Expected<Prediction> TreePredictor::Predict(const Kernel& kernel, int threads) const {
+  if (trees_.empty()) return Internal(std::string(Name()) + ": predictor used before Fit");
+  thread_local std::vector<float> features;
+  ComputeFeatures(schema_, kernel, threads, features);
+  Prediction prediction;
+  prediction.source = mode_ == Mode::kBoosted ? PredictionSource::kTrees : PredictionSource::kForest;
+  double tree_sd = 0;
+  prediction.ms = std::exp(PredictLog(features, mode_ == Mode::kForest ? &tree_sd : nullptr));
+  prediction.spread_ms = prediction.ms * (mode_ == Mode::kForest ? tree_sd : relative_spread_);
+  return prediction;
+}
+
+Expected<std::vector<float>> TreePredictor::PredictWithXgboost(std::span<const TrainingSample> samples) const {
+  BoosterHandle raw = nullptr;
+  if (XGBoosterCreate(nullptr, 0, &raw) != 0) return XgbError("creating a booster");
+  BoosterPtr booster(raw);
+  if (XGBoosterLoadModelFromBuffer(booster.get(), model_text_.data(), model_text_.size()) != 0)
+    return XgbError("loading the model");
+  LATTE_ASSIGN_OR_RETURN(DMatrixPtr matrix, MakeMatrix(schema_, samples));
+  bst_ulong length = 0;
+  const float* result = nullptr;
+  if (XGBoosterPredict(booster.get(), matrix.get(), 0, 0, 0, &length, &result) != 0) return XgbError("predicting");
+  return std::vector<float>(result, result + length);
+}
+
+nlohmann::json TreePredictor::ToJson() const {
+  return {{"params", schema_.param_names}, {"relative_spread", relative_spread_}, {"xgboost_model", model_text_}};
+}
+
+Status TreePredictor::FromJson(const nlohmann::json& json) {
+  try {
+    schema_.param_names = json.at("params").get<std::vector<std::string>>();
+    relative_spread_ = json.at("relative_spread").get<double>();
+    model_text_ = json.at("xgboost_model").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidInput(std::string(Name()) + ": " + e.what());
+  }
+  return ParseModel();
+}
+
+}  // namespace latte

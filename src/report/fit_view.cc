@@ -1,0 +1,40 @@
+#include "report/fit_view.h"
+
+#include <fmt/format.h>
+
+#include "report/text_table.h"
+
+namespace latte {
+
+std::string FitReportText(const StoreFit& fit, int folds) {
+  auto percent = [](double value) { return fmt::format("{:.1f}%", value); };
+  TextTable table;
+  table.AddColumn("kind");
+  table.AddColumn("n", TextTable::Align::kRight);
+  table.AddColumn("predictor");
+  table.AddColumn("RMSPE", TextTable::Align::kRight);
+  table.AddColumn("±5%", TextTable::Align::kRight);
+  table.AddColumn("±10%", TextTable::Align::kRight);
+  table.AddColumn("note");
+  for (const KindFitReport& kind : fit.fit.report) {
+    for (const PredictorScore& score : kind.scores) {
+      const bool scored = score.cv.n > 0;
+      std::string note = score.name == kind.selected ? "selected" : "";
+      if (score.failed > 0) note += (note.empty() ? "" : "; ") + std::to_string(score.failed) + " unpredicted";
+      if (!scored && !score.why.empty()) note += (note.empty() ? "" : "; ") + score.why;
+      table.AddRow({kind.kind, std::to_string(kind.samples), score.name, scored ? percent(score.cv.rmspe_pct) : "-",
+                    scored ? percent(score.cv.within5_pct) : "-", scored ? percent(score.cv.within10_pct) : "-", note});
+    }
+  }
+  const PackInfo& info = fit.fit.pack.info;
+  std::string text = fmt::format("{}-fold cross-validation on {} measurements ({}, {} {}, {} threads, {})\n", folds,
+                                 fit.measurements, fit.device_key, info.backend, info.backend_version, info.threads,
+                                 info.precision);
+  text += table.Render();
+  if (fit.fit.skipped_samples > 0) {
+    text += fmt::format("{} measurements with latency <= 0 were left out\n", fit.fit.skipped_samples);
+  }
+  return text;
+}
+
+}  // namespace latte

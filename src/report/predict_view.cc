@@ -1,0 +1,197 @@
+#include "report/predict_view.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "report/inspect_view.h"
+#include "report/text_table.h"
+
+namespace latte {
+namespace {
+
+std::string Ms(double ms) { return fmt::format("{:.3f}", ms); }
+
+bool IsConvLike(OpKind op) {
+  return op == OpKind::kConv2D || op == OpKind::kDepthwiseConv2D || op == OpKind::kTransposeConv2D;
+}
+
+// The nodes of a layer as the report names them: the main node's name, "+N" for fused followers.
+std::string LayerName(const Graph& graph, const std::vector<NodeId>& nodes) {
+  const Node& main = graph.node(nodes.front());
+  std::string name = main.name.empty() ? "#" + std::to_string(nodes.front()) : main.name;
+  if (nodes.size() > 1) name += fmt::format(" (+{})", nodes.size() - 1);
+  return name;
+}
+
+// CSV quoting: a field with a comma, quote or newline is quoted, quotes doubled.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::string DescribeKernel(const Kernel& k) {
+  auto p = [&k](const char* name) { return k.Param(name); };
+  if (IsConvLike(k.op)) {
+    std::string text = fmt::format("{}x{} s{}", p("kh"), p("kw"), p("sh"));
+    if (p("sw") != p("sh")) text += fmt::format("x{}", p("sw"));
+    if (p("dh") > 1 || p("dw") > 1) text += fmt::format(" d{}", p("dh"));
+    if (k.op == OpKind::kConv2D && p("g") > 1) text += fmt::format(" g{}", p("g"));
+    return text + fmt::format(" {}→{} @{}x{}", p("ic"), p("oc"), p("ih"), p("iw"));
+  }
+  switch (k.op) {
+    case OpKind::kFullyConnected:
+      return fmt::format("{}x{}→{}", p("m"), p("k"), p("n"));
+    case OpKind::kMatMul:
+      return fmt::format("{}x[{}x{}]·[{}x{}]", p("b"), p("m"), p("k"), p("k"), p("n"));
+    case OpKind::kMaxPool2D:
+    case OpKind::kAvgPool2D:
+      return fmt::format("{}x{} s{} c{} @{}x{}", p("kh"), p("kw"), p("sh"), p("c"), p("ih"), p("iw"));
+    case OpKind::kResize:
+      return fmt::format("{}x{}→{}x{} c{}", p("ih"), p("iw"), p("oh"), p("ow"), p("c"));
+    default:
+      break;
+  }
+  if (k.params.count("a0")) {
+    return fmt::format("{}x{}x{}x{} ⊙ {}x{}x{}x{}", p("a0"), p("a1"), p("a2"), p("a3"), p("b0"), p("b1"), p("b2"), p("b3"));
+  }
+  if (k.params.count("n") && k.params.count("h") && k.params.count("w") && k.params.count("c")) {
+    return fmt::format("{}x{}x{}x{}", p("n"), p("h"), p("w"), p("c"));
+  }
+  return "";
+}
+
+std::string DescribePack(const Pack& pack) {
+  const PackInfo& info = pack.info;
+  std::string device = info.device.is_object() ? info.device.value("description", info.device.value("key", "")) : "";
+  return fmt::format("{} {} {} {}{}", info.backend, info.threads, info.threads == 1 ? "thread" : "threads",
+                     info.precision, device.empty() ? "" : " on " + device);
+}
+
+PredictView::PredictView(const Graph& graph, const ModelPrediction& prediction, const Pack& pack, std::string model,
+                         std::string machine_note)
+    : graph_(graph), prediction_(prediction), pack_(pack), model_(std::move(model)), machine_note_(std::move(machine_note)) {}
+
+std::string PredictView::Text() const {
+  std::ostringstream out;
+  out << "model: " << model_ << "\n";
+  out << "pack:  " << DescribePack(pack_) << "\n";
+  if (!machine_note_.empty()) out << "note:  " << machine_note_ << "\n";
+  out << "\n";
+
+  TextTable table;
+  table.AddColumn("#", TextTable::Align::kRight);
+  table.AddColumn("layer");
+  table.AddColumn("kernel");
+  table.AddColumn("geometry");
+  table.AddColumn("ms", TextTable::Align::kRight);
+  table.AddColumn("±ms", TextTable::Align::kRight);
+  table.AddColumn("source");
+  int index = 0;
+  for (const LayerPrediction& layer : prediction_.layers) {
+    const Prediction& p = layer.prediction;
+    std::string source(PredictionSourceName(p.source));
+    if (p.outside_training_range) source += " (outside training range)";
+    table.AddRow({std::to_string(index++), KeepTail(LayerName(graph_, layer.nodes), 40), layer.kernel.Kind(),
+                  DescribeKernel(layer.kernel), Ms(p.ms), Ms(p.spread_ms), source});
+  }
+  out << table.Render();
+
+  const ModelPrediction& m = prediction_;
+  out << "\n"
+      << fmt::format("total: {} ms (interval {} – {} ms) over {} kernels\n", Ms(m.total_ms), Ms(m.interval_lo_ms),
+                     Ms(m.interval_hi_ms), m.layers.size());
+  std::string sources;
+  for (const auto& [source, ms] : m.ms_by_source) {
+    sources += fmt::format("{}{} {} ms", sources.empty() ? "" : ", ", source, Ms(ms));
+  }
+  if (!sources.empty()) out << "by source: " << sources << "\n";
+  if (m.outside_range > 0) {
+    out << fmt::format("{} kernel(s) lie outside the pack's training ranges: their predictions extrapolate\n",
+                       m.outside_range);
+  }
+  out << fmt::format("coverage: {} of {} nodes predicted", m.covered_nodes, m.total_nodes);
+  if (m.uncovered.empty()) {
+    out << " (all)\n";
+    return out.str();
+  }
+  std::size_t uncovered_nodes = 0;
+  for (const UncoveredLayer& u : m.uncovered) uncovered_nodes += u.nodes.size();
+  out << fmt::format("; {} node(s) NOT predicted and NOT in the total:\n", uncovered_nodes);
+  for (const UncoveredLayer& u : m.uncovered) {
+    out << fmt::format("  {} ({}): {}\n", KeepTail(LayerName(graph_, u.nodes), 40), u.op, u.why);
+  }
+  return out.str();
+}
+
+nlohmann::json PredictView::Json() const {
+  const ModelPrediction& m = prediction_;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerPrediction& layer : m.layers) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (NodeId id : layer.nodes) nodes.push_back(graph_.node(id).name);
+    layers.push_back({{"nodes", nodes},
+                      {"kernel", layer.kernel.Kind()},
+                      {"key", layer.kernel.Key()},
+                      {"geometry", DescribeKernel(layer.kernel)},
+                      {"predicted_ms", layer.prediction.ms},
+                      {"spread_ms", layer.prediction.spread_ms},
+                      {"source", PredictionSourceName(layer.prediction.source)},
+                      {"outside_training_range", layer.prediction.outside_training_range}});
+  }
+  nlohmann::json uncovered = nlohmann::json::array();
+  for (const UncoveredLayer& u : m.uncovered) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (NodeId id : u.nodes) nodes.push_back(graph_.node(id).name);
+    uncovered.push_back({{"node", graph_.node(u.nodes.front()).name}, {"nodes", nodes}, {"op", u.op}, {"why", u.why}});
+  }
+  return {{"model", model_},
+          {"pack", {{"backend", pack_.info.backend},
+                    {"backend_version", pack_.info.backend_version},
+                    {"threads", pack_.info.threads},
+                    {"precision", pack_.info.precision},
+                    {"device", pack_.info.device}}},
+          {"machine_note", machine_note_},
+          {"total_ms", m.total_ms},
+          {"interval_ms", {m.interval_lo_ms, m.interval_hi_ms}},
+          {"ms_by_source", m.ms_by_source},
+          {"outside_training_range", m.outside_range},
+          {"layers", layers},
+          {"coverage", {{"covered_nodes", m.covered_nodes}, {"total_nodes", m.total_nodes}, {"uncovered", uncovered}}}};
+}
+
+std::string PredictView::Csv() const {
+  // The TFLite estimator's columns first (conv geometry; blank for other kernels), then Latte's.
+  std::string out =
+      "name,kernel_size,filter_size,input_channel,input_h,input_w,stride,estimated latency,"
+      "kernel,geometry,spread_ms,source,outside_training_range,nodes\n";
+  for (const LayerPrediction& layer : prediction_.layers) {
+    const Kernel& k = layer.kernel;
+    std::string conv_columns = ",,,,,";
+    if (IsConvLike(k.op)) {
+      conv_columns = fmt::format("{},{},{},{},{},{}", k.Param("kh"), k.Param("oc"), k.Param("ic"), k.Param("ih"),
+                                 k.Param("iw"), k.Param("sh"));
+    } else if (k.op == OpKind::kFullyConnected) {
+      conv_columns = fmt::format("1,{},{},1,1,1", k.Param("n"), k.Param("k"));
+    }
+    out += fmt::format("{},{},{:.6f},{},{},{:.6f},{},{},{}\n", CsvField(graph_.node(layer.nodes.front()).name),
+                       conv_columns, layer.prediction.ms, k.Kind(), CsvField(DescribeKernel(k)),
+                       layer.prediction.spread_ms, PredictionSourceName(layer.prediction.source),
+                       layer.prediction.outside_training_range ? 1 : 0, layer.nodes.size());
+  }
+  // Uncovered layers keep a row with no latency: a reader summing the column sees the gap.
+  for (const UncoveredLayer& u : prediction_.uncovered) {
+    out += fmt::format("{},,,,,,,,{},,,{},,{}\n", CsvField(graph_.node(u.nodes.front()).name), CsvField(u.op),
+                       CsvField("not predicted: " + u.why), u.nodes.size());
+  }
+  return out;
+}
+
+}  // namespace latte

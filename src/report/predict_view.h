@@ -1,0 +1,39 @@
+#pragma once
+// The `latte predict` view: one row per predicted kernel (nodes, kind, geometry, predicted ms,
+// spread, source), the total with its interval, and the coverage — as text, JSON or CSV (the
+// CSV starts with the TFLite latency estimator's columns, then Latte's own).
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ir/graph.h"
+#include "predict/model_prediction.h"
+#include "predict/pack.h"
+
+namespace latte {
+
+class PredictView {
+ public:
+  /// `model` names the model in the report (usually its path); `machine_note` is a line saying how
+  /// this machine differs from the pack's ("" when it does not).
+  PredictView(const Graph& graph, const ModelPrediction& prediction, const Pack& pack, std::string model,
+              std::string machine_note);
+  std::string Text() const;
+  nlohmann::json Json() const;
+  std::string Csv() const;
+
+ private:
+  const Graph& graph_;
+  const ModelPrediction& prediction_;
+  const Pack& pack_;
+  std::string model_;
+  std::string machine_note_;
+};
+
+/// "3x3 s2 32→64 @112x112": a kernel's key parameters in a few characters.
+std::string DescribeKernel(const Kernel& kernel);
+/// "xnnpack 1 thread fp32 on <device>": what a pack was fitted for.
+std::string DescribePack(const Pack& pack);
+
+}  // namespace latte

@@ -1,0 +1,145 @@
+#include "report/validate_view.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "report/predict_view.h"
+#include "report/svg_plot.h"
+#include "report/text_table.h"
+
+namespace latte {
+namespace {
+
+std::string Ms(double ms) { return fmt::format("{:.3f}", ms); }
+std::string Pct(double pct) { return fmt::format("{:+.1f}%", pct); }
+double ErrorPct(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
+
+std::string Metrics(const AccuracyMetrics& m) {
+  return fmt::format("{} within ±5%: {:.1f}%, within ±10%: {:.1f}%, RMSPE {:.2f}%", m.n, m.within5_pct, m.within10_pct,
+                     m.rmspe_pct);
+}
+
+}  // namespace
+
+ValidateView::ValidateView(const std::vector<ModelValidation>& models, const Pack& pack, std::string machine_note)
+    : models_(models), pack_(pack), machine_note_(std::move(machine_note)) {}
+
+AccuracyMetrics ValidateView::ModelMetrics() const {
+  std::vector<double> predicted, measured;
+  for (const ModelValidation& m : models_) predicted.push_back(m.predicted_ms), measured.push_back(m.measured_ms);
+  return ComputeAccuracy(predicted, measured);
+}
+
+AccuracyMetrics ValidateView::LayerMetrics() const {
+  std::vector<double> predicted, measured;
+  for (const ModelValidation& m : models_)
+    for (const LayerComparison& l : m.layers)
+      if (l.measured_ms > 0) predicted.push_back(l.predicted_ms), measured.push_back(l.measured_ms);
+  return ComputeAccuracy(predicted, measured);
+}
+
+std::string ValidateView::Text(bool per_layer) const {
+  std::ostringstream out;
+  out << "pack: " << DescribePack(pack_) << "\n";
+  if (!machine_note_.empty()) out << "note: " << machine_note_ << "\n";
+  out << "\n";
+  TextTable table;
+  table.AddColumn("model");
+  table.AddColumn("predicted ms", TextTable::Align::kRight);
+  table.AddColumn("measured ms", TextTable::Align::kRight);
+  table.AddColumn("error", TextTable::Align::kRight);
+  table.AddColumn("noise");
+  table.AddColumn("coverage");
+  for (const ModelValidation& m : models_) {
+    std::string coverage = fmt::format("{}/{} nodes", m.prediction.covered_nodes, m.prediction.total_nodes);
+    if (m.uncovered_measured_ms > 0) coverage += fmt::format(" ({} ms measured not predicted)", Ms(m.uncovered_measured_ms));
+    table.AddRow({KeepTail(m.model, 48), Ms(m.predicted_ms), Ms(m.measured_ms), Pct(m.error_pct),
+                  m.bench.latency.noise.noisy ? "noisy" : "ok", coverage});
+  }
+  out << table.Render() << "\n";
+  out << "models: " << Metrics(ModelMetrics()) << "\n";
+  out << "kernels: " << Metrics(LayerMetrics()) << " (profiled per node)\n";
+  if (!per_layer) return out.str();
+  for (const ModelValidation& m : models_) {
+    out << "\n" << m.model << "\n";
+    TextTable layers;
+    layers.AddColumn("#", TextTable::Align::kRight);
+    layers.AddColumn("kernel");
+    layers.AddColumn("geometry");
+    layers.AddColumn("predicted ms", TextTable::Align::kRight);
+    layers.AddColumn("measured ms", TextTable::Align::kRight);
+    layers.AddColumn("error", TextTable::Align::kRight);
+    layers.AddColumn("source");
+    for (const LayerComparison& l : m.layers) {
+      const LayerPrediction& layer = m.prediction.layers[l.layer];
+      layers.AddRow({std::to_string(l.layer), layer.kernel.Kind(), DescribeKernel(layer.kernel), Ms(l.predicted_ms),
+                     Ms(l.measured_ms), l.measured_ms > 0 ? Pct(ErrorPct(l.predicted_ms, l.measured_ms)) : "n/a",
+                     std::string(PredictionSourceName(layer.prediction.source))});
+    }
+    out << layers.Render();
+  }
+  return out.str();
+}
+
+nlohmann::json ValidateView::Json() const {
+  nlohmann::json models = nlohmann::json::array();
+  for (const ModelValidation& m : models_) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const LayerComparison& l : m.layers) {
+      const LayerPrediction& layer = m.prediction.layers[l.layer];
+      nlohmann::json nodes = nlohmann::json::array();
+      for (NodeId id : layer.nodes) nodes.push_back(m.plan.graph.node(id).name);
+      layers.push_back({{"nodes", nodes},
+                        {"kernel", layer.kernel.Kind()},
+                        {"key", layer.kernel.Key()},
+                        {"predicted_ms", l.predicted_ms},
+                        {"measured_ms", l.measured_ms},
+                        {"source", PredictionSourceName(layer.prediction.source)}});
+    }
+    const Stats& s = m.bench.latency.stats;
+    models.push_back({{"model", m.model},
+                      {"predicted_ms", m.predicted_ms},
+                      {"interval_ms", {m.prediction.interval_lo_ms, m.prediction.interval_hi_ms}},
+                      {"measured_ms", m.measured_ms},
+                      {"measured_us", {{"n", s.n}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}, {"std", s.std}}},
+                      {"noisy", m.bench.latency.noise.noisy},
+                      {"error_pct", m.error_pct},
+                      {"covered_nodes", m.prediction.covered_nodes},
+                      {"total_nodes", m.prediction.total_nodes},
+                      {"uncovered_measured_ms", m.uncovered_measured_ms},
+                      {"layers", layers}});
+  }
+  AccuracyMetrics model_metrics = ModelMetrics(), layer_metrics = LayerMetrics();
+  return {{"pack", {{"backend", pack_.info.backend}, {"threads", pack_.info.threads}, {"device", pack_.info.device}}},
+          {"machine_note", machine_note_},
+          {"models", models},
+          {"within5_pct", model_metrics.within5_pct},
+          {"within10_pct", model_metrics.within10_pct},
+          {"rmspe_pct", model_metrics.rmspe_pct},
+          {"kernels", layer_metrics.ToJson()}};
+}
+
+std::string ValidateView::Svg() const {
+  ScatterPlot plot;
+  plot.title = "Latte: predicted vs measured (" + DescribePack(pack_) + ")";
+  plot.x_label = "measured ms";
+  plot.y_label = "predicted ms";
+  plot.log_x = plot.log_y = true;
+  plot.identity_line = true;
+  plot.band = 0.10;
+  ScatterSeries kernels{"kernels", "#9ab", {}, {}, {}, false};
+  ScatterSeries models{"models", "#c33", {}, {}, {}, false};
+  for (const ModelValidation& m : models_) {
+    for (const LayerComparison& l : m.layers) {
+      kernels.x.push_back(l.measured_ms), kernels.y.push_back(l.predicted_ms);
+      kernels.titles.push_back(m.prediction.layers[l.layer].kernel.Kind());
+    }
+    models.x.push_back(m.measured_ms), models.y.push_back(m.predicted_ms);
+    models.titles.push_back(fmt::format("{}: {} vs {} ms", m.model, Ms(m.predicted_ms), Ms(m.measured_ms)));
+  }
+  plot.series = {kernels, models};
+  return plot.Render();
+}
+
+}  // namespace latte

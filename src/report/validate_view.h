@@ -1,0 +1,32 @@
+#pragma once
+// The `latte validate` view: predicted vs measured per model (and per kernel), the share within
+// ±5% and ±10%, RMSPE; text, JSON, and an SVG scatter of predicted against measured.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "predict/validation.h"
+
+namespace latte {
+
+class ValidateView {
+ public:
+  ValidateView(const std::vector<ModelValidation>& models, const Pack& pack, std::string machine_note);
+  /// `per_layer`: also one table of kernels per model.
+  std::string Text(bool per_layer) const;
+  nlohmann::json Json() const;
+  /// Models (and kernels, lighter) as points: predicted (y) against measured (x), log axes.
+  std::string Svg() const;
+
+  AccuracyMetrics ModelMetrics() const;
+  AccuracyMetrics LayerMetrics() const;
+
+ private:
+  const std::vector<ModelValidation>& models_;
+  const Pack& pack_;
+  std::string machine_note_;
+};
+
+}  // namespace latte

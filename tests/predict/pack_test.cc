@@ -1,0 +1,188 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "predict/features.h"
+#include "predict/fit.h"
+#include "predict/pack.h"
+
+namespace latte {
+namespace {
+
+Kernel Conv(std::int64_t ic, std::int64_t ih, std::int64_t oc) {
+  Kernel kernel;
+  kernel.op = OpKind::kConv2D;
+  kernel.fused = {OpKind::kRelu};
+  kernel.params = {{"n", 1}, {"ih", ih}, {"iw", ih}, {"ic", ic}, {"oc", oc}, {"kh", 3},
+                   {"kw", 3}, {"sh", 1}, {"sw", 1}, {"g", 1}, {"dh", 1}, {"dw", 1}};
+  return kernel;
+}
+
+Kernel Add(std::int64_t c, std::int64_t h) {
+  Kernel kernel;
+  kernel.op = OpKind::kAdd;
+  kernel.params = {{"a0", 1}, {"a1", h}, {"a2", h}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", h}, {"b3", c}};
+  return kernel;
+}
+
+std::vector<TrainingSample> Samples() {
+  std::vector<TrainingSample> samples;
+  for (std::int64_t ic : {8, 16, 32, 64})
+    for (std::int64_t ih : {7, 14, 28, 56})
+      for (std::int64_t oc : {16, 32, 64}) {
+        Kernel k = Conv(ic, ih, oc);
+        samples.push_back({k, 1, 0.005 + 2e-6 * ComputeKernelCost(k).macs / 1000, 0.001});
+      }
+  for (std::int64_t c : {8, 16, 32, 64})
+    for (std::int64_t h : {7, 14, 28, 56}) samples.push_back({Add(c, h), 1, 0.001 + 1e-7 * double(c * h * h), 0});
+  return samples;
+}
+
+PackInfo Info() {
+  PackInfo info;
+  info.device = {{"cpu_model", "Test CPU"}, {"logical_cores", 2}};
+  info.backend = "xnnpack";
+  info.backend_version = "0.0~git1";
+  info.threads = 1;
+  info.fusion_rules = {"conv2d+relu"};
+  info.command = "latte fit --db test.db --backend xnnpack -o pack.json";
+  info.created = "2026-01-01T00:00:00Z";
+  info.latte_version = "0.1.0";
+  return info;
+}
+
+FitOptions SmallFit() {
+  FitOptions options;
+  options.folds = 3;
+  options.predictor.gbdt_rounds = 50;
+  options.predictor.forest_trees = 20;
+  return options;
+}
+
+TEST(FitPackTest, ReportsEveryPredictorPerKindAndSelectsTheBest) {
+  FitOptions options = SmallFit();
+  options.predictor.peak_gflops = 1000;  // and memory never the bound: latency is affine in MACs
+  options.predictor.bandwidth_gbs = 1e12;
+  Expected<FitResult> fit = FitPack(Samples(), Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  ASSERT_EQ(fit->report.size(), 2u);
+  const KindFitReport& conv = fit->report[1];
+  EXPECT_EQ(conv.kind, "conv2d+relu");
+  EXPECT_EQ(conv.samples, 48u);
+  ASSERT_EQ(conv.scores.size(), 4u);
+  double best = 1e300;
+  for (const PredictorScore& s : conv.scores) {
+    EXPECT_EQ(s.cv.n + s.failed, 48u) << s.name;
+    EXPECT_GE(s.cv.within10_pct, s.cv.within5_pct);
+    if (s.failed == 0) best = std::min(best, s.cv.rmspe_pct);
+  }
+  const KindModel& model = fit->pack.kinds.at("conv2d+relu");
+  EXPECT_EQ(model.order.front(), conv.selected);
+  EXPECT_EQ(model.cv.at(conv.selected).rmspe_pct, best);
+  // Latency is affine in MACs here, which the roofline model captures exactly: it is selected.
+  EXPECT_LT(model.cv.at("roofline").rmspe_pct, 1e-6);
+  EXPECT_EQ(conv.selected, "roofline");
+}
+
+TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {
+  FitOptions options = SmallFit();
+  options.predictors = {"svm"};
+  Expected<FitResult> bad = FitPack(Samples(), Info(), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("svm"), std::string::npos);
+  EXPECT_FALSE(FitPack({}, Info(), SmallFit()).ok());
+  options = SmallFit();
+  options.folds = 1;
+  EXPECT_FALSE(FitPack(Samples(), Info(), options).ok());
+}
+
+TEST(PackTest, TableHitThenFittedModelAndUnknownKindUnsupported) {
+  Expected<FitResult> fit = FitPack(Samples(), Info(), SmallFit());
+  ASSERT_TRUE(fit.ok());
+  const Pack& pack = fit->pack;
+  std::vector<TrainingSample> samples = Samples();
+  Expected<Prediction> hit = pack.Predict(samples[5].kernel);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_EQ(hit->source, PredictionSource::kTableHit);
+  EXPECT_EQ(hit->ms, samples[5].p50_ms);
+  Expected<Prediction> fitted = pack.Predict(Conv(24, 20, 24));
+  ASSERT_TRUE(fitted.ok());
+  EXPECT_NE(fitted->source, PredictionSource::kTableHit);
+  EXPECT_EQ(PredictionSourceName(fitted->source), pack.kinds.at("conv2d+relu").order.front());
+  EXPECT_GT(fitted->ms, 0);
+  EXPECT_FALSE(fitted->outside_training_range);
+  EXPECT_TRUE(pack.Predict(Conv(24, 20, 512))->outside_training_range);
+
+  Kernel softmax;
+  softmax.op = OpKind::kSoftmax;
+  softmax.params = {{"n", 1}, {"h", 1}, {"w", 1}, {"c", 10}};
+  Expected<Prediction> unknown = pack.Predict(softmax);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(unknown.status().message().find("softmax"), std::string::npos) << unknown.status().message();
+  Kernel plain = Conv(8, 7, 16);
+  plain.fused.clear();  // conv2d without relu is another kind
+  EXPECT_FALSE(pack.Predict(plain).ok());
+}
+
+TEST(PackTest, RoundTripsBitForBit) {
+  Expected<FitResult> fit = FitPack(Samples(), Info(), SmallFit());
+  ASSERT_TRUE(fit.ok());
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("latte_pack_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string first = (dir / "a.json").string(), second = (dir / "b.json").string();
+  ASSERT_TRUE(fit->pack.Save(first).ok());
+  Expected<Pack> loaded = Pack::Load(first);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_TRUE(loaded->Save(second).ok());
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(first), read(second));
+  EXPECT_EQ(loaded->info.fusion_rules, std::vector<std::string>{"conv2d+relu"});
+  EXPECT_EQ(loaded->info.command, Info().command);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 200; ++i) {
+    Kernel k = i % 2 ? Conv(8 + rng() % 80, 5 + rng() % 60, 12 + rng() % 60) : Add(4 + rng() % 70, 5 + rng() % 60);
+    Expected<Prediction> a = fit->pack.Predict(k), b = loaded->Predict(k);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->ms, b->ms) << k.Key();
+    EXPECT_EQ(a->spread_ms, b->spread_ms);
+    EXPECT_EQ(a->source, b->source);
+    EXPECT_EQ(a->outside_training_range, b->outside_training_range);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PackTest, LoadErrorsNameTheFileAndTheProblem) {
+  Expected<Pack> missing = Pack::Load("/nonexistent/pack.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/pack.json"), std::string::npos);
+  nlohmann::json json = FitPack(Samples(), Info(), SmallFit())->pack.ToJson();
+  json["feature_version"] = kFeatureVersion + 1;
+  Expected<Pack> newer = Pack::FromJson(json);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.status().message().find("feature version"), std::string::npos);
+  json["feature_version"] = kFeatureVersion;
+  json["kinds"]["add"]["predictors"]["gbdt"]["xgboost_model"] = "not json";
+  Expected<Pack> damaged = Pack::FromJson(json);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.status().message().find("kind add"), std::string::npos) << damaged.status().message();
+  EXPECT_FALSE(Pack::FromJson(nlohmann::json::array()).ok());
+}
+
+TEST(AccuracyTest, KnownValues) {
+  std::vector<double> predicted = {1.0, 1.04, 1.2, 0.5}, measured = {1.0, 1.0, 1.0, 1.0};
+  AccuracyMetrics m = ComputeAccuracy(predicted, measured);
+  EXPECT_EQ(m.n, 4u);
+  EXPECT_NEAR(m.rmspe_pct, 100 * std::sqrt((0.0016 + 0.04 + 0.25) / 4), 1e-9);
+  EXPECT_EQ(m.within5_pct, 50);
+  EXPECT_EQ(m.within10_pct, 50);
+}
+
+}  // namespace
+}  // namespace latte

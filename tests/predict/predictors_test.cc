@@ -1,0 +1,255 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "predict/features.h"
+#include "predict/pack.h"
+#include "predict/predictors.h"
+
+namespace latte {
+namespace {
+
+Kernel Conv(std::int64_t ic, std::int64_t ih, std::int64_t oc = 16, std::int64_t k = 3, std::int64_t stride = 1) {
+  Kernel kernel;
+  kernel.op = OpKind::kConv2D;
+  kernel.params = {{"n", 1},  {"ih", ih},     {"iw", ih},     {"ic", ic}, {"oc", oc}, {"kh", k},
+                   {"kw", k}, {"sh", stride}, {"sw", stride}, {"g", 1},   {"dh", 1},  {"dw", 1}};
+  return kernel;
+}
+
+TrainingSample Sample(const Kernel& kernel, double ms, double spread = 0) { return {kernel, 1, ms, spread}; }
+
+TEST(FeaturesTest, ConvCostFromParams) {
+  KernelCost cost = ComputeKernelCost(Conv(8, 10, 4, 3, 1));  // no padding: 8x8 output
+  EXPECT_EQ(cost.oh, 8);
+  EXPECT_EQ(cost.ow, 8);
+  EXPECT_EQ(cost.macs, 8 * 8 * 4 * 3 * 3 * 8);
+  EXPECT_EQ(cost.out_bytes, 8 * 8 * 4 * 4);
+  EXPECT_EQ(cost.weight_bytes, 3 * 3 * 8 * 4 * 4);
+  EXPECT_EQ(cost.in_bytes, 10 * 10 * 8 * 4);
+  Kernel depthwise = Conv(8, 10, 8);
+  depthwise.op = OpKind::kDepthwiseConv2D;
+  depthwise.params["g"] = 8;
+  EXPECT_EQ(ComputeKernelCost(depthwise).macs, 8 * 8 * 8 * 3 * 3);
+}
+
+TEST(FeaturesTest, SchemaOrderAndMissingParamsReadZero) {
+  Kernel a = Conv(8, 10), b = Conv(8, 10);
+  b.params["bias"] = 1;
+  FeatureSchema schema = FeatureSchema::FromKernels({&a, &b});
+  ASSERT_EQ(schema.param_names.front(), "bias");
+  std::vector<float> features;
+  ComputeFeatures(schema, a, 2, features);
+  ASSERT_EQ(features.size(), schema.Size());
+  EXPECT_EQ(features[0], 0.0f);  // a has no bias
+  std::vector<std::string> names = schema.Names();
+  std::size_t threads = std::find(names.begin(), names.end(), "threads") - names.begin();
+  EXPECT_EQ(features[threads], 2.0f);
+}
+
+TEST(TablePredictorTest, HitReturnsStoredValueAndMissIsNotFound) {
+  TablePredictor table;
+  std::vector<TrainingSample> samples = {Sample(Conv(8, 16), 0.5, 0.01), Sample(Conv(16, 16), 0.9, 0.02),
+                                         Sample(Conv(16, 16), 1.1, 0.03), Sample(Conv(16, 16), 1.0, 0.04)};
+  ASSERT_TRUE(table.Fit(samples).ok());
+  Expected<Prediction> hit = table.Predict(Conv(8, 16), 1);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_EQ(hit->ms, 0.5);
+  EXPECT_EQ(hit->spread_ms, 0.01);
+  EXPECT_EQ(hit->source, PredictionSource::kTableHit);
+  Expected<Prediction> median = table.Predict(Conv(16, 16), 1);
+  ASSERT_TRUE(median.ok());
+  EXPECT_EQ(median->ms, 1.0);  // the median of three measurements
+  Expected<Prediction> miss = table.Predict(Conv(32, 16), 1);
+  ASSERT_FALSE(miss.ok());
+  EXPECT_EQ(miss.status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(table.Predict(Conv(8, 16), 2).ok());  // another thread count is another entry
+}
+
+// A grid over (ic, ih) with an arbitrary (not power-law) latency at each point.
+std::vector<TrainingSample> Grid(bool skip_one = false) {
+  std::vector<TrainingSample> samples;
+  for (std::int64_t ic : {8, 16, 36, 64})
+    for (std::int64_t ih : {8, 16, 32}) {
+      if (skip_one && ic == 16 && ih == 16) continue;
+      double ms = 0.1 + 0.001 * double(ic * ih) + 0.05 * std::sin(double(ic + ih));
+      samples.push_back(Sample(Conv(ic, ih), ms));
+    }
+  return samples;
+}
+
+TEST(InterpPredictorTest, ExactOnGridPoints) {
+  InterpPredictor interp;
+  std::vector<TrainingSample> grid = Grid();
+  ASSERT_TRUE(interp.Fit(grid).ok());
+  for (const TrainingSample& s : grid) {
+    Expected<Prediction> p = interp.Predict(s.kernel, 1);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_NEAR(p->ms, s.p50_ms, 1e-12 * s.p50_ms) << s.kernel.Key();
+    EXPECT_FALSE(p->outside_training_range);
+    EXPECT_EQ(p->source, PredictionSource::kInterpolation);
+  }
+}
+
+TEST(InterpPredictorTest, LinearInLogSpaceBetweenGridPoints) {
+  InterpPredictor interp;
+  std::vector<TrainingSample> grid = Grid();
+  ASSERT_TRUE(interp.Fit(grid).ok());
+  auto at = [&](std::int64_t ic, std::int64_t ih) {
+    for (const TrainingSample& s : grid)
+      if (s.kernel.Param("ic") == ic && s.kernel.Param("ih") == ih) return s.p50_ms;
+    return -1.0;
+  };
+  // 24 is the midpoint of 16 and 36 in log space: the geometric mean of the two neighbours.
+  Expected<Prediction> p = interp.Predict(Conv(24, 8), 1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->ms, std::sqrt(at(16, 8) * at(36, 8)), 1e-12);
+  // Bilinear in (log ic, log ih): ic 24 (t = 1/2), ih 16 on the grid, then both between.
+  Expected<Prediction> q = interp.Predict(Conv(24, 16), 1);
+  ASSERT_TRUE(q.ok());
+  EXPECT_NEAR(q->ms, std::sqrt(at(16, 16) * at(36, 16)), 1e-12);
+  double t_ih = (std::log(11.0) - std::log(8.0)) / (std::log(16.0) - std::log(8.0));
+  double lo = 0.5 * std::log(at(16, 8)) + 0.5 * std::log(at(36, 8));
+  double hi = 0.5 * std::log(at(16, 16)) + 0.5 * std::log(at(36, 16));
+  Expected<Prediction> r = interp.Predict(Conv(24, 11), 1);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->ms, std::exp((1 - t_ih) * lo + t_ih * hi), 1e-12);
+}
+
+TEST(InterpPredictorTest, MissingPointEstimatedAlongAnAxisAndOutsideFlagged) {
+  // A power law is linear in log-log space, so an estimate along either axis is exact.
+  std::vector<TrainingSample> samples;
+  for (std::int64_t ic : {8, 16, 32})
+    for (std::int64_t ih : {8, 16, 32})
+      if (!(ic == 16 && ih == 16)) samples.push_back(Sample(Conv(ic, ih), 1e-3 * double(ic) * double(ih * ih)));
+  InterpPredictor interp;
+  ASSERT_TRUE(interp.Fit(samples).ok());
+  Expected<Prediction> p = interp.Predict(Conv(16, 16), 1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->ms, 1e-3 * 16 * 256, 1e-9);
+  EXPECT_FALSE(p->outside_training_range);
+  Expected<Prediction> outside = interp.Predict(Conv(64, 8), 1);  // clamped to ic = 32
+  ASSERT_TRUE(outside.ok());
+  EXPECT_TRUE(outside->outside_training_range);
+  EXPECT_NEAR(outside->ms, 1e-3 * 32 * 64, 1e-9);
+  EXPECT_TRUE(interp.Predict(Conv(16, 16, 32), 1)->outside_training_range);  // oc never varied
+}
+
+TEST(InterpPredictorTest, JsonRoundTripKeepsPredictions) {
+  InterpPredictor interp;
+  ASSERT_TRUE(interp.Fit(Grid(true)).ok());
+  InterpPredictor loaded;
+  ASSERT_TRUE(loaded.FromJson(nlohmann::json::parse(interp.ToJson().dump())).ok());
+  EXPECT_EQ(loaded.ToJson().dump(), interp.ToJson().dump());
+  for (std::int64_t ic : {8, 12, 16, 50})
+    for (std::int64_t ih : {8, 16, 20, 40}) EXPECT_EQ(loaded.Predict(Conv(ic, ih), 1)->ms, interp.Predict(Conv(ic, ih), 1)->ms);
+  nlohmann::json broken = interp.ToJson();
+  broken["points"][0][0] = 1000;
+  EXPECT_FALSE(InterpPredictor().FromJson(broken).ok());
+}
+
+// Random convolutions whose latency is exactly proportional to their MACs.
+std::vector<TrainingSample> MacsProportional(std::size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](std::vector<std::int64_t> values) { return values[rng() % values.size()]; };
+  std::vector<TrainingSample> samples;
+  for (std::size_t i = 0; i < count; ++i) {
+    Kernel k = Conv(pick({8, 16, 24, 32, 48, 64, 96, 128}), pick({7, 14, 28, 56, 112}), pick({8, 16, 32, 64, 128, 256}),
+                    pick({1, 3, 5}), pick({1, 2}));
+    samples.push_back(Sample(k, 1e-6 * ComputeKernelCost(k).macs));
+  }
+  return samples;
+}
+
+double Rmspe(const KernelPredictor& predictor, const std::vector<TrainingSample>& test) {
+  std::vector<double> predicted, measured;
+  for (const TrainingSample& s : test) {
+    predicted.push_back(predictor.Predict(s.kernel, s.threads)->ms);
+    measured.push_back(s.p50_ms);
+  }
+  return ComputeAccuracy(predicted, measured).rmspe_pct;
+}
+
+TEST(TreePredictorTest, BoostedTreesFitLatencyProportionalToMacs) {
+  PredictorOptions options;
+  options.gbdt_rounds = 300;
+  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
+  ASSERT_TRUE(gbdt.Fit(MacsProportional(3000, 1)).ok());
+  std::vector<TrainingSample> test = MacsProportional(300, 2);
+  EXPECT_LT(Rmspe(gbdt, test), 3.0);
+  EXPECT_EQ(gbdt.Predict(test[0].kernel, 1)->source, PredictionSource::kTrees);
+  // The in-process tree walk gives XGBoost's own predictions.
+  Expected<std::vector<float>> reference = gbdt.PredictWithXgboost(test);
+  ASSERT_TRUE(reference.ok()) << reference.status().message();
+  for (std::size_t i = 0; i < test.size(); ++i)
+    EXPECT_NEAR(std::log(gbdt.Predict(test[i].kernel, 1)->ms), (*reference)[i], 1e-4);
+}
+
+TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
+  PredictorOptions options;
+  options.forest_trees = 50;
+  TreePredictor forest(TreePredictor::Mode::kForest, options);
+  ASSERT_TRUE(forest.Fit(MacsProportional(3000, 1)).ok());
+  EXPECT_EQ(forest.num_trees(), 50u);
+  std::vector<TrainingSample> test = MacsProportional(300, 2);
+  EXPECT_LT(Rmspe(forest, test), 8.0);
+  // Trees agree exactly where a leaf holds one training configuration; elsewhere they differ a little.
+  std::size_t spread = 0;
+  for (const TrainingSample& s : test) {
+    Expected<Prediction> p = forest.Predict(s.kernel, 1);
+    EXPECT_EQ(p->source, PredictionSource::kForest);
+    EXPECT_GE(p->spread_ms, 0);
+    EXPECT_LT(p->spread_ms, 0.5 * p->ms);
+    spread += p->spread_ms > 0;
+  }
+  EXPECT_GT(spread, 0u);
+  Expected<std::vector<float>> reference = forest.PredictWithXgboost(test);
+  ASSERT_TRUE(reference.ok());
+  for (std::size_t i = 0; i < test.size(); ++i)
+    EXPECT_NEAR(std::log(forest.Predict(test[i].kernel, 1)->ms), (*reference)[i], 1e-4);
+}
+
+TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
+  PredictorOptions options;
+  options.gbdt_rounds = 20;
+  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
+  ASSERT_TRUE(gbdt.Fit(MacsProportional(200, 3)).ok());
+  TreePredictor loaded(TreePredictor::Mode::kBoosted, {});
+  ASSERT_TRUE(loaded.FromJson(nlohmann::json::parse(gbdt.ToJson().dump())).ok());
+  EXPECT_EQ(loaded.ToJson().dump(), gbdt.ToJson().dump());
+  for (const TrainingSample& s : MacsProportional(50, 4)) EXPECT_EQ(loaded.Predict(s.kernel, 1)->ms, gbdt.Predict(s.kernel, 1)->ms);
+  nlohmann::json damaged = gbdt.ToJson();
+  damaged["xgboost_model"] = "{\"learner\": 3}";
+  Status status = loaded.FromJson(damaged);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("gbdt"), std::string::npos) << status.message();
+}
+
+TEST(RooflinePredictorTest, RecoversOverheadAndEfficiency) {
+  PredictorOptions options;
+  options.peak_gflops = 100;
+  options.bandwidth_gbs = 1e9;  // compute bound everywhere
+  std::vector<TrainingSample> samples;
+  for (const TrainingSample& s : MacsProportional(100, 5)) {
+    double ideal = 2 * ComputeKernelCost(s.kernel).macs / (100 * 1e6);
+    samples.push_back(Sample(s.kernel, 0.02 + ideal / 0.4));
+  }
+  RooflinePredictor roofline(options);
+  ASSERT_TRUE(roofline.Fit(samples).ok());
+  EXPECT_NEAR(roofline.ToJson()["overhead_ms"].get<double>(), 0.02, 1e-9);
+  EXPECT_NEAR(roofline.ToJson()["efficiency"].get<double>(), 0.4, 1e-9);
+  Kernel fresh = Conv(40, 20, 24, 3, 1);
+  Expected<Prediction> p = roofline.Predict(fresh, 1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->ms, 0.02 + 2 * ComputeKernelCost(fresh).macs / 1e8 / 0.4, 1e-9);
+  EXPECT_EQ(p->source, PredictionSource::kRoofline);
+  Kernel opaque;
+  opaque.op = OpKind::kReshape;  // no n h w c: no cost model
+  Expected<Prediction> none = roofline.Predict(opaque, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kUnsupported);
+}
+
+}  // namespace
+}  // namespace latte

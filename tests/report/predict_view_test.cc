@@ -1,0 +1,134 @@
+// A whole model predicted from a pack: kernels from the fusion rules, the sum, the coverage, and
+// the three report formats.
+#include "predict/model_prediction.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/graph_builder.h"
+#include "report/predict_view.h"
+
+namespace latte {
+namespace {
+
+// x → conv 3x3 (8 filters) → relu → add(y) → sigmoid → Foo (an op Latte does not know).
+Graph TestGraph() {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 8, 8, 4});
+  TensorId y = b.Input("y", {1, 8, 8, 8});
+  TensorId w = b.Constant("w", {8, 3, 3, 4});
+  Attributes conv;
+  conv.Set("layout", std::string("NHWC"));
+  conv.Set("filter_layout", std::string("OHWI"));
+  conv.Set("padding", std::string("same"));
+  conv.Set("strides", std::vector<std::int64_t>{1, 1});
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w}, conv);
+  TensorId r = b.Op1(OpKind::kRelu, "relu", {c});
+  TensorId a = b.Op1(OpKind::kAdd, "add", {r, y});
+  TensorId s = b.Op1(OpKind::kSigmoid, "sigmoid", {a});
+  TensorId f = b.Op1(OpKind::kOpaque, "foo", {s});
+  b.graph().mutable_node(static_cast<NodeId>(b.graph().num_nodes() - 1)).source_op = "Foo";
+  b.graph().mutable_node(static_cast<NodeId>(b.graph().num_nodes() - 1)).unsupported_reason = "custom op 'Foo'";
+  auto graph = b.Finish({f});
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+// A pack whose table holds conv2d+relu at 0.5 ms and add at 0.125 ms (and nothing for sigmoid).
+Pack TablePack(const Graph& graph) {
+  Pack pack;
+  pack.info.backend = "xnnpack";
+  pack.info.threads = 1;
+  pack.info.fusion_rules = {"conv2d+relu"};
+  pack.info.device = {{"key", "test-cpu"}, {"description", "Test CPU"}};
+  auto grouping = GroupIntoKernels(graph, *FusionRules::FromKinds(pack.info.fusion_rules));
+  EXPECT_TRUE(grouping.ok());
+  for (const KernelGroup& group : grouping->kernels) {
+    double ms = group.kernel.op == OpKind::kConv2D ? 0.5 : group.kernel.op == OpKind::kAdd ? 0.125 : 0;
+    if (ms == 0) continue;
+    KindModel& model = pack.kinds[group.kernel.Kind()];
+    model.kind = group.kernel.Kind();
+    model.samples = 1;
+    model.ranges.Extend(group.kernel, 1);
+    model.table = std::move(MakePredictor("table", {})).value();
+    TrainingSample sample{group.kernel, 1, ms, ms / 10};
+    EXPECT_TRUE(model.table->Fit({&sample, 1}).ok());
+  }
+  return pack;
+}
+
+TEST(ModelPredictionTest, SumsTableHitsAndListsWhatItCannotPredict) {
+  Graph graph = TestGraph();
+  Pack pack = TablePack(graph);
+  auto predicted = PredictModel(graph, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  ASSERT_EQ(predicted->layers.size(), 2u);
+  EXPECT_EQ(predicted->layers[0].kernel.Kind(), "conv2d+relu");
+  EXPECT_EQ(predicted->layers[0].nodes.size(), 2u);  // conv and its relu: one kernel
+  EXPECT_EQ(predicted->layers[0].prediction.source, PredictionSource::kTableHit);
+  EXPECT_DOUBLE_EQ(predicted->layers[0].prediction.ms, 0.5);
+  EXPECT_EQ(predicted->layers[1].kernel.Kind(), "add");
+  EXPECT_DOUBLE_EQ(predicted->total_ms, 0.625);
+  EXPECT_DOUBLE_EQ(predicted->interval_lo_ms, 0.625 - 0.0625);
+  EXPECT_DOUBLE_EQ(predicted->interval_hi_ms, 0.625 + 0.0625);
+  EXPECT_EQ(predicted->covered_nodes, 3u);
+  EXPECT_EQ(predicted->total_nodes, 5u);
+  ASSERT_EQ(predicted->uncovered.size(), 2u);
+  // sigmoid: the pack has no model for it; Foo: Latte does not know the op.
+  std::string whys = predicted->uncovered[0].op + ": " + predicted->uncovered[0].why + " | " +
+                     predicted->uncovered[1].op + ": " + predicted->uncovered[1].why;
+  EXPECT_NE(whys.find("sigmoid: "), std::string::npos) << whys;
+  EXPECT_NE(whys.find("Foo: "), std::string::npos) << whys;
+  EXPECT_NE(whys.find("custom op 'Foo'"), std::string::npos) << whys;
+  EXPECT_EQ(predicted->ms_by_source.at("table"), 0.625);
+}
+
+TEST(ModelPredictionTest, ViewsCarryTotalsLayersAndCoverage) {
+  Graph graph = TestGraph();
+  Pack pack = TablePack(graph);
+  auto predicted = PredictModel(graph, pack);
+  ASSERT_TRUE(predicted.ok());
+  PredictView view(graph, *predicted, pack, "test.tflite", "");
+
+  nlohmann::json json = view.Json();
+  EXPECT_DOUBLE_EQ(json["total_ms"].get<double>(), 0.625);
+  EXPECT_EQ(json["interval_ms"].size(), 2u);
+  ASSERT_EQ(json["layers"].size(), 2u);
+  EXPECT_EQ(json["layers"][0]["nodes"], nlohmann::json::array({"conv", "relu"}));
+  EXPECT_EQ(json["layers"][0]["kernel"], "conv2d+relu");
+  EXPECT_EQ(json["layers"][0]["source"], "table");
+  EXPECT_EQ(json["coverage"]["covered_nodes"], 3);
+  ASSERT_EQ(json["coverage"]["uncovered"].size(), 2u);
+  EXPECT_EQ(json["coverage"]["uncovered"][1]["node"], "foo");
+
+  std::string text = view.Text();
+  EXPECT_NE(text.find("total: 0.625 ms (interval 0.562 – 0.688 ms) over 2 kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("coverage: 3 of 5 nodes predicted; 2 node(s) NOT predicted and NOT in the total"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("3x3 s1 4→8 @8x8"), std::string::npos) << text;
+
+  std::string csv = view.Csv();
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "name,kernel_size,filter_size,input_channel,input_h,input_w,stride,estimated latency,"
+            "kernel,geometry,spread_ms,source,outside_training_range,nodes");
+  EXPECT_NE(csv.find("\nconv,3,8,4,8,8,1,0.500000,conv2d+relu,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nfoo,,,,,,,,Foo,,,not predicted: custom op 'Foo',,1"), std::string::npos) << csv;
+}
+
+TEST(ModelPredictionTest, SaysWhenThisMachineIsNotThePacks) {
+  Pack pack;
+  pack.info.threads = 1;
+  DeviceFingerprint here;
+  here.cpu_model = "Other CPU";
+  here.logical_cores = 2;
+  EXPECT_NE(CompareMachine(pack, here).find("does not say"), std::string::npos);
+  pack.info.device = {{"key", here.Key()}, {"description", "same"}};
+  EXPECT_EQ(CompareMachine(pack, here), "");
+  pack.info.threads = 4;
+  EXPECT_NE(CompareMachine(pack, here).find("4 threads but this machine has 2 cores"), std::string::npos);
+  pack.info.device = {{"key", "another"}, {"description", "Test CPU"}};
+  EXPECT_NE(CompareMachine(pack, here).find("is not the pack's (Test CPU)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace latte
