@@ -7,6 +7,7 @@
 
 #include "import/import.h"
 #include "ir/kernel_graph.h"
+#include "run/graph_prep.h"
 
 namespace latte {
 namespace {
@@ -628,6 +629,8 @@ nlohmann::json SamplerConfig::ToJson() const {
     nlohmann::json shapes = nlohmann::json::object();
     for (const auto& [name, shape] : input_shapes) shapes[name] = shape;
     json["input_shapes"] = shapes;
+    if (!layout_backend.empty()) json["layout_backend"] = layout_backend;
+    if (fusion_rules) json["fusion_rules"] = *fusion_rules;
   }
   return json;
 }
@@ -665,11 +668,20 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     if (config.models.empty()) return InvalidInput("the from-models strategy needs model files (--models)");
     ImportOptions import_options;
     import_options.input_shapes = config.input_shapes;
+    FusionRules rules = FusionRules::Default();
+    if (config.fusion_rules) {
+      LATTE_ASSIGN_OR_RETURN(rules, FusionRules::FromKinds(*config.fusion_rules));
+    }
     std::vector<Kernel> neighbours;
     for (const std::string& path : config.models) {
       auto graph = ImportModel(path, import_options);
       if (!graph.ok()) return graph.status().WithContext(path);
-      auto grouping = GroupIntoKernels(*graph, FusionRules::Default());
+      if (!config.layout_backend.empty()) {
+        auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), config.layout_backend));
+        if (!plan.ok()) return plan.status().WithContext(path);
+        *graph = std::move(plan->graph);
+      }
+      auto grouping = GroupIntoKernels(*graph, rules);
       if (!grouping.ok()) return grouping.status().WithContext(path);
       std::size_t taken = 0;
       for (const KernelGroup& group : grouping->kernels) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,14 @@ struct SamplerConfig {
   std::vector<std::string> models;  // from-models: model files
   std::map<std::string, Shape> input_shapes;  // from-models: --input-shape overrides
   bool neighbours = true;           // from-models: add each kernel's neighbourhood
+  /// from-models: lay the models out as this backend runs them (NHWC, activations folded), as
+  /// prediction does, so the kernels measured are the ones a pack is asked for. Empty: as imported.
+  std::string layout_backend;
+  /// from-models: group nodes into kernels by these fused kinds. Unset: FusionRules::Default().
+  std::optional<std::vector<std::string>> fusion_rules;
+  /// adaptive: a kind with too few measurements to fit is skipped with a note instead of failing
+  /// the round (calibrate asks for every kind; the random phase may have reached only some).
+  bool skip_sparse_kinds = false;
   std::uint64_t seed = 0;
   std::size_t max_kernels = 0;      // 0 = the whole grid / every model kernel; random, adaptive: required
   nlohmann::json ToJson() const;

@@ -6,7 +6,9 @@
 #include <set>
 
 #include "ir/kernel_graph.h"
+#include "import/import.h"
 #include "profile/profile.h"
+#include "run/graph_prep.h"
 #include "test_paths.h"
 
 namespace latte {
@@ -281,6 +283,48 @@ TEST(FromModels, EveryKernelOfTheModelPlusNeighbours) {
   EXPECT_GT(with->kernels.size(), convs->kernels.size());
   // The model's own kernels come first, in the same order.
   for (std::size_t i = 0; i < convs->kernels.size(); ++i) EXPECT_EQ(with->kernels[i], convs->kernels[i]);
+}
+
+TEST(FromModels, LaidOutForABackendTheKernelsAreThoseItRuns) {
+  // An NCHW ONNX model runs NHWC on xnnpack: the kernels sampled for it must be the planned
+  // graph's, grouped by the given rules, or a pack fitted on them would miss what predict asks.
+  LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  const std::string path = testing::ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  SamplerConfig config;
+  config.strategy = "from-models";
+  config.models = {path};
+  config.input_shapes = {{"x", Shape{1, 3, 48, 192}}};
+  config.neighbours = false;
+  config.layout_backend = "xnnpack";
+  config.fusion_rules = std::vector<std::string>{"conv2d+relu"};
+  auto sample = SampleKernels(config);
+  ASSERT_TRUE(sample.ok()) << sample.status().message();
+
+  ImportOptions import_options;
+  import_options.input_shapes = config.input_shapes;
+  auto graph = ImportModel(path, import_options);
+  ASSERT_TRUE(graph.ok());
+  auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), "xnnpack"));
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto rules = FusionRules::FromKinds({"conv2d+relu"});
+  ASSERT_TRUE(rules.ok());
+  auto grouping = GroupIntoKernels(plan->graph, *rules);
+  ASSERT_TRUE(grouping.ok());
+  std::set<std::string> expected, got;
+  for (const KernelGroup& group : grouping->kernels) expected.insert(group.kernel.Key());
+  for (const Kernel& k : sample->kernels) got.insert(k.Key());
+  EXPECT_EQ(got, expected);
+  // Part of the campaign's identity: a profile laid out otherwise is another campaign.
+  EXPECT_EQ(config.ToJson().value("layout_backend", ""), "xnnpack");
+
+  // As imported (NCHW, default rules) the kernels differ: the layout matters.
+  config.layout_backend.clear();
+  config.fusion_rules.reset();
+  auto raw = SampleKernels(config);
+  ASSERT_TRUE(raw.ok());
+  std::set<std::string> raw_keys;
+  for (const Kernel& k : raw->kernels) raw_keys.insert(k.Key());
+  EXPECT_NE(raw_keys, expected);
 }
 
 }  // namespace
