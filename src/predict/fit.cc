@@ -117,6 +117,14 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     // Roofline is the fallback: last, unless it is the best there is.
     auto roof = std::find(model.order.begin(), model.order.end(), "roofline");
     if (roof != model.order.end() && roof != model.order.begin()) std::rotate(roof, roof + 1, model.order.end());
+    // Trees answer every kernel, so whatever comes after the first tree model is never reached:
+    // not kept (a pack then carries one tree ensemble per kind, not two; the report keeps all scores).
+    auto tree = std::find_if(model.order.begin(), model.order.end(),
+                             [](const std::string& name) { return name == "gbdt" || name == "forest"; });
+    if (tree != model.order.end()) {
+      for (auto it = tree + 1; it != model.order.end(); ++it) model.fitted.erase(*it);
+      model.order.erase(tree + 1, model.order.end());
+    }
     report.selected = model.order.empty() ? "" : model.order.front();
     result.report.push_back(std::move(report));
     result.pack.kinds[kind] = std::move(model);

@@ -63,7 +63,9 @@ TEST_F(CliCompare, JsonHasOneRowPerConfigurationWithNumbersOrWhy) {
     // Each configuration in its own process: at least the baseline, and a model's weights more.
     EXPECT_GT(row["peak_rss_kb"].get<long>(), j["baseline_rss_kb"].get<long>());
     EXPECT_TRUE(row["energy_mj_per_inference"].is_null() || row["energy_mj_per_inference"].get<double>() > 0);
-    if (backend == "ort") EXPECT_EQ(row["backend_version"].get<std::string>().rfind("ONNX Runtime 1.", 0), 0u);
+    if (backend == "ort") {
+      EXPECT_EQ(row["backend_version"].get<std::string>().rfind("ONNX Runtime 1.", 0), 0u);
+    }
   }
   EXPECT_EQ(seen.size(), 8u);
 }

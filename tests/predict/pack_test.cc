@@ -87,6 +87,29 @@ TEST(FitPackTest, ReportsEveryPredictorPerKindAndSelectsTheBest) {
   EXPECT_EQ(conv.selected, "roofline");
 }
 
+TEST(FitPackTest, KeepsNothingAfterTheFirstTreeModelInTheOrder) {
+  // Trees answer every kernel: a predictor ranked after one is never reached, so it is not kept.
+  FitOptions options = SmallFit();
+  options.predictors = {"gbdt", "forest", "roofline"};
+  Expected<FitResult> fit = FitPack(Samples(), Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  for (const auto& [kind, model] : fit->pack.kinds) {
+    ASSERT_FALSE(model.order.empty()) << kind;
+    std::size_t trees = 0;
+    for (const std::string& name : model.order) trees += name == "gbdt" || name == "forest";
+    EXPECT_LE(trees, 1u) << kind;
+    if (trees == 1) {
+      EXPECT_TRUE(model.order.back() == "gbdt" || model.order.back() == "forest") << kind;
+    }
+    EXPECT_EQ(model.fitted.size(), model.order.size()) << kind;
+  }
+  for (const KindFitReport& report : fit->report) {
+    if (report.samples >= options.min_samples_for_cv) {
+      EXPECT_EQ(report.scores.size(), 3u) << report.kind;
+    }
+  }
+}
+
 TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {
   FitOptions options = SmallFit();
   options.predictors = {"svm"};
