@@ -17,5 +17,6 @@ void AddValidateCommand(CLI::App& app, int& exit_code);
 void AddImportCommand(CLI::App& app, int& exit_code);
 void AddExportCommand(CLI::App& app, int& exit_code);
 void AddFitCommand(CLI::App& app, int& exit_code);
+void AddCalibrateCommand(CLI::App& app, int& exit_code);
 
 }  // namespace latte::cli

@@ -99,6 +99,11 @@ Expected<Sample> AdaptiveSample(const Store& store, const SamplerConfig& config,
     for (const StoredMeasurement& row : rows) {
       if (std::isfinite(row.stats.p50) && row.stats.p50 > 0) latest[row.kernel.Key()] = {row.kernel, row.stats.p50};
     }
+    if (latest.size() < 4 && config.skip_sparse_kinds) {
+      sample.notes.push_back(fmt::format("{}: {} measurements, too few to fit (4 needed): skipped", kind.Kind(),
+                                         latest.size()));
+      continue;
+    }
     if (latest.size() < 4) {
       return InvalidInput(fmt::format("the adaptive strategy needs at least 4 measurements of {} on this backend and "
                                       "device in the store (found {}): run a grid or random profile first",

@@ -56,8 +56,9 @@ inline std::string ReadAll(const std::filesystem::path& path) {
 }
 
 /// Runs the built latte with `args`, stdin from /dev/null, stdout and stderr into files in `dir`.
-/// Kills it after 60 s (a hang is a failure too).
-inline RunResult RunLatte(const std::vector<std::string>& args, const std::filesystem::path& dir) {
+/// Kills it after `timeout_secs` (a hang is a failure too).
+inline RunResult RunLatte(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                          int timeout_secs = 60) {
   RunResult result;
   const std::string out_path = (dir / "stdout.txt").string();
   const std::string err_path = (dir / "stderr.txt").string();
@@ -80,7 +81,7 @@ inline RunResult RunLatte(const std::vector<std::string>& args, const std::files
     return result;
   }
   int status = 0;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_secs);
   while (::waitpid(pid, &status, WNOHANG) == 0) {
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);

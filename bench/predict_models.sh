@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Prediction accuracy on the six real models: each is predicted with PACK and measured for real
+# (`latte validate`: the bench protocol, same run, same machine), one model at a time. Prints a
+# Markdown table for BENCHMARKS.md and the share within ±5% / ±10% and RMSPE over all six. Run it
+# while nothing else runs. Needs python3 (for reading the JSON).
+#
+# Usage: bench/predict_models.sh PACK [NUM_RUNS=50] [MIN_SECS=1]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+latte="$root/build/latte"
+[[ -x "$latte" ]] || { echo "bench: build/latte is missing: run scripts/setup" >&2; exit 2; }
+[[ $# -ge 1 && -f "$1" ]] || { echo "usage: bench/predict_models.sh PACK [NUM_RUNS] [MIN_SECS]" >&2; exit 2; }
+pack="$1"
+runs="${2:-50}"
+secs="${3:-1}"
+# model and its --input-shape ("" when its file fixes the shape)
+models=(face_detection_short_range.tflite "" selfie_segmentation.tflite "" hand_landmark_lite.tflite ""
+        pose_landmark_lite.tflite "" ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192
+        ch_PP-OCRv4_det_infer.onnx x=1x3x640x640)
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+for ((i = 0; i < ${#models[@]}; i += 2)); do
+  m="${models[$i]}" shape="${models[$((i + 1))]}"
+  args=(validate "$root/models/$m" --pack "$pack" --num_runs "$runs" --min_secs "$secs" --format json)
+  [[ -n "$shape" ]] && args+=(--input-shape "$shape")
+  "$latte" "${args[@]}" >"$tmp/$i.json"
+done
+python3 - "$tmp" <<'PY'
+import glob, json, math, os, sys
+rows = []
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")), key=lambda p: int(os.path.basename(p)[:-5])):
+    rows += json.load(open(path))["models"]
+print("| model | predicted ms | measured ms | error | coverage, noise |")
+print("| --- | ---: | ---: | ---: | --- |")
+errors = []
+for r in rows:
+    cov_text = f'{r["covered_nodes"]}/{r["total_nodes"]} nodes'
+    if r["uncovered_measured_ms"] > 0: cov_text += f' ({r["uncovered_measured_ms"]:.3f} ms not predicted)'
+    if r["noisy"]: cov_text += ', noisy'
+    print(f'| {os.path.basename(r["model"])} | {r["predicted_ms"]:.3f} | {r["measured_ms"]:.3f} | {r["error_pct"]:+.1f}% | {cov_text} |')
+    errors.append(r["error_pct"])
+n = len(errors)
+w5 = 100 * sum(abs(e) <= 5 for e in errors) / n
+w10 = 100 * sum(abs(e) <= 10 for e in errors) / n
+rmspe = math.sqrt(sum(e * e for e in errors) / n)
+print(f"\n{n} models: within ±5% {w5:.0f}%, within ±10% {w10:.0f}%, RMSPE {rmspe:.1f}%")
+PY

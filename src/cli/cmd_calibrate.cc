@@ -1,0 +1,114 @@
+// `latte calibrate [--backend B] [--num_threads T] --budget 10m -o PACK.json`: profile this
+// machine within a budget (fusion rules, the models' kernels, random kernels, adaptive rounds)
+// and fit a pack, in one command.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "core/progress.h"
+#include "predict/calibrate.h"
+#include "report/fit_view.h"
+
+namespace latte::cli {
+namespace {
+
+std::atomic<bool> g_stop_calibrate{false};
+
+extern "C" void StopCalibrate(int) { g_stop_calibrate.store(true); }
+
+}  // namespace
+
+void AddCalibrateCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::string backend = "xnnpack", budget = "10m", db, output;
+    std::vector<std::string> models, input_shapes;
+    int num_threads = 1;
+    std::uint64_t seed = 0;
+    bool no_fusion = false;
+    FitOptions fit;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "Profile this machine within a budget and fit a predictor pack (one command)");
+  cmd->add_option("--backend", flags->backend, "Backend to calibrate")->capture_default_str();
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--budget", flags->budget, "Time for the whole calibration: 90s, 10m, 1h (at least 30s)")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
+  cmd->add_option("--models", flags->models, "Models whose kernels (and neighbours) are profiled first");
+  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 for --models (repeatable)");
+  cmd->add_option("--db", flags->db, "Store the measurements go to (default: " + DefaultStorePath() + ")");
+  cmd->add_option("--seed", flags->seed, "Seed of the random draws")->capture_default_str();
+  cmd->add_flag("--no-detect-fusion", flags->no_fusion, "Use the default fusion rules instead of measuring them");
+  cmd->add_option("--folds", flags->fit.folds, "Cross-validation folds of the fit")->check(CLI::Range(2, 100));
+  cmd->callback([flags, &exit_code] {
+    CalibrateOptions options;
+    options.backend = flags->backend;
+    options.num_threads = flags->num_threads;
+    auto budget = ParseDuration(flags->budget);
+    if (!budget.ok()) {
+      exit_code = ReportError("", budget.status().WithContext("--budget"));
+      return;
+    }
+    options.budget_secs = *budget;
+    options.db = flags->db.empty() ? DefaultStorePath() : flags->db;
+    options.models = flags->models;
+    auto shapes = ParseInputShapes(flags->input_shapes);
+    if (!shapes.ok()) {
+      exit_code = ReportError("", shapes.status());
+      return;
+    }
+    options.input_shapes = *shapes;
+    options.seed = flags->seed;
+    options.detect_fusion = !flags->no_fusion;
+    options.fit = flags->fit;
+    options.tty = IsTerminal(STDERR_FILENO);
+    options.command = "latte calibrate --backend " + flags->backend + " --num_threads " +
+                      std::to_string(flags->num_threads) + " --budget " + flags->budget + " --seed " +
+                      std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "");
+    for (const std::string& model : flags->models) options.command += " --models " + model;
+    g_stop_calibrate.store(false);
+    options.stop = &g_stop_calibrate;
+    std::signal(SIGINT, StopCalibrate);
+    std::signal(SIGTERM, StopCalibrate);
+
+    BackendRegistry registry;
+    RegisterBuiltinBackends(registry);
+    auto result = RunCalibrate(options, registry, std::cerr);
+    if (!result.ok()) {
+      exit_code = ReportError("", result.status());
+      return;
+    }
+    if (result->fusion) std::cout << FusionReportText(*result->fusion);
+    std::cout << "fusion rules:";
+    for (const std::string& rule : result->fusion_rules) std::cout << " " << rule;
+    std::cout << (result->fusion_rules.empty() ? " none" : "") << (result->fusion ? "\n" : " (the defaults, not measured)\n");
+    for (const CalibratePhase& phase : result->phases) {
+      const CampaignSummary& s = phase.result.summary;
+      std::cout << "phase " << phase.name << ": campaign " << phase.result.campaign_id << ", measured " << s.measured
+                << ", unsupported " << s.unsupported << ", done earlier " << s.already_done << ", " << s.remaining
+                << " left for a later run (" << static_cast<int>(phase.spent_secs) << " s)\n";
+    }
+    if (result->interrupted) {
+      std::cout << "interrupted: measurements so far are in " << options.db
+                << "; run the same command again to continue (no pack written)\n";
+      exit_code = 130;
+      return;
+    }
+    std::cout << FitReportText(result->fit, options.fit.folds);
+    if (Status saved = result->fit.fit.pack.Save(flags->output); !saved.ok()) {
+      exit_code = ReportError("", saved);
+      return;
+    }
+    std::cout << "wrote " << flags->output << " (" << result->fit.fit.pack.kinds.size() << " kernel kinds, "
+              << result->fit.measurements << " measurements of this machine in " << options.db << ")\n";
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

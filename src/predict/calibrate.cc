@@ -1,0 +1,142 @@
+#include "predict/calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ostream>
+
+#include "core/device.h"
+#include "ir/kernel_graph.h"
+#include "run/backend_registry.h"
+
+namespace latte {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Adaptive rounds: this many new kernels each, at most this many rounds.
+constexpr std::size_t kAdaptiveRoundKernels = 60;
+constexpr int kMaxAdaptiveRounds = 50;
+// A phase given less than this is skipped: a campaign needs its reference readings and a few kernels.
+constexpr double kMinPhaseSecs = 5;
+
+}  // namespace
+
+std::vector<std::string> CalibrateOptions::DefaultCalibrationKinds() {
+  return {"conv2d",     "depthwise_conv2d", "transpose_conv2d", "fully_connected", "add",
+          "mul",        "max_pool2d",       "avg_pool2d",       "global_avg_pool", "mean",
+          "concat",     "pad",              "resize",           "reshape",         "transpose",
+          "softmax",    "hard_swish",       "sigmoid",          "prelu"};
+}
+
+Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,
+                                       std::ostream& log) {
+  if (!(options.budget_secs >= kMinCalibrateSecs)) {
+    return InvalidInput("--budget must be at least 30s: fusion detection and a useful sample of kernels need it");
+  }
+  if (options.detect_fusion && options.budget_secs < kMinCalibrateWithFusionSecs) {
+    return InvalidInput("--budget under 2m leaves no time after fusion detection (about 30 s on one core): "
+                        "give at least 2m, or --no-detect-fusion");
+  }
+  if (registry.Find(options.backend) == nullptr) {
+    RunOptions probe;
+    return registry.Create(options.backend, probe).status();
+  }
+  const double start = Now();
+  const double deadline = start + options.budget_secs;
+  auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };
+
+  CampaignOptions campaign;
+  campaign.backend = options.backend;
+  campaign.run.num_threads = options.num_threads;
+  campaign.stop = options.stop;
+
+  CalibrateResult result;
+  // 1. Which op chains the backend runs as one kernel: decides how models are split into kernels.
+  if (options.detect_fusion) {
+    log << "calibrate: detecting fusion on " << options.backend << "\n";
+    FusionOptions fusion;
+    fusion.campaign = campaign;
+    LATTE_ASSIGN_OR_RETURN(FusionReport report, DetectFusion(fusion, registry, log));
+    result.fusion_rules = report.rules;
+    result.fusion = std::move(report);
+  } else {
+    const FusionRules rules = FusionRules::Default();
+    result.fusion_rules.assign(rules.kinds().begin(), rules.kinds().end());
+  }
+  result.fusion_secs = Now() - start;
+  if (stopped()) {
+    result.interrupted = true;
+    return result;
+  }
+
+  // 2. Profiling phases, each a resumable campaign with a share of what is left of the budget;
+  // what a phase does not use (it ran out of kernels) goes to the next.
+  auto run_phase = [&](const std::string& name, SamplerConfig sampler, double share) -> Status {
+    const double left = deadline - Now();
+    const double budget = left * share;
+    if (budget < kMinPhaseSecs || stopped()) return Status::Ok();
+    ProfileOptions profile;
+    profile.sampler = std::move(sampler);
+    profile.campaign = campaign;
+    profile.campaign.budget_secs = budget;
+    profile.db = options.db;
+    profile.tty = options.tty;
+    log << "calibrate: " << name << " (" << static_cast<int>(budget) << " s of the budget)\n";
+    const double phase_start = Now();
+    LATTE_ASSIGN_OR_RETURN(ProfileResult profiled, RunProfile(profile, registry, log));
+    result.phases.push_back({name, budget, Now() - phase_start, std::move(profiled)});
+    if (result.phases.back().result.summary.interrupted) result.interrupted = true;
+    return Status::Ok();
+  };
+  std::vector<std::string> kinds = options.kinds;
+  for (const std::string& rule : result.fusion_rules) {
+    if (std::find(kinds.begin(), kinds.end(), rule) == kinds.end()) kinds.push_back(rule);
+  }
+  if (!options.models.empty()) {  // the kernels users asked about come first
+    SamplerConfig sampler;
+    sampler.strategy = "from-models";
+    sampler.models = options.models;
+    sampler.input_shapes = options.input_shapes;
+    sampler.layout_backend = options.backend;
+    sampler.fusion_rules = result.fusion_rules;
+    sampler.seed = options.seed;
+    LATTE_RETURN_IF_ERROR(run_phase("the models' kernels and their neighbours", sampler, 0.5));
+  }
+  {
+    SamplerConfig sampler;
+    sampler.strategy = "random";
+    sampler.kinds = kinds;
+    sampler.seed = options.seed;
+    sampler.max_kernels = 200 * kinds.size();  // more than any budget here measures: the budget ends it
+    LATTE_RETURN_IF_ERROR(run_phase("random kernels of " + std::to_string(kinds.size()) + " kinds", sampler, 0.6));
+  }
+  for (int round = 1; round <= kMaxAdaptiveRounds && !result.interrupted; ++round) {
+    SamplerConfig sampler;
+    sampler.strategy = "adaptive";
+    sampler.kinds = kinds;
+    sampler.seed = options.seed + static_cast<std::uint64_t>(round);
+    sampler.max_kernels = kAdaptiveRoundKernels;
+    sampler.skip_sparse_kinds = true;
+    const std::size_t before = result.phases.size();
+    LATTE_RETURN_IF_ERROR(run_phase("adaptive round " + std::to_string(round), sampler, 1.0));
+    if (result.phases.size() == before || result.phases.back().result.summary.measured == 0) break;
+  }
+  if (result.interrupted) return result;
+
+  // 3. The pack: every measurement of this machine and configuration, old and new.
+  StoreFitRequest request;
+  request.db = options.db;
+  request.filter.backend = options.backend;
+  request.filter.threads = options.num_threads;
+  request.filter.precision = "fp32";
+  request.filter.device = ReadDeviceFingerprint().Key();
+  request.options = options.fit;
+  request.fusion_rules = result.fusion_rules;
+  request.command = options.command;
+  LATTE_ASSIGN_OR_RETURN(result.fit, FitFromStore(request));
+  return result;
+}
+
+}  // namespace latte

@@ -1,0 +1,72 @@
+#pragma once
+// `latte calibrate` as a library call: everything needed to predict on this machine, within a
+// time budget. It finds which op chains the backend fuses, profiles the kernels of the given
+// models (and their neighbourhoods), then random kernels of every common kind, then adaptive
+// rounds where the current fit explains the store worst, and fits a pack on all of it with the
+// detected fusion rules. Every phase is a resumable campaign in the store: the same command run
+// again continues where it stopped, and its measurements are kept for later fits.
+
+#include <atomic>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ir/tensor.h"
+#include "predict/fit_store.h"
+#include "profile/fusion.h"
+#include "profile/profile.h"
+
+namespace latte {
+
+class BackendRegistry;
+
+struct CalibrateOptions {
+  std::string backend = "xnnpack";
+  int num_threads = 1;
+  std::string db;                       // the store the campaigns write to
+  double budget_secs = 600;             // the whole calibration, fusion detection included
+  std::vector<std::string> models;      // their kernels are profiled first (optional)
+  std::map<std::string, Shape> input_shapes;
+  /// Kinds of the random and adaptive phases (the detected fused kinds are added).
+  std::vector<std::string> kinds = DefaultCalibrationKinds();
+  std::uint64_t seed = 0;
+  bool detect_fusion = true;            // false: FusionRules::Default()'s kinds
+  FitOptions fit;
+  const std::atomic<bool>* stop = nullptr;  // raised by a signal handler: stop cleanly, fit nothing
+  bool tty = false;                     // progress as a redrawn bar
+  std::string command;                  // provenance written into the pack
+  /// The kinds sampled at random when none are given: the ops of common CNNs and MLPs.
+  static std::vector<std::string> DefaultCalibrationKinds();
+};
+
+/// One profiling phase and what it did.
+struct CalibratePhase {
+  std::string name;        // "models", "random", "adaptive 1", ...
+  double budget_secs = 0;  // what it was given
+  double spent_secs = 0;
+  ProfileResult result;
+};
+
+struct CalibrateResult {
+  std::optional<FusionReport> fusion;     // when detected
+  std::vector<std::string> fusion_rules;  // written into the pack
+  double fusion_secs = 0;
+  std::vector<CalibratePhase> phases;
+  bool interrupted = false;               // stopped by the stop flag: nothing fitted
+  StoreFit fit;                           // the pack (when not interrupted)
+};
+
+/// The shortest budget calibrate accepts: fusion detection and a useful sample need this much.
+inline constexpr double kMinCalibrateSecs = 30;
+/// With fusion detection (which takes about 30 s on one core of this project's machine).
+inline constexpr double kMinCalibrateWithFusionSecs = 120;
+
+/// Runs a whole calibration (progress on `log`). Fails for an unknown backend, a budget under
+/// kMinCalibrateSecs, models that cannot be read, or a store that cannot be written.
+Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,
+                                       std::ostream& log);
+
+}  // namespace latte

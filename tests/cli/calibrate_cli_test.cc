@@ -1,0 +1,79 @@
+// `latte calibrate` as users run it: one short calibration into a temporary store writes a pack
+// that `latte predict` reads; bad budgets and backends are one-line errors with exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "db/store.h"
+#include "run_latte.h"
+
+namespace latte {
+namespace {
+
+using testing::ReadAll;
+using testing::RunLatte;
+using testing::RunResult;
+using testing::TempDir;
+
+const std::string kModel = std::string(LATTE_SOURCE_DIR) + "/models/face_detection_short_range.tflite";
+
+TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
+  TempDir dir;
+  const std::string db = (dir.path() / "c.db").string();
+  const std::string pack = (dir.path() / "p.json").string();
+  // Fusion detection has tests of its own (profile/fusion_test) and needs 2m of budget: not here.
+  RunResult run = RunLatte({"calibrate", "--budget", "30s", "--no-detect-fusion", "--models", kModel, "--db", db, "-o",
+                            pack},
+                           dir.path(), /*timeout_secs=*/240);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("fusion rules:"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("phase the models' kernels and their neighbours: campaign"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("-fold cross-validation on"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("wrote " + pack), std::string::npos) << run.out;
+
+  // The pack says how it was made, and carries the fusion rules calibrate printed.
+  nlohmann::json json = nlohmann::json::parse(ReadAll(pack));
+  EXPECT_EQ(json["provenance"]["command"].get<std::string>().rfind("latte calibrate --backend xnnpack", 0), 0u);
+  EXPECT_EQ(json["backend"]["name"], "xnnpack");
+  const std::string rules_line = run.out.substr(run.out.find("fusion rules:"));
+  for (const auto& rule : json["fusion_rules"]) {
+    EXPECT_NE(rules_line.find(" " + rule.get<std::string>()), std::string::npos) << rule;
+  }
+  ASSERT_TRUE(json["kinds"].contains("depthwise_conv2d")) << json["kinds"].dump().substr(0, 400);
+
+  // Every measurement went to the store, under campaigns a rerun would resume.
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_GT(rows->size(), 50u);
+
+  // The model's kernels came first, so the pack predicts the model; anything it cannot is named.
+  RunResult predicted = RunLatte({"predict", kModel, "--pack", pack, "--format", "json"}, dir.path());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  nlohmann::json result = nlohmann::json::parse(predicted.out);
+  EXPECT_GT(result["total_ms"].get<double>(), 0);
+  EXPECT_GT(result["coverage"]["covered_nodes"].get<int>(), 0);
+  for (const auto& node : result["coverage"]["uncovered"]) EXPECT_FALSE(node["why"].get<std::string>().empty());
+}
+
+TEST(CalibrateCli, BadBudgetAndBackendAreErrors) {
+  TempDir dir;
+  const std::string db = (dir.path() / "c.db").string();
+  RunResult too_short = RunLatte({"calibrate", "--budget", "10s", "--db", db, "-o", "p.json"}, dir.path());
+  EXPECT_EQ(too_short.exit_code, 2);
+  EXPECT_NE(too_short.err.find("--budget must be at least 30s"), std::string::npos) << too_short.err;
+  RunResult no_time_for_fusion = RunLatte({"calibrate", "--budget", "1m", "--db", db, "-o", "p.json"}, dir.path());
+  EXPECT_EQ(no_time_for_fusion.exit_code, 2);
+  EXPECT_NE(no_time_for_fusion.err.find("--no-detect-fusion"), std::string::npos) << no_time_for_fusion.err;
+  RunResult bad_duration = RunLatte({"calibrate", "--budget", "ten minutes", "--db", db, "-o", "p.json"}, dir.path());
+  EXPECT_EQ(bad_duration.exit_code, 2);
+  EXPECT_NE(bad_duration.err.find("--budget"), std::string::npos) << bad_duration.err;
+  RunResult backend = RunLatte({"calibrate", "--backend", "nope", "--db", db, "-o", "p.json"}, dir.path());
+  EXPECT_EQ(backend.exit_code, 2);
+  EXPECT_NE(backend.err.find("nope"), std::string::npos) << backend.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
+}
+
+}  // namespace
+}  // namespace latte
