@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/file.h"
+#include "core/gzip.h"
 #include "predict/features.h"
 
 namespace latte {
@@ -205,10 +206,17 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
   return pack;
 }
 
-std::string Pack::Dump() const { return ToJson().dump(1) + "\n"; }
+// Compact: a calibrated pack holds hundreds of thousands of tree nodes, and indentation doubled
+// its size. Still stable: the same pack always gives the same text.
+std::string Pack::Dump() const { return ToJson().dump() + "\n"; }
 
 Status Pack::Save(const std::string& path) const {
   std::string text = Dump();
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+    Expected<std::string> compressed = Gzip(text);
+    if (!compressed.ok()) return compressed.status().WithContext(path);
+    text = std::move(*compressed);
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return IoError(path + ": cannot open for writing");
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -218,9 +226,17 @@ Status Pack::Save(const std::string& path) const {
 }
 
 Expected<Pack> Pack::Load(const std::string& path) {
-  Expected<std::vector<std::uint8_t>> bytes = ReadFileBytes(path, std::uint64_t{1} << 31);
+  constexpr std::uint64_t kMaxPackBytes = std::uint64_t{1} << 31;
+  Expected<std::vector<std::uint8_t>> bytes = ReadFileBytes(path, kMaxPackBytes);
   if (!bytes.ok()) return bytes.status().WithContext(path);
-  nlohmann::json json = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
+  nlohmann::json json;
+  if (LooksGzipped(*bytes)) {  // a .json.gz pack (the shipped ones)
+    Expected<std::string> text = Gunzip(*bytes, kMaxPackBytes);
+    if (!text.ok()) return text.status().WithContext(path);
+    json = nlohmann::json::parse(*text, nullptr, false);
+  } else {
+    json = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
+  }
   if (json.is_discarded()) return InvalidInput(path + ": not valid JSON");
   Expected<Pack> pack = FromJson(json);
   if (!pack.ok()) return pack.status().WithContext(path);

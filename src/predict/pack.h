@@ -17,7 +17,7 @@
 namespace latte {
 
 /// Pack format version (the layout of the JSON, not the features: see kFeatureVersion).
-inline constexpr int kPackFormatVersion = 1;
+inline constexpr int kPackFormatVersion = 2;  // 2: trees as four arrays each, not XGBoost's model
 
 /// Accuracy of predictions against measurements.
 struct AccuracyMetrics {

@@ -86,7 +86,8 @@ class TreePredictor final : public KernelPredictor {
   Status FromJson(const nlohmann::json& json) override;
   /// Log-latency prediction of a feature vector, and the standard deviation across trees.
   double PredictLog(const std::vector<float>& features, double* tree_sd = nullptr) const;
-  /// Predictions of XGBoost itself for `samples` (log ms), to check the in-process tree walk.
+  /// Predictions of XGBoost itself for `samples` (log ms), to check the in-process tree walk
+  /// (after Fit only: a pack keeps the trees, not XGBoost's model).
   Expected<std::vector<float>> PredictWithXgboost(std::span<const TrainingSample> samples) const;
   std::size_t num_trees() const { return trees_.size(); }
 
@@ -96,12 +97,15 @@ class TreePredictor final : public KernelPredictor {
     std::uint32_t feature = 0;
     float value = 0;  // split threshold (go left when feature < value), or leaf value
   };
-  Status ParseModel();
+  Status ParseModel();  // model_text_ into trees_
+  /// Appends one tree after checking that its arrays agree and every child follows its parent.
+  Status AddTree(const std::vector<std::int32_t>& left, const std::vector<std::int32_t>& right,
+                 const std::vector<std::uint32_t>& feature, const std::vector<float>& value);
 
   Mode mode_;
   PredictorOptions options_;
   FeatureSchema schema_;
-  std::string model_text_;  // XGBoost JSON model
+  std::string model_text_;  // XGBoost's JSON model, after Fit (not saved in packs)
   double base_score_ = 0;
   std::vector<std::vector<Node>> trees_;
 };

@@ -1,7 +1,10 @@
 #include <xgboost/c_api.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "predict/predictors.h"
 
@@ -96,28 +99,34 @@ Status TreePredictor::ParseModel() {
     const nlohmann::json& learner = model.at("learner");
     base_score_ = std::stod(learner.at("learner_model_param").at("base_score").get<std::string>());
     for (const nlohmann::json& tree : learner.at("gradient_booster").at("model").at("trees")) {
-      auto left = tree.at("left_children").get<std::vector<std::int32_t>>();
-      auto right = tree.at("right_children").get<std::vector<std::int32_t>>();
-      auto feature = tree.at("split_indices").get<std::vector<std::uint32_t>>();
-      auto value = tree.at("split_conditions").get<std::vector<float>>();
-      std::size_t n = left.size();
-      if (right.size() != n || feature.size() != n || value.size() != n || n == 0)
-        return InvalidInput(std::string(Name()) + ": a tree's node arrays differ in size");
-      std::vector<Node> nodes(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        bool leaf = left[i] < 0;
-        if (!leaf && (left[i] >= static_cast<std::int32_t>(n) || right[i] < 0 || right[i] >= static_cast<std::int32_t>(n) ||
-                      left[i] <= static_cast<std::int32_t>(i) || right[i] <= static_cast<std::int32_t>(i) ||
-                      feature[i] >= schema_.Size()))
-          return InvalidInput(std::string(Name()) + ": a tree node points outside its tree or features");
-        nodes[i] = Node{leaf ? -1 : left[i], leaf ? -1 : right[i], feature[i], value[i]};
-      }
-      trees_.push_back(std::move(nodes));
+      LATTE_RETURN_IF_ERROR(AddTree(tree.at("left_children").get<std::vector<std::int32_t>>(),
+                                    tree.at("right_children").get<std::vector<std::int32_t>>(),
+                                    tree.at("split_indices").get<std::vector<std::uint32_t>>(),
+                                    tree.at("split_conditions").get<std::vector<float>>()));
     }
   } catch (const std::exception& e) {
     return InvalidInput(std::string(Name()) + ": XGBoost model: " + e.what());
   }
   if (trees_.empty()) return InvalidInput(std::string(Name()) + ": XGBoost model has no trees");
+  return Status::Ok();
+}
+
+Status TreePredictor::AddTree(const std::vector<std::int32_t>& left, const std::vector<std::int32_t>& right,
+                              const std::vector<std::uint32_t>& feature, const std::vector<float>& value) {
+  const std::size_t n = left.size();
+  if (right.size() != n || feature.size() != n || value.size() != n || n == 0)
+    return InvalidInput(std::string(Name()) + ": a tree's node arrays differ in size");
+  std::vector<Node> nodes(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool leaf = left[i] < 0;
+    // Children come after their parent: a walk always ends, whatever the file says.
+    if (!leaf && (left[i] >= static_cast<std::int32_t>(n) || right[i] < 0 || right[i] >= static_cast<std::int32_t>(n) ||
+                  left[i] <= static_cast<std::int32_t>(i) || right[i] <= static_cast<std::int32_t>(i) ||
+                  feature[i] >= schema_.Size()))
+      return InvalidInput(std::string(Name()) + ": a tree node points outside its tree or features");
+    nodes[i] = Node{leaf ? -1 : left[i], leaf ? -1 : right[i], leaf ? 0 : feature[i], value[i]};
+  }
+  trees_.push_back(std::move(nodes));
   return Status::Ok();
 }
 
@@ -154,6 +163,7 @@ Expected<Prediction> TreePredictor::Predict(const Kernel& kernel, int threads) c
 
 Expected<std::vector<float>> TreePredictor::PredictWithXgboost(std::span<const TrainingSample> samples) const {
   BoosterHandle raw = nullptr;
+  if (model_text_.empty()) return Internal(std::string(Name()) + ": XGBoost's model is kept only after Fit");
   if (XGBoosterCreate(nullptr, 0, &raw) != 0) return XgbError("creating a booster");
   BoosterPtr booster(raw);
   if (XGBoosterLoadModelFromBuffer(booster.get(), model_text_.data(), model_text_.size()) != 0)
@@ -166,18 +176,44 @@ Expected<std::vector<float>> TreePredictor::PredictWithXgboost(std::span<const T
 }
 
 nlohmann::json TreePredictor::ToJson() const {
-  return {{"params", schema_.param_names}, {"relative_spread", relative_spread_}, {"xgboost_model", model_text_}};
+  // The trees as four arrays each (what the walk needs), not XGBoost's own JSON model, which
+  // holds a dozen arrays per tree and made a calibrated pack ~50 MB. Values are written as the
+  // shortest text that reads back as the same float.
+  nlohmann::json trees = nlohmann::json::array();
+  for (const std::vector<Node>& tree : trees_) {
+    nlohmann::json left = nlohmann::json::array(), right = nlohmann::json::array(), feature = nlohmann::json::array(),
+                   value = nlohmann::json::array();
+    for (const Node& node : tree) {
+      left.push_back(node.left);
+      right.push_back(node.right);
+      feature.push_back(node.feature);
+      value.push_back(std::strtod(fmt::format("{}", node.value).c_str(), nullptr));
+    }
+    trees.push_back({{"left", std::move(left)}, {"right", std::move(right)}, {"feature", std::move(feature)},
+                     {"value", std::move(value)}});
+  }
+  return {{"params", schema_.param_names}, {"relative_spread", relative_spread_}, {"base_score", base_score_},
+          {"trees", std::move(trees)}};
 }
 
 Status TreePredictor::FromJson(const nlohmann::json& json) {
+  model_text_.clear();  // a loaded predictor walks its trees; XGBoost's model stays with the fit
+  trees_.clear();
   try {
     schema_.param_names = json.at("params").get<std::vector<std::string>>();
     relative_spread_ = json.at("relative_spread").get<double>();
-    model_text_ = json.at("xgboost_model").get<std::string>();
+    base_score_ = json.at("base_score").get<double>();
+    for (const nlohmann::json& tree : json.at("trees")) {
+      LATTE_RETURN_IF_ERROR(AddTree(tree.at("left").get<std::vector<std::int32_t>>(),
+                                    tree.at("right").get<std::vector<std::int32_t>>(),
+                                    tree.at("feature").get<std::vector<std::uint32_t>>(),
+                                    tree.at("value").get<std::vector<float>>()));
+    }
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput(std::string(Name()) + ": " + e.what());
   }
-  return ParseModel();
+  if (trees_.empty()) return InvalidInput(std::string(Name()) + ": no trees");
+  return Status::Ok();
 }
 
 }  // namespace latte

@@ -181,6 +181,34 @@ TEST(PackTest, RoundTripsBitForBit) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(PackTest, GzippedPackLoadsTheSameAndDamageIsAnError) {
+  Expected<FitResult> fit = FitPack(Samples(), Info(), SmallFit());
+  ASSERT_TRUE(fit.ok());
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("latte_pack_gz_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string plain = (dir / "p.json").string(), packed = (dir / "p.json.gz").string();
+  ASSERT_TRUE(fit->pack.Save(plain).ok());
+  ASSERT_TRUE(fit->pack.Save(packed).ok());
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string gz = read(packed);
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
+  EXPECT_LT(gz.size(), read(plain).size());
+  Expected<Pack> loaded = Pack::Load(packed);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->Dump(), fit->pack.Dump());
+  // Truncated: one line naming the file, no crash.
+  std::ofstream(packed, std::ios::binary | std::ios::trunc) << gz.substr(0, gz.size() / 2);
+  Expected<Pack> truncated = Pack::Load(packed);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find(packed + ": truncated gzip data"), std::string::npos)
+      << truncated.status().message();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PackTest, LoadErrorsNameTheFileAndTheProblem) {
   Expected<Pack> missing = Pack::Load("/nonexistent/pack.json");
   ASSERT_FALSE(missing.ok());
@@ -191,7 +219,7 @@ TEST(PackTest, LoadErrorsNameTheFileAndTheProblem) {
   ASSERT_FALSE(newer.ok());
   EXPECT_NE(newer.status().message().find("feature version"), std::string::npos);
   json["feature_version"] = kFeatureVersion;
-  json["kinds"]["add"]["predictors"]["gbdt"]["xgboost_model"] = "not json";
+  json["kinds"]["add"]["predictors"]["gbdt"]["trees"] = "not trees";
   Expected<Pack> damaged = Pack::FromJson(json);
   ASSERT_FALSE(damaged.ok());
   EXPECT_NE(damaged.status().message().find("kind add"), std::string::npos) << damaged.status().message();

@@ -220,10 +220,19 @@ TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
   EXPECT_EQ(loaded.ToJson().dump(), gbdt.ToJson().dump());
   for (const TrainingSample& s : MacsProportional(50, 4)) EXPECT_EQ(loaded.Predict(s.kernel, 1)->ms, gbdt.Predict(s.kernel, 1)->ms);
   nlohmann::json damaged = gbdt.ToJson();
-  damaged["xgboost_model"] = "{\"learner\": 3}";
+  damaged["trees"][0]["left"][0] = 0;  // a node that is its own child: a walk would never end
   Status status = loaded.FromJson(damaged);
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("gbdt"), std::string::npos) << status.message();
+  damaged = gbdt.ToJson();
+  damaged["trees"][1]["value"].erase(0);
+  EXPECT_FALSE(loaded.FromJson(damaged).ok());
+  damaged = gbdt.ToJson();
+  damaged["trees"] = nlohmann::json::array();
+  EXPECT_FALSE(loaded.FromJson(damaged).ok());
+  // A loaded predictor has no XGBoost model to compare with: it says so.
+  ASSERT_TRUE(loaded.FromJson(gbdt.ToJson()).ok());
+  EXPECT_FALSE(loaded.PredictWithXgboost(MacsProportional(5, 4)).ok());
 }
 
 TEST(RooflinePredictorTest, RecoversOverheadAndEfficiency) {
