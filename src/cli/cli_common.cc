@@ -1,10 +1,26 @@
 #include "cli/cli_common.h"
 
+#include <csignal>
 #include <cstdio>
 
 #include "import/import.h"
 
 namespace latte::cli {
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+
+extern "C" void RequestStop(int) { g_stop_requested.store(true); }
+
+}  // namespace
+
+const std::atomic<bool>* StopFlagRaisedBySignals() {
+  g_stop_requested.store(false);
+  std::signal(SIGINT, RequestStop);
+  std::signal(SIGTERM, RequestStop);
+  return &g_stop_requested;
+}
+
 
 int ReportError(const std::string& subject, const Status& status) {
   std::string message = status.message();

@@ -2,6 +2,7 @@
 // What every subcommand shares: turning a Status into the one-line error and exit code,
 // and parsing the flags several commands take.
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,5 +28,9 @@ Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::s
 /// Imports MODEL with the --input-shape values, as every command that reads a model does. On
 /// failure prints the error line and returns its exit code; on success returns kExitOk.
 int ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph);
+
+/// Clears and returns the flag that SIGINT and SIGTERM raise from now on: long commands (profile,
+/// calibrate) stop cleanly after the current kernel, keeping what they measured.
+const std::atomic<bool>* StopFlagRaisedBySignals();
 
 }  // namespace latte::cli

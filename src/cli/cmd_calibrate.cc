@@ -4,8 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <iostream>
 
 #include "cli/builtin_backends.h"
@@ -16,14 +14,6 @@
 #include "report/fit_view.h"
 
 namespace latte::cli {
-namespace {
-
-std::atomic<bool> g_stop_calibrate{false};
-
-extern "C" void StopCalibrate(int) { g_stop_calibrate.store(true); }
-
-}  // namespace
-
 void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string backend = "xnnpack", budget = "10m", db, output;
@@ -72,10 +62,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
                       std::to_string(flags->num_threads) + " --budget " + flags->budget + " --seed " +
                       std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "");
     for (const std::string& model : flags->models) options.command += " --models " + model;
-    g_stop_calibrate.store(false);
-    options.stop = &g_stop_calibrate;
-    std::signal(SIGINT, StopCalibrate);
-    std::signal(SIGTERM, StopCalibrate);
+    options.stop = StopFlagRaisedBySignals();
 
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);

@@ -3,8 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <fstream>
 #include <iostream>
 
@@ -16,14 +14,6 @@
 #include "profile/profile.h"
 
 namespace latte::cli {
-namespace {
-
-std::atomic<bool> g_stop_profile{false};
-
-extern "C" void StopProfile(int) { g_stop_profile.store(true); }
-
-}  // namespace
-
 void AddProfileCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
@@ -94,10 +84,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", registry.Create(flags->backend, campaign.run).status());
       return;
     }
-    g_stop_profile.store(false);
-    campaign.stop = &g_stop_profile;
-    std::signal(SIGINT, StopProfile);
-    std::signal(SIGTERM, StopProfile);
+    campaign.stop = StopFlagRaisedBySignals();
 
     if (flags->detect_fusion) {
       FusionOptions fusion;

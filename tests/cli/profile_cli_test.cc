@@ -42,6 +42,47 @@ std::map<std::string, double> StoredP50(const std::string& db) {
   return out;
 }
 
+// Starts latte with `args` in the background, output discarded; returns its pid (0 on failure).
+pid_t SpawnLatte(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_strings = {LATTE_BINARY};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : 0;
+}
+
+// Polls the store until it holds `want` measurements (or 60 s pass, or the process exits, which
+// sets `exited` and `status`). Returns the rows seen last.
+std::size_t WaitForStoredRows(const std::string& db, pid_t pid, std::size_t want, int& status, bool& exited) {
+  std::size_t seen = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  exited = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    if (std::filesystem::exists(db)) {
+      auto store = Store::Open(db);
+      if (store.ok()) {
+        auto rows = store->QueryMeasurements();
+        if (rows.ok()) seen = rows->size();
+      }
+      if (seen >= want) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return seen;
+}
+
 TEST(ProfileCli, SmallCampaignFillsTheStoreAndARerunSkipsIt) {
   TempDir dir;
   const std::string db = (dir.path() / "p.db").string();
@@ -115,44 +156,42 @@ TEST(ProfileCli, BudgetStopsCleanlyAndMarksTheCampaignStopped) {
 }
 
 // The resume test of issue 4: kill -9 mid-run, rerun, nothing completed lost or duplicated.
+TEST(ProfileCli, SigintStopsAfterTheCurrentKernelKeepsEverythingAndExits130) {
+  TempDir dir;
+  const std::string db = (dir.path() / "i.db").string();
+  const pid_t pid = SpawnLatte(Quick({"profile", "--kernels", "relu,add", "--batch", "1"}, db, "0.03"));
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  bool exited = false;
+  const std::size_t seen = WaitForStoredRows(db, pid, 3, status, exited);
+  ASSERT_FALSE(exited) << "the profile finished before it could be interrupted";
+  ASSERT_GE(seen, 3u);
+  ::kill(pid, SIGINT);
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "SIGINT must stop the profile cleanly, not kill it";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const auto kept = StoredP50(db);
+  EXPECT_GE(kept.size(), seen);
+  EXPECT_LT(kept.size(), 60u);
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto campaigns = store->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  ASSERT_EQ(campaigns->size(), 1u);
+  EXPECT_EQ(campaigns->front().status, "stopped");
+}
+
 TEST(ProfileCli, ResumesAfterSigkillWithNothingLostOrDuplicated) {
   TempDir dir;
   const std::string db = (dir.path() / "r.db").string();
   // 60 kernels, each ≥ 30 ms of timed runs; a transaction per measurement (--batch 1).
   auto args = Quick({"profile", "--kernels", "relu,add", "--batch", "1"}, db, "0.03");
-  std::vector<std::string> argv_strings = {LATTE_BINARY};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-
+  const pid_t pid = SpawnLatte(args);
+  ASSERT_GT(pid, 0);
   // Kill it once a few measurements are stored (and before it can finish).
-  std::size_t seen = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   int status = 0;
   bool exited = false;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    }
-    if (std::filesystem::exists(db)) {
-      auto store = Store::Open(db);
-      if (store.ok()) {
-        auto rows = store->QueryMeasurements();
-        if (rows.ok()) seen = rows->size();
-      }
-      if (seen >= 5) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const std::size_t seen = WaitForStoredRows(db, pid, 5, status, exited);
   ASSERT_FALSE(exited) << "the profile finished before it could be killed";
   ASSERT_GE(seen, 5u) << "no measurements appeared within 60 s";
   ::kill(pid, SIGKILL);
