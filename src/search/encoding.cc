@@ -1,0 +1,104 @@
+#include "search/encoding.h"
+
+#include <map>
+#include <optional>
+
+namespace latte {
+
+Expected<OpListMode> ParseOpListMode(std::string_view text) {
+  if (text == "name") return OpListMode::kName;
+  if (text == "index") return OpListMode::kIndex;
+  return InvalidInput("unknown op list mode '" + std::string(text) + "' (name, index)");
+}
+
+OpList BuildOpList(const Graph& graph, OpListMode mode) {
+  OpList ops;
+  ops.mode = mode;
+  std::map<std::string, std::size_t> index;
+  for (NodeId id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    std::string key = NodeOpName(node);
+    if (mode == OpListMode::kIndex) {
+      // The data size the on-device profilers key on: the bytes of the node's first input.
+      std::optional<std::int64_t> bytes;
+      if (node.input(0) != kNoTensor) bytes = graph.tensor(node.input(0)).num_bytes();
+      key += "@" + (bytes ? std::to_string(*bytes) : std::string("?"));
+    }
+    auto [it, added] = index.emplace(key, ops.keys.size());
+    if (added) ops.keys.push_back(key);
+    ops.key_of_node.push_back(it->second);
+  }
+  return ops;
+}
+
+Expected<AssignmentCodec> AssignmentCodec::Create(std::size_t num_backends, std::size_t num_digits) {
+  if (num_backends < 1) return InvalidInput("an assignment needs at least one backend");
+  if (num_digits < 1) return InvalidInput("an assignment needs at least one op");
+  AssignmentCodec codec;
+  codec.base_ = num_backends;
+  codec.digits_ = num_digits;
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 63;
+  std::uint64_t count = 1;
+  for (std::size_t i = 0; i < num_digits; ++i) {
+    if (count > kMax / num_backends) {
+      return InvalidInput(std::to_string(num_backends) + "^" + std::to_string(num_digits) +
+                          " assignments do not fit in 63 bits: too many ops for this many backends");
+    }
+    count *= num_backends;
+  }
+  codec.count_ = count;
+  return codec;
+}
+
+Expected<std::uint64_t> AssignmentCodec::Encode(std::span<const int> digits) const {
+  if (digits.size() != digits_) {
+    return InvalidInput("an assignment has " + std::to_string(digits.size()) + " digits, expected " +
+                        std::to_string(digits_));
+  }
+  std::uint64_t id = 0;
+  for (std::size_t i = digits.size(); i-- > 0;) {  // least significant digit first
+    if (digits[i] < 0 || static_cast<std::size_t>(digits[i]) >= base_) {
+      return InvalidInput("digit " + std::to_string(i) + " is " + std::to_string(digits[i]) + ", outside [0, " +
+                          std::to_string(base_) + ")");
+    }
+    id = id * base_ + static_cast<std::uint64_t>(digits[i]);
+  }
+  return id;
+}
+
+Expected<std::vector<int>> AssignmentCodec::Decode(std::uint64_t id) const {
+  if (id >= count_) {
+    return InvalidInput("assignment " + std::to_string(id) + " is outside [0, " + std::to_string(count_) + ")");
+  }
+  std::vector<int> digits(digits_);
+  for (std::size_t i = 0; i < digits_; ++i) {
+    digits[i] = static_cast<int>(id % base_);
+    id /= base_;
+  }
+  return digits;
+}
+
+std::string AssignmentText(const OpList& ops, std::span<const int> digits, std::span<const std::string> backends) {
+  std::string text;
+  for (std::size_t i = 0; i < ops.keys.size() && i < digits.size(); ++i) {
+    const int d = digits[i];
+    text += (text.empty() ? "" : " ") + ops.keys[i] + ":" +
+            (d >= 0 && static_cast<std::size_t>(d) < backends.size() ? backends[d] : "?");
+  }
+  return text;
+}
+
+Placement PlacementFor(const Graph& graph, const OpList& ops, std::span<const int> digits,
+                       std::span<const std::string> backends) {
+  Placement placement;
+  if (!backends.empty()) placement.default_backend = backends.front();
+  for (NodeId id = 0; id < graph.num_nodes() && id < ops.key_of_node.size(); ++id) {
+    const std::size_t key = ops.key_of_node[id];
+    if (key < digits.size() && digits[key] >= 0 && static_cast<std::size_t>(digits[key]) < backends.size()) {
+      placement.by_node[id] = backends[digits[key]];
+    }
+  }
+  return placement;
+}
+
+}  // namespace latte
