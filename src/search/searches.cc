@@ -49,7 +49,7 @@ Status BruteForce(const AssignmentCodec& codec, Evaluator& eval, const SearchOpt
                         "), more than the limit of " + std::to_string(options.brute_limit) +
                         ": use --search random, local or nsga2");
   }
-  for (std::uint64_t id = 0; id < codec.Count(); ++id) LATTE_RETURN_IF_ERROR(eval.Evaluate(id).status());
+  for (std::uint64_t id = 0; id < codec.Count(); ++id) LATTE_RETURN_IF_ERROR(eval.Evaluate(id));
   return Status::Ok();
 }
 
@@ -57,7 +57,7 @@ Status RandomSampling(const AssignmentCodec& codec, Evaluator& eval, const Searc
   std::mt19937_64 rng(options.seed);
   const std::uint64_t want = std::min<std::uint64_t>(options.evaluations, codec.Count());
   for (std::uint64_t draws = 0; eval.size() < want && draws < 20 * want + 100; ++draws) {
-    LATTE_RETURN_IF_ERROR(eval.Evaluate(Below(rng, codec.Count())).status());
+    LATTE_RETURN_IF_ERROR(eval.Evaluate(Below(rng, codec.Count())));
   }
   return Status::Ok();
 }
@@ -68,7 +68,7 @@ Status LocalSearch(const AssignmentCodec& codec, Evaluator& eval, const SearchOp
   std::mt19937_64 rng(options.seed);
   const std::uint64_t want = std::min<std::uint64_t>(options.evaluations, codec.Count());
   std::map<std::uint64_t, bool> expanded;
-  LATTE_RETURN_IF_ERROR(eval.Evaluate(Below(rng, codec.Count())).status());
+  LATTE_RETURN_IF_ERROR(eval.Evaluate(Below(rng, codec.Count())));
   while (eval.size() < want) {
     std::vector<Solution> front = ParetoFront(eval.order());
     const Solution* next = nullptr;
@@ -82,7 +82,7 @@ Status LocalSearch(const AssignmentCodec& codec, Evaluator& eval, const SearchOp
       std::uint64_t start = Below(rng, codec.Count());
       for (int tries = 0; eval.Seen(start) && tries < 1000; ++tries) start = Below(rng, codec.Count());
       if (eval.Seen(start)) break;
-      LATTE_RETURN_IF_ERROR(eval.Evaluate(start).status());
+      LATTE_RETURN_IF_ERROR(eval.Evaluate(start));
       continue;
     }
     expanded[next->id] = true;
@@ -92,7 +92,7 @@ Status LocalSearch(const AssignmentCodec& codec, Evaluator& eval, const SearchOp
       for (std::size_t b = 0; b < codec.num_backends() && eval.size() < want; ++b) {
         if (static_cast<int>(b) == original) continue;
         digits[i] = static_cast<int>(b);
-        LATTE_RETURN_IF_ERROR(eval.Evaluate(digits).status());
+        LATTE_RETURN_IF_ERROR(eval.Evaluate(digits));
       }
       digits[i] = original;
     }
