@@ -85,10 +85,12 @@ Status ToStatus(const Expected<T>& e) { return e.status(); }
 #define LATTE_CONCAT(a, b) LATTE_CONCAT_INNER(a, b)
 
 /// Returns the Status of `expr` (a Status or an Expected) from the enclosing function if it failed.
-#define LATTE_RETURN_IF_ERROR(expr)                                        \
-  do {                                                                     \
-    auto&& latte_status_or_ = (expr);                                      \
-    if (!latte_status_or_.ok()) return ::latte::internal::ToStatus(latte_status_or_); \
+/// The Status is copied out within the full expression: `expr` may be `Temporary().status()`,
+/// whose reference would dangle if the macro held on to it.
+#define LATTE_RETURN_IF_ERROR(expr)                                          \
+  do {                                                                       \
+    ::latte::Status latte_status_ = ::latte::internal::ToStatus((expr));     \
+    if (!latte_status_.ok()) return latte_status_;                           \
   } while (0)
 
 #define LATTE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
