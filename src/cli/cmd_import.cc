@@ -13,7 +13,7 @@ namespace latte::cli {
 void AddImportCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string file, db;
-    ImportOptions options;
+    TableImportOptions options;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("import", "Store a latency table measured elsewhere (TensorRT conv library, "

@@ -65,7 +65,7 @@ std::string ImportReport::Describe() const {
   return text;
 }
 
-Expected<ImportReport> ImportTable(Store& store, const std::string& path, const ImportOptions& options) {
+Expected<ImportReport> ImportTable(Store& store, const std::string& path, const TableImportOptions& options) {
   if (options.backend.empty()) return InvalidInput("import needs a backend name (--backend)");
   LATTE_RETURN_IF_ERROR(DataTypeFromPrecision(options.precision));
   ParsedTable table;

@@ -19,7 +19,7 @@ namespace latte {
 inline constexpr const char* kImportFormats[] = {"tensorrt-conv", "op-lut", "csv"};
 inline constexpr const char* kExportFormats[] = {"csv", "jsonl"};
 
-struct ImportOptions {
+struct TableImportOptions {
   std::string format;           // tensorrt-conv | op-lut | csv
   std::string device;           // device key to store under; op-lut: empty = each line's `device`
   std::string backend;          // backend name, required ("tensorrt", "caffe2-int8", ...)
@@ -44,7 +44,7 @@ struct ImportReport {
 /// Reads PATH in `options.format` and stores every row in one transaction, as a campaign whose
 /// identity is the options and the file's content, so importing the same file twice stores
 /// nothing twice. A malformed line fails with "PATH:LINE: what" and nothing is stored.
-Expected<ImportReport> ImportTable(Store& store, const std::string& path, const ImportOptions& options);
+Expected<ImportReport> ImportTable(Store& store, const std::string& path, const TableImportOptions& options);
 
 /// Writes the measurements matching `filter` as "csv" (one header line, then one row per
 /// measurement; a figure the source did not give is an empty cell) or "jsonl" (one object per

@@ -24,8 +24,8 @@ std::string Write(const TempDir& dir, const std::string& name, const std::string
   return path;
 }
 
-ImportOptions TensorrtOptions() {
-  ImportOptions options;
+TableImportOptions TensorrtOptions() {
+  TableImportOptions options;
   options.format = "tensorrt-conv";
   options.device = "v100";
   options.backend = "tensorrt";
@@ -65,7 +65,7 @@ TEST(ImportTable, StoresValidRowsSkipsFailedAndIsIdempotent) {
   EXPECT_EQ(again->campaign, report->campaign);
   EXPECT_EQ(store->QueryMeasurements()->size(), 2u);
   // The same table at fp16 is another set of kernels and backend.
-  ImportOptions fp16 = TensorrtOptions();
+  TableImportOptions fp16 = TensorrtOptions();
   fp16.precision = "fp16";
   auto half = ImportTable(*store, path, fp16);
   ASSERT_TRUE(half.ok());
@@ -91,10 +91,10 @@ TEST(ImportTable, RefusesMissingDeviceUnknownFormatAndMissingFile) {
   auto store = Store::Open((dir.path() / "latte.db").string());
   ASSERT_TRUE(store.ok());
   const std::string path = Write(dir, "conv.out", kSmallTable);
-  ImportOptions no_device = TensorrtOptions();
+  TableImportOptions no_device = TensorrtOptions();
   no_device.device.clear();
   EXPECT_NE(ImportTable(*store, path, no_device).status().message().find("--device"), std::string::npos);
-  ImportOptions format = TensorrtOptions();
+  TableImportOptions format = TensorrtOptions();
   format.format = "xls";
   EXPECT_FALSE(ImportTable(*store, path, format).ok());
   auto missing = ImportTable(*store, path + ".none", TensorrtOptions());
@@ -112,7 +112,7 @@ TEST(ImportTable, OpLutUsesEachLinesDeviceAndCountsUnmapped) {
 {"op_type": "Int8Relu", "op_args": [], "input_shapes": [[1, 8, 8, 16]], "input_dtypes": [1], "runtime_us_p50": 2, "device": "phone-b"}
 {"op_type": "Int8ChannelShuffle", "op_args": [], "input_shapes": [[1, 8, 8, 16]], "input_dtypes": [1], "runtime_us_p50": 2, "device": "phone-b"}
 )");
-  ImportOptions options;
+  TableImportOptions options;
   options.format = "op-lut";
   options.backend = "caffe2";
   options.precision = "int8";
@@ -144,7 +144,7 @@ TEST(ExportMeasurements, CsvRoundTripsThroughTheCsvImporter) {
 
   auto copy = Store::Open((dir.path() / "b.db").string());
   ASSERT_TRUE(copy.ok());
-  ImportOptions options;
+  TableImportOptions options;
   options.format = "csv";
   options.device = "v100";
   options.backend = "tensorrt";
