@@ -16,6 +16,7 @@ namespace latte {
 namespace {
 
 using testing::RunLatte;
+using testing::SpawnLatte;
 using testing::RunResult;
 using testing::TempDir;
 
@@ -40,23 +41,6 @@ std::map<std::string, double> StoredP50(const std::string& db) {
     EXPECT_TRUE(out.emplace(row.kernel.Key(), row.stats.p50).second) << "duplicate row for " << row.kernel.Key();
   }
   return out;
-}
-
-// Starts latte with `args` in the background, output discarded; returns its pid (0 on failure).
-pid_t SpawnLatte(const std::vector<std::string>& args) {
-  std::vector<std::string> argv_strings = {LATTE_BINARY};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : 0;
 }
 
 // Polls the store until it holds `want` measurements (or 60 s pass, or the process exits, which

@@ -55,19 +55,15 @@ inline std::string ReadAll(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// Runs the built latte with `args`, stdin from /dev/null, stdout and stderr into files in `dir`.
-/// Kills it after `timeout_secs` (a hang is a failure too).
-inline RunResult RunLatte(const std::vector<std::string>& args, const std::filesystem::path& dir,
-                          int timeout_secs = 60) {
-  RunResult result;
-  const std::string out_path = (dir / "stdout.txt").string();
-  const std::string err_path = (dir / "stderr.txt").string();
+/// Starts the built latte with `args` in the background, stdin from /dev/null, stdout and stderr
+/// into the given files (or /dev/null). Returns its pid, 0 when it could not be started.
+inline pid_t SpawnLatte(const std::vector<std::string>& args, const std::string& out_path = "/dev/null",
+                        const std::string& err_path = "/dev/null") {
   std::vector<std::string> argv_strings = {LATTE_BINARY};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
-
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -78,8 +74,20 @@ inline RunResult RunLatte(const std::vector<std::string>& args, const std::files
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     ADD_FAILURE() << "cannot run " << LATTE_BINARY << ": " << std::strerror(rc);
-    return result;
+    return 0;
   }
+  return pid;
+}
+
+/// Runs the built latte with `args`, stdin from /dev/null, stdout and stderr into files in `dir`.
+/// Kills it after `timeout_secs` (a hang is a failure too).
+inline RunResult RunLatte(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                          int timeout_secs = 60) {
+  RunResult result;
+  const std::string out_path = (dir / "stdout.txt").string();
+  const std::string err_path = (dir / "stderr.txt").string();
+  const pid_t pid = SpawnLatte(args, out_path, err_path);
+  if (pid == 0) return result;
   int status = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_secs);
   while (::waitpid(pid, &status, WNOHANG) == 0) {
