@@ -13,12 +13,6 @@
 namespace latte::testing {
 namespace {
 
-std::string Write(const TempDir& dir, const std::string& name, const std::string& text) {
-  const std::string path = (dir.path() / name).string();
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
 std::size_t Lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 const char kTable[] =
@@ -29,7 +23,7 @@ const char kTable[] =
 TEST(ImportExportCommand, ImportsThenExportsCsvAndJsonl) {
   TempDir dir;
   const std::string db = (dir.path() / "store" / "latte.db").string();
-  const std::string table = Write(dir, "conv.out", kTable);
+  const std::string table = dir.Write("conv.out", kTable);
   RunResult r = RunLatte({"import", "--format", "tensorrt-conv", table, "--device", "v100", "--backend", "tensorrt",
                           "--db", db},
                          dir.path());
@@ -63,8 +57,8 @@ TEST(ImportExportCommand, MalformedLineFailsWithItsNumberAndStoresNothing) {
     args.insert(args.end(), common.begin(), common.end());
     return RunLatte(args, dir.path());
   };
-  ASSERT_EQ(import(Write(dir, "good.out", kTable)).exit_code, 0);
-  const std::string bad = Write(dir, "bad.out", "{Regular,1,3,8,8,32,3,1,0} 2.0\n{Regular,1,3,8,8,32,3,1,0} soon\n");
+  ASSERT_EQ(import(dir.Write("good.out", kTable)).exit_code, 0);
+  const std::string bad = dir.Write("bad.out", "{Regular,1,3,8,8,32,3,1,0} 2.0\n{Regular,1,3,8,8,32,3,1,0} soon\n");
   RunResult r = import(bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: " + bad + ":2: latency 'soon' is not a number\n");
@@ -75,11 +69,11 @@ TEST(ImportExportCommand, MalformedLineFailsWithItsNumberAndStoresNothing) {
 
 TEST(ImportExportCommand, DamagedOrLockedDatabaseExitsTwoAndIsNotModified) {
   TempDir dir;
-  const std::string table = Write(dir, "conv.out", kTable);
+  const std::string table = dir.Write("conv.out", kTable);
   std::string bytes(4096, '\0');
   std::mt19937 rng(3);
   for (char& c : bytes) c = static_cast<char>(rng());
-  const std::string junk = Write(dir, "junk.db", bytes);
+  const std::string junk = dir.Write("junk.db", bytes);
   RunResult r = RunLatte({"import", "--format", "tensorrt-conv", table, "--device", "v100", "--backend", "tensorrt",
                           "--db", junk},
                          dir.path());
@@ -98,7 +92,7 @@ TEST(ImportExportCommand, DamagedOrLockedDatabaseExitsTwoAndIsNotModified) {
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
-  const std::string more = Write(dir, "more.out", "{Regular,1,3,8,8,64,3,1,0} 3\n");
+  const std::string more = dir.Write("more.out", "{Regular,1,3,8,8,64,3,1,0} 3\n");
   r = RunLatte({"import", "--format", "tensorrt-conv", more, "--device", "v100", "--backend", "tensorrt", "--db", db},
                dir.path());
   EXPECT_EQ(r.exit_code, 2);

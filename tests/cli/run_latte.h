@@ -36,6 +36,12 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::filesystem::path& path() const { return path_; }
+  /// Writes `text` to the file `name` in this directory and returns its path.
+  std::string Write(const std::string& name, const std::string& text) const {
+    const std::string file = (path_ / name).string();
+    std::ofstream(file, std::ios::binary) << text;
+    return file;
+  }
 
  private:
   std::filesystem::path path_;

@@ -12,12 +12,6 @@ namespace {
 
 using latte::testing::TempDir;
 
-std::string Write(const TempDir& dir, const std::string& name, const std::string& text) {
-  const std::string path = (dir.path() / name).string();
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
 nlohmann::json Record(const std::string& op_type, nlohmann::json args, nlohmann::json shapes) {
   return {{"op_type", op_type},         {"op_args", std::move(args)}, {"input_shapes", std::move(shapes)},
           {"input_dtypes", {1}},        {"runtime_us_p0", 1.0},       {"runtime_us_p10", 2.0},
@@ -97,7 +91,7 @@ TEST(OpLut, ReadsAFileCountingUnmappedLines) {
   std::string text = Record("Int8Conv", nlohmann::json::array(), {{1, 8, 8, 16}, {16, 1, 1, 16}}).dump() + "\n" +
                      Record("Int8ChannelShuffle", nlohmann::json::array(), {{1, 8, 8, 16}}).dump() + "\n\n" +
                      Record("Int8ChannelShuffle", nlohmann::json::array(), {{1, 4, 4, 16}}).dump() + "\n";
-  auto table = ReadOpLutTable(Write(dir, "lut.jsonl", text));
+  auto table = ReadOpLutTable(dir.Write("lut.jsonl", text));
   ASSERT_TRUE(table.ok()) << table.status().message();
   EXPECT_EQ(table->data_lines, 3u);
   ASSERT_EQ(table->rows.size(), 1u);
@@ -108,11 +102,11 @@ TEST(OpLut, ReadsAFileCountingUnmappedLines) {
   EXPECT_EQ(table->SkippedCount(), 2u);
   EXPECT_EQ(table->skipped.begin()->second, 2u);
 
-  const std::string bad = Write(dir, "bad.jsonl", text + "{\"op_type\": \"Relu\", \"input_shapes\": [[1]]}\n");
+  const std::string bad = dir.Write("bad.jsonl", text + "{\"op_type\": \"Relu\", \"input_shapes\": [[1]]}\n");
   auto failed = ReadOpLutTable(bad);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().message(), bad + ":5: runtime_us_p50 is missing");
-  auto not_json = ReadOpLutTable(Write(dir, "nj.jsonl", "{oops\n"));
+  auto not_json = ReadOpLutTable(dir.Write("nj.jsonl", "{oops\n"));
   ASSERT_FALSE(not_json.ok());
   EXPECT_NE(not_json.status().message().find("nj.jsonl:1: not a JSON line"), std::string::npos);
 }
@@ -126,7 +120,7 @@ TEST(Csv, SplitsQuotedFields) {
 
 TEST(Csv, ReadsTheTfliteEstimatorTable) {
   TempDir dir;
-  const std::string path = Write(dir, "conv.csv",
+  const std::string path = dir.Write("conv.csv",
                                  ",kernel_size,filter_size,input_shape,stride,padding,latency_time\n"
                                  "0,3,32,\"[1, 32, 32, 16]\",2,same,1.5\n"
                                  "1,1,16,8x8x48,1,VALID,0.25\n");
@@ -168,19 +162,19 @@ TEST(Csv, MalformedRowsNameFileAndLine) {
       {"3,32\n", ":2: 2 fields, column stride missing"},
   };
   for (const Case& c : cases) {
-    const std::string path = Write(dir, "bad.csv", header + c.row);
+    const std::string path = dir.Write("bad.csv", header + c.row);
     auto table = ReadCsvTable(path);
     ASSERT_FALSE(table.ok()) << c.row;
     EXPECT_NE(table.status().message().find(path + c.says), std::string::npos) << table.status().message();
   }
-  auto no_columns = ReadCsvTable(Write(dir, "cols.csv", "a,b\n1,2\n"));
+  auto no_columns = ReadCsvTable(dir.Write("cols.csv", "a,b\n1,2\n"));
   ASSERT_FALSE(no_columns.ok());
   EXPECT_NE(no_columns.status().message().find("no column 'kernel_size'"), std::string::npos);
 }
 
 TEST(TensorrtTable, StoresTheOneFigureAsMedianInMicroseconds) {
   TempDir dir;
-  auto table = ReadTensorrtConvTable(Write(dir, "t.out", "{Regular,1,3,8,8,8,3,1,0} 1.5\n{Regular,1,3,8,8,9,3,1,0} -1\n"),
+  auto table = ReadTensorrtConvTable(dir.Write("t.out", "{Regular,1,3,8,8,8,3,1,0} 1.5\n{Regular,1,3,8,8,9,3,1,0} -1\n"),
                                      "fp16");
   ASSERT_TRUE(table.ok()) << table.status().message();
   ASSERT_EQ(table->rows.size(), 1u);
@@ -189,7 +183,7 @@ TEST(TensorrtTable, StoresTheOneFigureAsMedianInMicroseconds) {
   EXPECT_EQ(table->rows[0].kernel.dtype, DataType::kFloat16);
   EXPECT_EQ(table->SkippedCount(), 1u);
   EXPECT_EQ(table->data_lines, 2u);
-  EXPECT_FALSE(ReadTensorrtConvTable(Write(dir, "u.out", ""), "fp64").ok());
+  EXPECT_FALSE(ReadTensorrtConvTable(dir.Write("u.out", ""), "fp64").ok());
 }
 
 }  // namespace

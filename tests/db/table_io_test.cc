@@ -18,12 +18,6 @@ namespace {
 
 using latte::testing::TempDir;
 
-std::string Write(const TempDir& dir, const std::string& name, const std::string& text) {
-  const std::string path = (dir.path() / name).string();
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
 TableImportOptions TensorrtOptions() {
   TableImportOptions options;
   options.format = "tensorrt-conv";
@@ -41,7 +35,7 @@ TEST(ImportTable, StoresValidRowsSkipsFailedAndIsIdempotent) {
   TempDir dir;
   auto store = Store::Open((dir.path() / "latte.db").string());
   ASSERT_TRUE(store.ok());
-  const std::string path = Write(dir, "conv.out", kSmallTable);
+  const std::string path = dir.Write("conv.out", kSmallTable);
   auto report = ImportTable(*store, path, TensorrtOptions());
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->data_lines, 3u);
@@ -77,8 +71,8 @@ TEST(ImportTable, MalformedLineStoresNothingAndKeepsWhatWasThere) {
   TempDir dir;
   auto store = Store::Open((dir.path() / "latte.db").string());
   ASSERT_TRUE(store.ok());
-  ASSERT_TRUE(ImportTable(*store, Write(dir, "good.out", kSmallTable), TensorrtOptions()).ok());
-  const std::string bad = Write(dir, "bad.out", "{Regular,1,3,8,8,32,3,1,0} 2.0\n{Regular,1,3,8,8} 1\n");
+  ASSERT_TRUE(ImportTable(*store, dir.Write("good.out", kSmallTable), TensorrtOptions()).ok());
+  const std::string bad = dir.Write("bad.out", "{Regular,1,3,8,8,32,3,1,0} 2.0\n{Regular,1,3,8,8} 1\n");
   auto report = ImportTable(*store, bad, TensorrtOptions());
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().message().rfind(bad + ":2: expected 9 fields", 0), 0u) << report.status().message();
@@ -90,7 +84,7 @@ TEST(ImportTable, RefusesMissingDeviceUnknownFormatAndMissingFile) {
   TempDir dir;
   auto store = Store::Open((dir.path() / "latte.db").string());
   ASSERT_TRUE(store.ok());
-  const std::string path = Write(dir, "conv.out", kSmallTable);
+  const std::string path = dir.Write("conv.out", kSmallTable);
   TableImportOptions no_device = TensorrtOptions();
   no_device.device.clear();
   EXPECT_NE(ImportTable(*store, path, no_device).status().message().find("--device"), std::string::npos);
@@ -106,8 +100,8 @@ TEST(ImportTable, OpLutUsesEachLinesDeviceAndCountsUnmapped) {
   TempDir dir;
   auto store = Store::Open((dir.path() / "latte.db").string());
   ASSERT_TRUE(store.ok());
-  const std::string path = Write(
-      dir, "lut.jsonl",
+  const std::string path = dir.Write(
+      "lut.jsonl",
       R"({"op_type": "Int8Conv", "op_args": ["name: \"stride\"\ni: 1\n"], "input_shapes": [[1, 8, 8, 16], [16, 1, 1, 16], [16]], "input_dtypes": [1, 1, 2], "runtime_us_p0": 10, "runtime_us_p10": 11, "runtime_us_p50": 12, "runtime_us_p90": 13, "runtime_us_p100": 20, "device": "phone-a"}
 {"op_type": "Int8Relu", "op_args": [], "input_shapes": [[1, 8, 8, 16]], "input_dtypes": [1], "runtime_us_p50": 2, "device": "phone-b"}
 {"op_type": "Int8ChannelShuffle", "op_args": [], "input_shapes": [[1, 8, 8, 16]], "input_dtypes": [1], "runtime_us_p50": 2, "device": "phone-b"}
@@ -131,7 +125,7 @@ TEST(ExportMeasurements, CsvRoundTripsThroughTheCsvImporter) {
   TempDir dir;
   auto store = Store::Open((dir.path() / "a.db").string());
   ASSERT_TRUE(store.ok());
-  ASSERT_TRUE(ImportTable(*store, Write(dir, "conv.out", kSmallTable), TensorrtOptions()).ok());
+  ASSERT_TRUE(ImportTable(*store, dir.Write("conv.out", kSmallTable), TensorrtOptions()).ok());
   std::ostringstream csv;
   auto written = ExportMeasurements(*store, {}, "csv", csv);
   ASSERT_TRUE(written.ok()) << written.status().message();
@@ -148,7 +142,7 @@ TEST(ExportMeasurements, CsvRoundTripsThroughTheCsvImporter) {
   options.format = "csv";
   options.device = "v100";
   options.backend = "tensorrt";
-  auto report = ImportTable(*copy, Write(dir, "export.csv", text), options);
+  auto report = ImportTable(*copy, dir.Write("export.csv", text), options);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->imported, 2u);
   auto original = store->QueryMeasurements();
@@ -165,7 +159,7 @@ TEST(ExportMeasurements, JsonLinesHaveNullForMissingFigures) {
   TempDir dir;
   auto store = Store::Open((dir.path() / "a.db").string());
   ASSERT_TRUE(store.ok());
-  ASSERT_TRUE(ImportTable(*store, Write(dir, "conv.out", kSmallTable), TensorrtOptions()).ok());
+  ASSERT_TRUE(ImportTable(*store, dir.Write("conv.out", kSmallTable), TensorrtOptions()).ok());
   std::ostringstream out;
   ASSERT_TRUE(ExportMeasurements(*store, {.kind = "depthwise_conv2d"}, "jsonl", out).ok());
   auto line = nlohmann::json::parse(out.str());
