@@ -61,7 +61,7 @@ Expected<Graph> ImportModelBytes(std::span<const std::uint8_t> bytes, ModelForma
       if (node.kind != OpKind::kOpaque)
         for (TensorId t : node.outputs) graph.mutable_tensor(t).shape_known = false;
   for (const auto& [name, shape] : options.input_shapes)
-    if (!used.count(name)) {
+    if (!used.count(name) && !options.skip_unknown_input_names) {
       std::string names;
       for (TensorId id : graph.inputs) names += (names.empty() ? "" : ", ") + graph.tensor(id).name;
       return InvalidInput("--input-shape names '" + name + "', but the model's inputs are: " + names);

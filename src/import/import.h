@@ -15,6 +15,9 @@ struct ImportOptions {
   /// Graph input name → shape, overriding the file (dynamic dims, batch). Inputs with dynamic
   /// dims not named here get batch 1 for their first dim; other unknown dims are an error.
   std::map<std::string, Shape> input_shapes;
+  /// A name in `input_shapes` that is not one of this model's inputs is an error, unless this
+  /// is set (one list of shapes given for several models; the caller checks each name is used).
+  bool skip_unknown_input_names = false;
 };
 
 enum class ModelFormat { kUnknown, kTflite, kOnnx };

@@ -668,6 +668,8 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     if (config.models.empty()) return InvalidInput("the from-models strategy needs model files (--models)");
     ImportOptions import_options;
     import_options.input_shapes = config.input_shapes;
+    import_options.skip_unknown_input_names = config.models.size() > 1;  // one list for all models
+    std::set<std::string> shape_names_used;
     FusionRules rules = FusionRules::Default();
     if (config.fusion_rules) {
       LATTE_ASSIGN_OR_RETURN(rules, FusionRules::FromKinds(*config.fusion_rules));
@@ -676,6 +678,7 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     for (const std::string& path : config.models) {
       auto graph = ImportModel(path, import_options);
       if (!graph.ok()) return graph.status().WithContext(path);
+      for (TensorId id : graph->inputs) shape_names_used.insert(graph->tensor(id).name);
       if (!config.layout_backend.empty()) {
         auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), config.layout_backend));
         if (!plan.ok()) return plan.status().WithContext(path);
@@ -702,6 +705,8 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
         sample.notes.push_back(path + ": " + DescribeNode(*graph, node.node) + " is in no kernel, not profiled: " + node.why);
       }
     }
+    for (const auto& [name, shape] : config.input_shapes)
+      if (!shape_names_used.count(name)) return InvalidInput("--input-shape names '" + name + "', but no model has an input of that name");
     const std::size_t model_kernels = sample.kernels.size();
     for (const Kernel& n : neighbours) add(n);
     sample.notes.push_back(std::to_string(model_kernels) + " distinct model kernels, " +

@@ -327,5 +327,27 @@ TEST(FromModels, LaidOutForABackendTheKernelsAreThoseItRuns) {
   EXPECT_NE(raw_keys, expected);
 }
 
+TEST(FromModels, OneListOfInputShapesServesSeveralModels) {
+  // `--input-shape x=...` with an ONNX model that needs it and a TFLite model without an 'x':
+  // each model takes the names it has; a name no model has is still an error.
+  LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  SamplerConfig config;
+  config.strategy = "from-models";
+  config.models = {testing::ModelPath("face_detection_short_range.tflite"),
+                   testing::ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx")};
+  config.input_shapes = {{"x", Shape{1, 3, 48, 192}}};
+  config.neighbours = false;
+  auto sample = SampleKernels(config);
+  ASSERT_TRUE(sample.ok()) << sample.status().message();
+  EXPECT_GT(sample->kernels.size(), 20u);
+
+  config.input_shapes["nope"] = Shape{1, 2};
+  auto bad = SampleKernels(config);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--input-shape names 'nope', but no model"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace latte
