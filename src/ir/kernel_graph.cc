@@ -824,6 +824,10 @@ Expected<Kernel> KernelOfNodes(const Graph& graph, const std::vector<NodeId>& no
 }
 
 Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules& rules) {
+  return GroupIntoKernels(graph, [&rules](const std::vector<NodeId>&, const std::string& kind) { return rules.Allows(kind); });
+}
+
+Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredicate& may_fuse) {
   LATTE_ASSIGN_OR_RETURN(std::vector<NodeId> order, TopologicalOrder(graph));
   const bool nchw = IsNchwGraph(graph);
   std::vector<std::vector<NodeId>> consumers(graph.num_tensors());
@@ -863,7 +867,7 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules&
       std::vector<NodeId> chain = group.nodes;
       chain.push_back(next);
       auto candidate = KernelOfChain(graph, chain, nchw);
-      if (!candidate.ok() || !rules.Allows(candidate->Kind())) break;
+      if (!candidate.ok() || !may_fuse(chain, candidate->Kind())) break;
       taken[static_cast<size_t>(next)] = true;
       group.kernel = std::move(candidate).value();
       group.nodes = std::move(chain);

@@ -3,6 +3,7 @@
 // of such a group of nodes, and the inverse: a runnable graph holding a single Kernel (what
 // profiling measures).
 
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -74,6 +75,11 @@ struct KernelGrouping {
 /// its follower chain while the follower is the single consumer of the previous output, that output
 /// is not a graph output, and the resulting kind is allowed by `rules`. Fails only on a cycle.
 Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules& rules);
+
+/// The same with the decision as a function: may `chain` (main node first) run as one kernel of
+/// `kind`? (The Pareto search fuses only nodes placed on one backend, by that backend's rules.)
+using FusionPredicate = std::function<bool(const std::vector<NodeId>& chain, const std::string& kind)>;
+Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredicate& may_fuse);
 
 /// A runnable graph holding exactly `kernel`: NHWC float32, constant weights and bias with
 /// deterministic random values from `seed`, activations (and a fused add's other operand) as graph

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "report/inspect_view.h"
+#include "run/process.h"
 #include "report/text_table.h"
 
 namespace latte {
@@ -112,62 +113,6 @@ CompareRow RunConfiguration(const CompareModel& model, const std::string& backen
   return row;
 }
 
-bool WriteAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Runs `work` in a child process and returns the JSON it wrote, or why there is none.
-Expected<nlohmann::json> InChild(const std::function<nlohmann::json()>& work) {
-  int fds[2];
-  if (pipe(fds) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return IoError(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    std::string text;
-    try {
-      text = work().dump();
-    } catch (const std::exception& e) {
-      text = nlohmann::json{{"child_error", e.what()}}.dump();
-    }
-    _exit(WriteAll(fds[1], text) ? 0 : 3);
-  }
-  close(fds[1]);
-  std::string text;
-  char chunk[4096];
-  for (;;) {
-    const ssize_t n = read(fds[0], chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(chunk, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status))
-    return Internal("the child process running it died of signal " + std::to_string(WTERMSIG(status)) + " (" +
-                    strsignal(WTERMSIG(status)) + ")");
-  auto json = nlohmann::json::parse(text, nullptr, false);
-  if (json.is_discarded() || !json.is_object())
-    return Internal("the child process running it exited with status " + std::to_string(WEXITSTATUS(status)) +
-                    " and no report");
-  if (json.contains("child_error")) return Internal(json["child_error"].get<std::string>());
-  return json;
-}
 
 std::string Fixed(double value, int digits) {
   std::ostringstream out;
@@ -211,13 +156,13 @@ Expected<CompareResult> CompareModels(const std::vector<CompareModel>& models, c
   CompareResult result;
   result.device = ReadDeviceFingerprint();
   result.energy_readable = ReadRaplMicrojoules().has_value();
-  LATTE_ASSIGN_OR_RETURN(nlohmann::json baseline, InChild([] { return nlohmann::json{{"rss", PeakRssKb()}}; }));
+  LATTE_ASSIGN_OR_RETURN(nlohmann::json baseline, RunInChild([] { return nlohmann::json{{"rss", PeakRssKb()}}; }));
   result.baseline_rss_kb = baseline.value("rss", 0L);
   for (const CompareModel& model : models)
     for (const std::string& backend : options.backends)
       for (int threads : options.threads)
         for (Precision precision : options.precisions) {
-          auto json = InChild([&] {
+          auto json = RunInChild([&] {
             return RowToJson(RunConfiguration(model, backend, threads, precision, options, registry));
           });
           CompareRow row;

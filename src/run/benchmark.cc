@@ -1,16 +1,8 @@
 #include "run/benchmark.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 
 namespace latte {
-
-long PeakRssKb() {
-  rusage usage{};
-  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
-  return usage.ru_maxrss;  // Linux reports KB
-}
 
 Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry) {
   BenchResult result;

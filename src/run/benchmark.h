@@ -8,6 +8,7 @@
 #include "core/device.h"
 #include "run/executor.h"
 #include "run/measure.h"
+#include "run/process.h"
 
 namespace latte {
 
@@ -31,8 +32,5 @@ struct BenchResult {
 
 /// Runs `graph` (inputs random, fixed seed) under the protocol.
 Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry);
-
-/// This process's peak resident set size in KB.
-long PeakRssKb();
 
 }  // namespace latte

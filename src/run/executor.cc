@@ -30,12 +30,11 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
   // The graph as it runs (NHWC where the backends need it, clamps folded): the same plan
   // prediction uses, so profile entry k is node k of the plan.
   LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, wanted));
-  Graph prepared = std::move(plan.graph);
   const std::vector<std::vector<NodeId>> sources = std::move(plan.sources);
 
   // Buffers come after every node said yes: a node no backend runs (an opaque op, whose
   // output shape may be unknown) is reported as such, not as a buffer without a shape.
-  std::unique_ptr<Executor> executor(new Executor(std::move(prepared), TensorBuffers{}));
+  std::unique_ptr<Executor> executor(new Executor(std::move(plan.graph), TensorBuffers{}));
   const Graph& run_graph = executor->prepared_graph_;
   auto backend = [&](const std::string& name) -> Expected<Backend*> {
     auto it = executor->backends_.find(name);
@@ -44,20 +43,6 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
     Backend* raw = created.get();
     executor->backends_[name] = std::move(created);
     return raw;
-  };
-  // An inserted node runs where its neighbours run: its producer's backend, else its consumer's.
-  auto neighbour_backends = [&](NodeId k) {
-    std::vector<std::string> out;
-    const Node& node = run_graph.node(k);
-    for (TensorId t : node.inputs) {
-      const NodeId p = run_graph.Producer(t);
-      if (p >= 0 && !sources[static_cast<size_t>(p)].empty()) out.push_back(wanted[static_cast<size_t>(sources[static_cast<size_t>(p)][0])]);
-    }
-    for (TensorId t : node.outputs)
-      for (NodeId c : run_graph.Consumers(t))
-        if (!sources[static_cast<size_t>(c)].empty()) out.push_back(wanted[static_cast<size_t>(sources[static_cast<size_t>(c)][0])]);
-    out.push_back(placement.default_backend);
-    return out;
   };
 
   // 3. A whole-model runtime (ort) placed on every node runs the graph as one model.
@@ -89,7 +74,7 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
     Backend* chosen = nullptr;
     Support support = Support::No("no backend");
     if (entry.inserted) {
-      const std::vector<std::string> candidates = neighbour_backends(k);
+      const std::vector<std::string> candidates = InsertedNodeBackends(run_graph, sources, wanted, k, placement.default_backend);
       for (const std::string& name : candidates) {
         LATTE_ASSIGN_OR_RETURN(Backend * b, backend(name));
         support = b->Supports(run_graph, k);

@@ -57,4 +57,20 @@ Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<s
   return plan;
 }
 
+std::vector<std::string> InsertedNodeBackends(const Graph& planned, const std::vector<std::vector<NodeId>>& sources,
+                                              const std::vector<std::string>& wanted, NodeId node,
+                                              const std::string& default_backend) {
+  std::vector<std::string> out;
+  auto backend_of = [&](NodeId k) { return wanted[static_cast<size_t>(sources[static_cast<size_t>(k)][0])]; };
+  for (TensorId t : planned.node(node).inputs) {
+    const NodeId p = planned.Producer(t);
+    if (p >= 0 && !sources[static_cast<size_t>(p)].empty()) out.push_back(backend_of(p));
+  }
+  for (TensorId t : planned.node(node).outputs)
+    for (NodeId c : planned.Consumers(t))
+      if (!sources[static_cast<size_t>(c)].empty()) out.push_back(backend_of(c));
+  out.push_back(default_backend);
+  return out;
+}
+
 }  // namespace latte

@@ -20,4 +20,11 @@ struct GraphPlan {
 /// `wanted[i]` is the backend of the user's node i (see BackendLayout in executor.h).
 Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted);
 
+/// The backends an inserted node `node` of a plan (a layout transpose; `planned` and `sources`
+/// are the plan's) may run on, best first: where its neighbours run (its producers', then its
+/// consumers'), then `default_backend`.
+std::vector<std::string> InsertedNodeBackends(const Graph& planned, const std::vector<std::vector<NodeId>>& sources,
+                                              const std::vector<std::string>& wanted, NodeId node,
+                                              const std::string& default_backend);
+
 }  // namespace latte

@@ -1,5 +1,6 @@
 #include "run/tensor_buffers.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -9,13 +10,11 @@ namespace latte {
 namespace {
 constexpr std::size_t kAlignment = 64;
 constexpr std::size_t kTailPadding = 64;
-}  // namespace
 
-void TensorBuffers::FreeAligned::operator()(std::uint8_t* p) const { std::free(p); }
+std::size_t Padded(std::size_t bytes) { return (bytes + kTailPadding + kAlignment - 1) / kAlignment * kAlignment; }
 
-Expected<TensorBuffers> TensorBuffers::Allocate(const Graph& graph, std::size_t max_bytes) {
-  TensorBuffers buffers;
-  buffers.slots_.resize(graph.num_tensors());
+// The tensors that get a slot: those a node reads or writes, and the graph's inputs and outputs.
+std::vector<bool> UsedTensors(const Graph& graph) {
   std::vector<bool> used(graph.num_tensors(), false);
   for (const Node& node : graph.nodes()) {
     for (TensorId t : node.inputs)
@@ -24,7 +23,82 @@ Expected<TensorBuffers> TensorBuffers::Allocate(const Graph& graph, std::size_t 
   }
   for (TensorId t : graph.inputs) used[t] = true;
   for (TensorId t : graph.outputs) used[t] = true;
+  return used;
+}
 
+}  // namespace
+
+void TensorBuffers::FreeAligned::operator()(std::uint8_t* p) const { std::free(p); }
+
+Expected<ArenaPlan> TensorBuffers::Plan(const Graph& graph, BufferSharing sharing) {
+  const std::vector<bool> used = UsedTensors(graph);
+  const std::size_t n = graph.num_tensors();
+  ArenaPlan plan;
+  plan.offset.assign(n, ArenaPlan::kNone);
+  // Lifetimes in node order: [first, last] inclusive; whole-run tensors span every node.
+  const std::size_t end = graph.num_nodes() + 1;
+  std::vector<std::size_t> first(n, end), last(n, 0), size(n, 0);
+  std::vector<TensorId> activations;
+  for (std::size_t id = 0; id < n; ++id) {
+    const Tensor& tensor = graph.tensor(static_cast<TensorId>(id));
+    if (!used[id] || tensor.is_constant()) continue;
+    auto bytes = tensor.num_bytes();
+    if (!bytes) return InvalidInput("tensor '" + tensor.name + "' has unknown shape " + ShapeToString(tensor.shape, tensor.shape_known));
+    size[id] = static_cast<std::size_t>(*bytes);
+    plan.tensor_bytes += size[id];
+    activations.push_back(static_cast<TensorId>(id));
+  }
+  for (std::size_t k = 0; k < graph.num_nodes(); ++k) {
+    const Node& node = graph.node(static_cast<NodeId>(k));
+    for (TensorId t : node.inputs)
+      if (t != kNoTensor) first[t] = std::min(first[t], k + 1), last[t] = std::max(last[t], k + 1);
+    for (TensorId t : node.outputs) first[t] = std::min(first[t], k + 1), last[t] = std::max(last[t], k + 1);
+  }
+  for (TensorId t : graph.inputs) first[t] = 0, last[t] = end;
+  for (TensorId t : graph.outputs) last[t] = end;
+  if (sharing == BufferSharing::kNone)
+    for (TensorId t : activations) first[t] = 0, last[t] = end;
+
+  // Largest first (ties: earlier lifetime, then id, for a deterministic plan); each at the lowest
+  // offset where no placed tensor alive at the same time overlaps it.
+  std::sort(activations.begin(), activations.end(), [&](TensorId a, TensorId b) {
+    if (size[a] != size[b]) return size[a] > size[b];
+    if (first[a] != first[b]) return first[a] < first[b];
+    return a < b;
+  });
+  std::vector<TensorId> placed;
+  std::vector<std::pair<std::size_t, std::size_t>> taken;  // [offset, offset + padded) of live ones
+  for (TensorId t : activations) {
+    taken.clear();
+    for (TensorId p : placed)
+      if (first[p] <= last[t] && first[t] <= last[p]) taken.emplace_back(plan.offset[p], plan.offset[p] + Padded(size[p]));
+    std::sort(taken.begin(), taken.end());
+    std::size_t at = 0;
+    for (const auto& [lo, hi] : taken) {
+      if (lo >= at + Padded(size[t])) break;  // fits in the gap before this one
+      at = std::max(at, hi);
+    }
+    plan.offset[t] = at;
+    plan.arena_bytes = std::max(plan.arena_bytes, at + Padded(size[t]));
+    placed.push_back(t);
+  }
+  return plan;
+}
+
+Expected<TensorBuffers> TensorBuffers::Allocate(const Graph& graph, std::size_t max_bytes, BufferSharing sharing) {
+  TensorBuffers buffers;
+  LATTE_ASSIGN_OR_RETURN(buffers.plan_, Plan(graph, sharing));
+  if (buffers.plan_.arena_bytes > max_bytes)
+    return InvalidInput("activations need " + std::to_string(buffers.plan_.arena_bytes >> 20) + " MiB, more than " +
+                        std::to_string(max_bytes >> 20) + " MiB");
+  if (buffers.plan_.arena_bytes > 0) {
+    auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kAlignment, buffers.plan_.arena_bytes));
+    if (p == nullptr) return Internal("out of memory allocating " + std::to_string(buffers.plan_.arena_bytes) + " bytes of activations");
+    std::memset(p, 0, buffers.plan_.arena_bytes);
+    buffers.arena_.reset(p);
+  }
+  const std::vector<bool> used = UsedTensors(graph);
+  buffers.slots_.resize(graph.num_tensors());
   for (std::size_t id = 0; id < graph.num_tensors(); ++id) {
     if (!used[id]) continue;
     const Tensor& tensor = graph.tensor(static_cast<TensorId>(id));
@@ -34,31 +108,21 @@ Expected<TensorBuffers> TensorBuffers::Allocate(const Graph& graph, std::size_t 
       slot.bytes = tensor.data->size();
       continue;
     }
-    auto bytes = tensor.num_bytes();
-    if (!bytes) return InvalidInput("tensor '" + tensor.name + "' has unknown shape " + ShapeToString(tensor.shape, tensor.shape_known));
-    const auto size = static_cast<std::size_t>(*bytes);
-    if (size > max_bytes || buffers.total_ + size > max_bytes)
-      return InvalidInput("activations need more than " + std::to_string(max_bytes >> 20) + " MiB (at tensor '" + tensor.name + "')");
-    const std::size_t rounded = (size + kTailPadding + kAlignment - 1) / kAlignment * kAlignment;
-    auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kAlignment, rounded));
-    if (p == nullptr) return Internal("out of memory allocating " + std::to_string(rounded) + " bytes for '" + tensor.name + "'");
-    std::memset(p, 0, rounded);
-    slot.owned.reset(p);
-    slot.bytes = size;
-    buffers.total_ += size;
+    slot.activation = buffers.arena_.get() + buffers.plan_.offset[id];
+    slot.bytes = static_cast<std::size_t>(*tensor.num_bytes());
   }
   return buffers;
 }
 
 std::uint8_t* TensorBuffers::mutable_data(TensorId id) {
   if (id < 0 || static_cast<std::size_t>(id) >= slots_.size()) return nullptr;
-  return slots_[id].owned.get();
+  return slots_[id].activation;
 }
 
 const std::uint8_t* TensorBuffers::data(TensorId id) const {
   if (id < 0 || static_cast<std::size_t>(id) >= slots_.size()) return nullptr;
   const Slot& slot = slots_[id];
-  return slot.owned ? slot.owned.get() : slot.constant;
+  return slot.activation != nullptr ? slot.activation : slot.constant;
 }
 
 std::size_t TensorBuffers::bytes(TensorId id) const {
