@@ -18,5 +18,6 @@ void AddImportCommand(CLI::App& app, int& exit_code);
 void AddExportCommand(CLI::App& app, int& exit_code);
 void AddFitCommand(CLI::App& app, int& exit_code);
 void AddCalibrateCommand(CLI::App& app, int& exit_code);
+void AddParetoCommand(CLI::App& app, int& exit_code);
 
 }  // namespace latte::cli

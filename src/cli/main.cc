@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   AddProfileCommand(app, exit_code);
   AddPredictCommand(app, exit_code);
   AddValidateCommand(app, exit_code);
+  AddParetoCommand(app, exit_code);
   AddImportCommand(app, exit_code);
   AddExportCommand(app, exit_code);
   AddFitCommand(app, exit_code);

@@ -1,5 +1,6 @@
 #include "search/encoding.h"
 
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -15,7 +16,7 @@ OpList BuildOpList(const Graph& graph, OpListMode mode) {
   OpList ops;
   ops.mode = mode;
   std::map<std::string, std::size_t> index;
-  for (NodeId id = 0; id < graph.num_nodes(); ++id) {
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
     const Node& node = graph.node(id);
     std::string key = NodeOpName(node);
     if (mode == OpListMode::kIndex) {
@@ -41,8 +42,9 @@ Expected<AssignmentCodec> AssignmentCodec::Create(std::size_t num_backends, std:
   std::uint64_t count = 1;
   for (std::size_t i = 0; i < num_digits; ++i) {
     if (count > kMax / num_backends) {
-      return InvalidInput(std::to_string(num_backends) + "^" + std::to_string(num_digits) +
-                          " assignments do not fit in 63 bits: too many ops for this many backends");
+      codec.fits_ = false;
+      count = std::numeric_limits<std::uint64_t>::max();
+      break;
     }
     count *= num_backends;
   }
@@ -50,7 +52,36 @@ Expected<AssignmentCodec> AssignmentCodec::Create(std::size_t num_backends, std:
   return codec;
 }
 
+std::string AssignmentCodec::CountText() const {
+  return fits_ ? std::to_string(count_) : std::to_string(base_) + "^" + std::to_string(digits_);
+}
+
+std::string AssignmentCodec::IdText(std::span<const int> digits) const {
+  // Most significant digit first: value = value * B + digit, in base-10^9 limbs (least significant first).
+  std::vector<std::uint64_t> limbs{0};
+  constexpr std::uint64_t kLimb = 1000000000;
+  for (std::size_t i = digits.size(); i-- > 0;) {
+    std::uint64_t carry = digits[i] < 0 ? 0 : static_cast<std::uint64_t>(digits[i]);
+    for (std::uint64_t& limb : limbs) {
+      const std::uint64_t v = limb * base_ + carry;
+      limb = v % kLimb;
+      carry = v / kLimb;
+    }
+    while (carry > 0) {
+      limbs.push_back(carry % kLimb);
+      carry /= kLimb;
+    }
+  }
+  std::string text = std::to_string(limbs.back());
+  for (std::size_t i = limbs.size() - 1; i-- > 0;) {
+    const std::string part = std::to_string(limbs[i]);
+    text += std::string(9 - part.size(), '0') + part;
+  }
+  return text;
+}
+
 Expected<std::uint64_t> AssignmentCodec::Encode(std::span<const int> digits) const {
+  if (!fits_) return InvalidInput(CountText() + " assignments do not fit in 63 bits: no integer id below 2^63");
   if (digits.size() != digits_) {
     return InvalidInput("an assignment has " + std::to_string(digits.size()) + " digits, expected " +
                         std::to_string(digits_));
@@ -92,7 +123,7 @@ Placement PlacementFor(const Graph& graph, const OpList& ops, std::span<const in
                        std::span<const std::string> backends) {
   Placement placement;
   if (!backends.empty()) placement.default_backend = backends.front();
-  for (NodeId id = 0; id < graph.num_nodes() && id < ops.key_of_node.size(); ++id) {
+  for (NodeId id = 0; static_cast<std::size_t>(id) < graph.num_nodes() && static_cast<std::size_t>(id) < ops.key_of_node.size(); ++id) {
     const std::size_t key = ops.key_of_node[id];
     if (key < digits.size() && digits[key] >= 0 && static_cast<std::size_t>(digits[key]) < backends.size()) {
       placement.by_node[id] = backends[digits[key]];

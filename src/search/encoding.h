@@ -30,23 +30,33 @@ struct OpList {
 
 OpList BuildOpList(const Graph& graph, OpListMode mode);
 
-/// Integers in [0, B^k) and the k base-B digits they stand for.
+/// Integers in [0, B^k) and the k base-B digits they stand for. Index mode on a real model has
+/// dozens of digits, so B^k may exceed 64 bits: the digits are the identity, IdText() the id in
+/// decimal at any size, and the 64-bit Encode/Decode serve spaces that fit (brute force).
 class AssignmentCodec {
  public:
-  /// Fails when B < 1, k < 1, or B^k does not fit in 63 bits (say so before searching it).
+  /// Fails when B < 1 or k < 1.
   static Expected<AssignmentCodec> Create(std::size_t num_backends, std::size_t num_digits);
   std::size_t num_backends() const { return base_; }
   std::size_t num_digits() const { return digits_; }
-  /// B^k: how many assignments there are.
+  /// True when B^k fits in 63 bits (then Count() is it).
+  bool fits() const { return fits_; }
+  /// B^k when fits(); else the largest uint64.
   std::uint64_t Count() const { return count_; }
-  /// Digits (each in [0, B), least significant first) to the id; fails on a bad digit or length.
+  /// "2^70": the count as a power, for messages.
+  std::string CountText() const;
+  /// Digits (each in [0, B), least significant first) to the id; fails on a bad digit or length,
+  /// or when the space does not fit in 63 bits.
   Expected<std::uint64_t> Encode(std::span<const int> digits) const;
   /// The id's digits; fails when id >= Count().
   Expected<std::vector<int>> Decode(std::uint64_t id) const;
+  /// The id of `digits` in decimal, exact at any size ("1180591620717411303423").
+  std::string IdText(std::span<const int> digits) const;
 
  private:
   std::size_t base_ = 1, digits_ = 1;
   std::uint64_t count_ = 1;
+  bool fits_ = true;
 };
 
 /// "conv2d:xnnpack add:onednn ..." in op list order.

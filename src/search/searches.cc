@@ -9,47 +9,59 @@
 namespace latte {
 namespace {
 
-// Evaluates each assignment once, remembering the order of first evaluation.
+// Evaluates each assignment once, remembering the order of first evaluation: the n-th distinct
+// assignment evaluated gets serial id n (B^k may not fit in an integer; the digits are the key).
 class Evaluator {
  public:
   Evaluator(const AssignmentCodec& codec, const Objective& objective) : codec_(codec), objective_(objective) {}
 
-  Expected<Solution> Evaluate(std::uint64_t id) {
-    if (auto it = cache_.find(id); it != cache_.end()) return it->second;
-    LATTE_ASSIGN_OR_RETURN(std::vector<int> digits, codec_.Decode(id));
+  Expected<Solution> Evaluate(const std::vector<int>& digits) {
+    if (auto it = cache_.find(digits); it != cache_.end()) return order_[it->second];
+    if (digits.size() != codec_.num_digits()) return InvalidInput("an assignment with the wrong number of digits");
+    const std::uint64_t id = order_.size();
     LATTE_ASSIGN_OR_RETURN(Solution solution, objective_(id, digits));
     solution.id = id;
-    cache_.emplace(id, solution);
+    cache_.emplace(digits, static_cast<std::size_t>(id));
     order_.push_back(solution);
+    digits_.push_back(digits);
     return solution;
   }
-  Expected<Solution> Evaluate(const std::vector<int>& digits) {
-    LATTE_ASSIGN_OR_RETURN(std::uint64_t id, codec_.Encode(digits));
-    return Evaluate(id);
-  }
-  bool Seen(std::uint64_t id) const { return cache_.count(id) != 0; }
+  bool Seen(const std::vector<int>& digits) const { return cache_.count(digits) != 0; }
   std::size_t size() const { return order_.size(); }
   const std::vector<Solution>& order() const { return order_; }
+  const std::vector<int>& digits(std::uint64_t id) const { return digits_[static_cast<std::size_t>(id)]; }
+  std::vector<std::vector<int>> TakeDigits() { return std::move(digits_); }
 
  private:
   const AssignmentCodec& codec_;
   const Objective& objective_;
-  std::map<std::uint64_t, Solution> cache_;
+  std::map<std::vector<int>, std::size_t> cache_;
   std::vector<Solution> order_;
+  std::vector<std::vector<int>> digits_;
 };
 
 // Raw engine output only (no std:: distributions): the same draws on every standard library.
 std::uint64_t Below(std::mt19937_64& rng, std::uint64_t n) { return n <= 1 ? 0 : rng() % n; }
 double Unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
+// An assignment drawn uniformly: each digit uniformly (the same as a uniform id in [0, B^k)).
+std::vector<int> RandomDigits(std::mt19937_64& rng, const AssignmentCodec& codec) {
+  std::vector<int> digits(codec.num_digits());
+  for (int& d : digits) d = static_cast<int>(Below(rng, codec.num_backends()));
+  return digits;
+}
+
 Status BruteForce(const AssignmentCodec& codec, Evaluator& eval, const SearchOptions& options) {
-  if (codec.Count() > options.brute_limit) {
-    return InvalidInput("brute force would run " + std::to_string(codec.Count()) + " assignments (" +
+  if (!codec.fits() || codec.Count() > options.brute_limit) {
+    return InvalidInput("brute force would run " + codec.CountText() + " assignments (" +
                         std::to_string(codec.num_backends()) + "^" + std::to_string(codec.num_digits()) +
                         "), more than the limit of " + std::to_string(options.brute_limit) +
                         ": use --search random, local or nsga2");
   }
-  for (std::uint64_t id = 0; id < codec.Count(); ++id) LATTE_RETURN_IF_ERROR(eval.Evaluate(id));
+  for (std::uint64_t id = 0; id < codec.Count(); ++id) {
+    LATTE_ASSIGN_OR_RETURN(std::vector<int> digits, codec.Decode(id));
+    LATTE_RETURN_IF_ERROR(eval.Evaluate(digits));
+  }
   return Status::Ok();
 }
 
@@ -57,7 +69,7 @@ Status RandomSampling(const AssignmentCodec& codec, Evaluator& eval, const Searc
   std::mt19937_64 rng(options.seed);
   const std::uint64_t want = std::min<std::uint64_t>(options.evaluations, codec.Count());
   for (std::uint64_t draws = 0; eval.size() < want && draws < 20 * want + 100; ++draws) {
-    LATTE_RETURN_IF_ERROR(eval.Evaluate(Below(rng, codec.Count())));
+    LATTE_RETURN_IF_ERROR(eval.Evaluate(RandomDigits(rng, codec)));
   }
   return Status::Ok();
 }
@@ -68,7 +80,7 @@ Status LocalSearch(const AssignmentCodec& codec, Evaluator& eval, const SearchOp
   std::mt19937_64 rng(options.seed);
   const std::uint64_t want = std::min<std::uint64_t>(options.evaluations, codec.Count());
   std::map<std::uint64_t, bool> expanded;
-  LATTE_RETURN_IF_ERROR(eval.Evaluate(Below(rng, codec.Count())));
+  LATTE_RETURN_IF_ERROR(eval.Evaluate(RandomDigits(rng, codec)));
   while (eval.size() < want) {
     std::vector<Solution> front = ParetoFront(eval.order());
     const Solution* next = nullptr;
@@ -79,14 +91,14 @@ Status LocalSearch(const AssignmentCodec& codec, Evaluator& eval, const SearchOp
       }
     }
     if (next == nullptr) {  // a local optimum: restart
-      std::uint64_t start = Below(rng, codec.Count());
-      for (int tries = 0; eval.Seen(start) && tries < 1000; ++tries) start = Below(rng, codec.Count());
+      std::vector<int> start = RandomDigits(rng, codec);
+      for (int tries = 0; eval.Seen(start) && tries < 1000; ++tries) start = RandomDigits(rng, codec);
       if (eval.Seen(start)) break;
       LATTE_RETURN_IF_ERROR(eval.Evaluate(start));
       continue;
     }
     expanded[next->id] = true;
-    LATTE_ASSIGN_OR_RETURN(std::vector<int> digits, codec.Decode(next->id));
+    std::vector<int> digits = eval.digits(next->id);
     for (std::size_t i = 0; i < digits.size() && eval.size() < want; ++i) {
       const int original = digits[i];
       for (std::size_t b = 0; b < codec.num_backends() && eval.size() < want; ++b) {
@@ -165,8 +177,7 @@ Status Nsga2(const AssignmentCodec& codec, Evaluator& eval, const SearchOptions&
   };
   std::vector<Member> population;
   for (std::size_t i = 0; i < options.population; ++i) {
-    LATTE_ASSIGN_OR_RETURN(std::vector<int> digits, codec.Decode(Below(rng, codec.Count())));
-    LATTE_ASSIGN_OR_RETURN(Member m, make(std::move(digits)));
+    LATTE_ASSIGN_OR_RETURN(Member m, make(RandomDigits(rng, codec)));
     population.push_back(std::move(m));
   }
   RankAndCrowd(population);
@@ -214,7 +225,7 @@ Expected<SearchResult> SearchAssignments(const AssignmentCodec& codec, const Obj
                                          const SearchOptions& options) {
   SearchResult result;
   result.method = options.method;
-  if (result.method == "auto") result.method = codec.Count() <= options.brute_limit ? "brute" : "nsga2";
+  if (result.method == "auto") result.method = codec.fits() && codec.Count() <= options.brute_limit ? "brute" : "nsga2";
   Evaluator eval(codec, objective);
   Status status;
   if (result.method == "brute") status = BruteForce(codec, eval, options);
@@ -224,6 +235,7 @@ Expected<SearchResult> SearchAssignments(const AssignmentCodec& codec, const Obj
   else return InvalidInput("unknown search '" + options.method + "' (auto, brute, random, local, nsga2)");
   LATTE_RETURN_IF_ERROR(status);
   result.evaluated = eval.order();
+  result.digits = eval.TakeDigits();
   result.front = ParetoFront(result.evaluated);
   return result;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // Searches over backend assignments (ids of an AssignmentCodec) for the (latency, memory) Pareto
 // front: brute force, random sampling, Hamming-neighbourhood local search and NSGA-II. Each
-// takes the objective as a function, evaluates every id at most once (a cache), is deterministic
-// under its seed, and returns every solution it evaluated; ParetoFront() of those is its front.
+// takes the objective as a function, evaluates every assignment at most once (a cache keyed by
+// its digits), is deterministic under its seed, and returns every solution it evaluated, numbered
+// in evaluation order; ParetoFront() of those is its front.
 
 #include <cstdint>
 #include <functional>
@@ -16,7 +17,8 @@
 
 namespace latte {
 
-/// Time and memory of one assignment (the id is filled in by the search).
+/// Time and memory of one assignment, given its digits. `id` is the search's serial number for
+/// it (the n-th distinct assignment evaluated; the search fills it in the Solution).
 using Objective = std::function<Expected<Solution>(std::uint64_t id, const std::vector<int>& digits)>;
 
 struct SearchOptions {
@@ -31,11 +33,12 @@ struct SearchOptions {
 
 struct SearchResult {
   std::string method;                 // the one that ran (auto resolved)
-  std::vector<Solution> evaluated;    // every distinct assignment evaluated, in evaluation order
+  std::vector<Solution> evaluated;    // every distinct assignment evaluated; id = its index here
+  std::vector<std::vector<int>> digits;  // per evaluated id: the assignment's digits
   std::vector<Solution> front;        // ParetoFront(evaluated)
 };
 
-/// "auto" is brute force when Count() <= brute_limit, NSGA-II otherwise. Brute force beyond the
+/// "auto" is brute force when B^k <= brute_limit, NSGA-II otherwise. Brute force beyond the
 /// limit is an error saying how many assignments there are. A failing objective stops the search.
 Expected<SearchResult> SearchAssignments(const AssignmentCodec& codec, const Objective& objective,
                                          const SearchOptions& options);

@@ -49,12 +49,26 @@ TEST(AssignmentCodec, LeastSignificantDigitFirstAndRoundTrips) {
   EXPECT_FALSE(codec->Encode(std::vector<int>{0, 0}).ok());
 }
 
-TEST(AssignmentCodec, TooManyAssignmentsIsAnErrorNotAnOverflow) {
-  EXPECT_TRUE(AssignmentCodec::Create(2, 63).ok());
-  auto too_many = AssignmentCodec::Create(2, 64);
-  ASSERT_FALSE(too_many.ok());
-  EXPECT_NE(too_many.status().message().find("2^64"), std::string::npos) << too_many.status().message();
-  EXPECT_FALSE(AssignmentCodec::Create(3, 40).ok());  // 3^40 > 2^63
+TEST(AssignmentCodec, SpacesBeyond63BitsHaveExactDecimalIdsButNoIntegerOnes) {
+  auto fits = AssignmentCodec::Create(2, 63);
+  ASSERT_TRUE(fits.ok());
+  EXPECT_TRUE(fits->fits());
+  auto big = AssignmentCodec::Create(2, 70);  // index mode on a real model
+  ASSERT_TRUE(big.ok());
+  EXPECT_FALSE(big->fits());
+  EXPECT_EQ(big->CountText(), "2^70");
+  std::vector<int> ones(70, 1);
+  EXPECT_EQ(big->IdText(ones), "1180591620717411303423");  // 2^70 - 1
+  auto no_integer = big->Encode(ones);
+  ASSERT_FALSE(no_integer.ok());
+  EXPECT_NE(no_integer.status().message().find("2^70"), std::string::npos) << no_integer.status().message();
+  std::vector<int> low(70, 0);
+  low[0] = 1, low[3] = 1;  // least significant first: 1 + 8
+  EXPECT_EQ(big->IdText(low), "9");
+  EXPECT_FALSE(AssignmentCodec::Create(3, 40)->fits());  // 3^40 > 2^63
+  // Where it fits, the text is the integer.
+  auto small = AssignmentCodec::Create(3, 4);
+  for (std::uint64_t id : {0ull, 5ull, 80ull}) EXPECT_EQ(small->IdText(*small->Decode(id)), std::to_string(id));
   EXPECT_FALSE(AssignmentCodec::Create(0, 4).ok());
   EXPECT_FALSE(AssignmentCodec::Create(2, 0).ok());
 }
@@ -66,7 +80,7 @@ TEST(Assignment, TextAndPlacementFollowTheOpList) {
   const std::vector<int> digits = {1, 0};  // relu on onednn, add on xnnpack
   EXPECT_EQ(AssignmentText(ops, digits, backends), "relu:onednn add:xnnpack");
   Placement placement = PlacementFor(g, ops, digits, backends);
-  for (NodeId id = 0; id < g.num_nodes(); ++id) {
+  for (NodeId id = 0; id < static_cast<NodeId>(g.num_nodes()); ++id) {
     EXPECT_EQ(placement.BackendFor(g, id), g.node(id).kind == OpKind::kRelu ? "onednn" : "xnnpack") << id;
   }
 }

@@ -1,0 +1,123 @@
+// `latte pareto MODEL --backends xnnpack,onednn --packs A.json,B.json`: which backend should run
+// each op: the latency/memory Pareto front over per-op backend assignments, predicted from the
+// packs, optionally verified for real (--verify K).
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "report/inspect_view.h"
+#include "report/pareto_view.h"
+#include "search/pareto.h"
+
+namespace latte::cli {
+
+void AddParetoCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::string model, mode = "name", search = "auto", format = "text", plot;
+    std::vector<std::string> backends, packs, input_shapes;
+    std::uint64_t seed = 0;
+    std::size_t verify = 0, evaluations = 2000, population = 40, generations = 50;
+    int warmup_runs = 5, num_runs = 50;
+    double min_secs = 1.0;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "pareto", "Search per-op backend assignments for the latency/memory Pareto front (predicted; --verify runs some)");
+  cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
+  cmd->add_option("--backends", flags->backends, "Backends, comma-separated; the first is the fallback")
+      ->delimiter(',')
+      ->required();
+  cmd->add_option("--packs", flags->packs, "One predictor pack per backend, in the same order, comma-separated")
+      ->delimiter(',')
+      ->required();
+  cmd->add_option("--mode", flags->mode, "Op list: one digit per op kind (name) or per (op kind, input size) (index)")
+      ->check(CLI::IsMember({"name", "index"}))
+      ->capture_default_str();
+  cmd->add_option("--search", flags->search, "auto (brute force when small enough, else nsga2), brute, random, local, nsga2")
+      ->check(CLI::IsMember({"auto", "brute", "random", "local", "nsga2"}))
+      ->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "Seed of the random searches")->capture_default_str();
+  cmd->add_option("--evaluations", flags->evaluations, "random, local: distinct assignments evaluated at most")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--population", flags->population, "nsga2: population")->check(CLI::Range(4, 100000))->capture_default_str();
+  cmd->add_option("--generations", flags->generations, "nsga2: generations")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--verify", flags->verify, "Run K assignments spread over the front (and the all-on-one-backend ones) for real")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--warmup_runs", flags->warmup_runs, "--verify: warmup runs")->capture_default_str();
+  cmd->add_option("--num_runs", flags->num_runs, "--verify: timed runs")->capture_default_str();
+  cmd->add_option("--min_secs", flags->min_secs, "--verify: minimum seconds of timed runs")->capture_default_str();
+  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--plot", flags->plot, "Write an SVG of the evaluated points and the fronts to FILE");
+  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
+  cmd->callback([flags, &exit_code] {
+    if (flags->packs.size() != flags->backends.size()) {
+      exit_code = ReportError("", InvalidInput("--packs gives " + std::to_string(flags->packs.size()) + " pack(s) for " +
+                                               std::to_string(flags->backends.size()) + " backend(s): one per backend"));
+      return;
+    }
+    ParetoOptions options;
+    auto mode = ParseOpListMode(flags->mode);
+    options.mode = *mode;
+    options.search.method = flags->search;
+    options.search.seed = flags->seed;
+    options.search.evaluations = flags->evaluations;
+    options.search.population = flags->population;
+    options.search.generations = flags->generations;
+    options.verify = flags->verify;
+    options.measure.warmup_runs = flags->warmup_runs;
+    options.measure.num_runs = flags->num_runs;
+    options.measure.min_secs = flags->min_secs;
+    if (Status s = options.measure.Validate(); !s.ok()) {
+      exit_code = ReportError("", s);
+      return;
+    }
+    std::vector<Pack> packs;
+    for (const std::string& path : flags->packs) {
+      auto pack = Pack::Load(path);
+      if (!pack.ok()) {
+        exit_code = ReportError("", pack.status());
+        return;
+      }
+      packs.push_back(std::move(pack).value());
+    }
+    std::vector<SearchBackend> backends;
+    for (std::size_t i = 0; i < packs.size(); ++i) backends.push_back({flags->backends[i], &packs[i]});
+    options.run.num_threads = packs[0].info.threads;
+    // An unwritable --plot fails now, not after the search and the verification runs.
+    std::ofstream plot;
+    if (!flags->plot.empty()) {
+      plot.open(flags->plot);
+      if (!plot) {
+        exit_code = ReportError(flags->plot, IoError("cannot write the plot"));
+        return;
+      }
+    }
+    Graph graph;
+    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    BackendRegistry registry;
+    RegisterBuiltinBackends(registry);
+    auto result = RunParetoSearch(graph, backends, options, registry);
+    if (!result.ok()) {
+      exit_code = ReportError(flags->model, result.status());
+      return;
+    }
+    ParetoView view(*result);
+    if (plot.is_open()) {
+      plot << view.Svg();
+      if (!plot) {
+        exit_code = ReportError(flags->plot, IoError("cannot write the plot"));
+        return;
+      }
+    }
+    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
+    else std::cout << view.Text();
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli

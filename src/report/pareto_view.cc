@@ -1,0 +1,202 @@
+#include "report/pareto_view.h"
+
+#include <fmt/format.h>
+
+#include "report/svg_plot.h"
+#include "report/text_table.h"
+
+namespace latte {
+namespace {
+
+std::string Ms(double ms) { return fmt::format("{:.3f}", ms); }
+std::string Kb(double kb) { return WithThousands(static_cast<long long>(kb + 0.5)); }
+std::string Pct(double predicted, double measured) {
+  return measured > 0 ? fmt::format("{:+.1f}%", 100.0 * (predicted - measured) / measured) : "n/a";
+}
+
+// "0110" — one digit per op list entry, in op list order (entry 0 first).
+std::string Digits(const std::vector<int>& digits) {
+  std::string out;
+  for (int d : digits) out += d < 10 ? static_cast<char>('0' + d) : '?';
+  return out;
+}
+
+// An id as JSON: a number when it fits in 64 bits (the on-device profilers' dumps have integers),
+// else its decimal text (index mode on a large model has more assignments than that).
+nlohmann::json IdJson(const std::string& id) {
+  if (id.size() < 20) return std::stoull(id);
+  return id;
+}
+
+std::string RoleOf(const ParetoResult& r, const std::string& id) {
+  for (const ParetoPoint& ref : r.references)
+    if (ref.id == id) return "all-" + r.backends[static_cast<std::size_t>(ref.digits.at(0))];
+  return "";
+}
+
+}  // namespace
+
+std::string ParetoView::Text() const {
+  const ParetoResult& r = result_;
+  std::string out;
+  if (!r.machine_note.empty()) out += "note: " + r.machine_note + "\n";
+  out += fmt::format("op list ({} mode, {} entries; digit i of an assignment is entry i's backend):\n",
+                     r.ops.mode == OpListMode::kName ? "name" : "index", r.ops.keys.size());
+  for (std::size_t i = 0; i < r.ops.keys.size(); ++i) out += fmt::format("  {:>3}  {}\n", i, r.ops.keys[i]);
+  out += "backends:";
+  for (std::size_t b = 0; b < r.backends.size(); ++b)
+    out += fmt::format(" {}={}{}", b, r.backends[b], b == 0 ? " (fallback)" : "");
+  out += "\n";
+  out += fmt::format("search: {}, {} assignments evaluated in {:.2f} s (node memory measured in {:.2f} s)\n", r.method,
+                     r.evaluated.size() + r.incomplete, r.search_secs, r.node_memory_secs);
+
+  TextTable front;
+  front.AddColumn("id", TextTable::Align::kRight);
+  front.AddColumn("assignment");
+  front.AddColumn("pred ms", TextTable::Align::kRight);
+  front.AddColumn("pred KB", TextTable::Align::kRight);
+  front.AddColumn("prepared KB", TextTable::Align::kRight);
+  front.AddColumn("activations KB", TextTable::Align::kRight);
+  front.AddColumn("conversions", TextTable::Align::kRight);
+  front.AddColumn("fallbacks", TextTable::Align::kRight);
+  front.AddColumn("note");
+  auto add = [&](const ParetoPoint& p, const std::string& note) {
+    front.AddRow({p.id, Digits(p.digits), Ms(p.cost.time_ms), Kb(p.cost.memory_kb()),
+                  Kb(p.cost.prepared_kb), Kb(p.cost.activations_kb),
+                  p.cost.conversions ? fmt::format("{} ({} ms)", p.cost.conversions, Ms(p.cost.conversion_ms)) : "0",
+                  std::to_string(p.cost.fallbacks), note});
+  };
+  for (const ParetoPoint& p : r.front) add(p, RoleOf(r, p.id));
+  if (!r.references.empty()) front.AddRule();
+  for (const ParetoPoint& p : r.references) add(p, RoleOf(r, p.id) + " (reference)");
+  out += fmt::format("\npredicted front: {} assignment(s)\n", r.front.size());
+  out += front.Render();
+
+  if (r.incomplete > 0 || !r.incomplete_examples.empty()) {
+    out += fmt::format("\n{} assignment(s) left out: a kernel their backend's pack cannot predict, another's can\n",
+                       r.incomplete);
+    for (const std::string& e : r.incomplete_examples) out += "  e.g. " + e + "\n";
+  }
+  if (!r.never_predicted.empty()) {
+    out += fmt::format("\n{} node(s) no pack predicts, NOT in any time (the same for every assignment):\n",
+                       r.never_predicted.size());
+    std::size_t shown = 0;
+    for (const auto& [node, why] : r.never_predicted) {
+      if (++shown > 10) {
+        out += fmt::format("  ... and {} more (see --format json)\n", r.never_predicted.size() - 10);
+        break;
+      }
+      out += "  " + node + ": " + why + "\n";
+    }
+  }
+
+  if (!r.verify.empty()) {
+    TextTable v;
+    v.AddColumn("id", TextTable::Align::kRight);
+    v.AddColumn("role");
+    v.AddColumn("pred ms", TextTable::Align::kRight);
+    v.AddColumn("meas ms", TextTable::Align::kRight);
+    v.AddColumn("err", TextTable::Align::kRight);
+    v.AddColumn("pred KB", TextTable::Align::kRight);
+    v.AddColumn("meas KB", TextTable::Align::kRight);
+    v.AddColumn("err", TextTable::Align::kRight);
+    v.AddColumn("peak RSS KB", TextTable::Align::kRight);
+    v.AddColumn("note");
+    for (const VerifiedPoint& p : r.verify) {
+      if (!p.ok) {
+        v.AddRow({p.id, p.role, Ms(p.predicted_time_ms), "-", "-", Kb(p.predicted_memory_kb), "-", "-", "-",
+                  "did not run: " + p.why});
+        continue;
+      }
+      v.AddRow({p.id, p.role, Ms(p.predicted_time_ms), Ms(p.measured_time_ms),
+                Pct(p.predicted_time_ms, p.measured_time_ms), Kb(p.predicted_memory_kb), Kb(p.measured_memory_kb),
+                Pct(p.predicted_memory_kb, p.measured_memory_kb), WithThousands(p.peak_rss_kb), p.noisy ? "noisy" : ""});
+    }
+    out += "\nverified (p50 of the bench protocol; memory: the peak resident set the run adds):\n" + v.Render();
+  }
+  return out;
+}
+
+nlohmann::json ParetoView::Json() const {
+  const ParetoResult& r = result_;
+  nlohmann::json solutions = nlohmann::json::array(), configs = nlohmann::json::object();
+  for (const ParetoPoint& p : r.evaluated) {
+    solutions.push_back({{"id", IdJson(p.id)},
+                         {"time", p.cost.time_ms},
+                         {"memory", p.cost.memory_kb()},
+                         {"prepared", p.cost.prepared_kb},
+                         {"activations", p.cost.activations_kb},
+                         {"conversion_time", p.cost.conversion_ms},
+                         {"fallbacks", p.cost.fallbacks}});
+    configs[p.id] = AssignmentText(r.ops, p.digits, r.backends);
+  }
+  nlohmann::json front = nlohmann::json::array();
+  for (const ParetoPoint& p : r.front) front.push_back(IdJson(p.id));
+  nlohmann::json references = nlohmann::json::object();
+  for (const ParetoPoint& p : r.references) {
+    references[RoleOf(r, p.id)] = {{"id", IdJson(p.id)}, {"time", p.cost.time_ms}, {"memory", p.cost.memory_kb()}};
+    configs[p.id] = AssignmentText(r.ops, p.digits, r.backends);
+  }
+  nlohmann::json verify = nlohmann::json::array();
+  for (const VerifiedPoint& p : r.verify) {
+    nlohmann::json v = {{"id", IdJson(p.id)},       {"role", p.role}, {"predicted_time", p.predicted_time_ms},
+                        {"predicted_memory", p.predicted_memory_kb}, {"ok", p.ok}};
+    if (p.ok) {
+      v["measured_time"] = p.measured_time_ms;
+      v["measured_memory"] = p.measured_memory_kb;
+      v["peak_rss_kb"] = p.peak_rss_kb;
+      v["noisy"] = p.noisy;
+    } else {
+      v["why"] = p.why;
+    }
+    verify.push_back(std::move(v));
+  }
+  nlohmann::json never = nlohmann::json::array();
+  for (const auto& [node, why] : r.never_predicted) never.push_back({{"node", node}, {"why", why}});
+  return {{"oplist", r.ops.keys},
+          {"mode", r.ops.mode == OpListMode::kName ? "name" : "index"},
+          {"backends", r.backends},
+          {"search", r.method},
+          {"solutions", solutions},
+          {"front", front},
+          {"configs", configs},
+          {"references", references},
+          {"verify", verify},
+          {"left_out", {{"assignments", r.incomplete}, {"examples", r.incomplete_examples}}},
+          {"not_predicted", never},
+          {"search_seconds", r.search_secs},
+          {"node_memory_seconds", r.node_memory_secs},
+          {"device", r.device.Describe()},
+          {"machine_note", r.machine_note}};
+}
+
+std::string ParetoView::Svg() const {
+  const ParetoResult& r = result_;
+  ScatterPlot plot;
+  plot.title = "Latte: latency/memory Pareto front over " + fmt::format("{}", fmt::join(r.backends, ", "));
+  plot.x_label = "latency ms";
+  plot.y_label = "memory KB";
+  ScatterSeries all{"evaluated (predicted)", "#bbb", {}, {}, {}, false};
+  ScatterSeries front{"front (predicted)", "#c33", {}, {}, {}, true};
+  ScatterSeries refs{"all on one backend (predicted)", "#36c", {}, {}, {}, false};
+  ScatterSeries measured{"verified (measured)", "#2a2", {}, {}, {}, true};
+  for (const ParetoPoint& p : r.evaluated) all.x.push_back(p.cost.time_ms), all.y.push_back(p.cost.memory_kb());
+  for (const ParetoPoint& p : r.front) {
+    front.x.push_back(p.cost.time_ms), front.y.push_back(p.cost.memory_kb());
+    front.titles.push_back(fmt::format("id {}: {}", p.id, AssignmentText(r.ops, p.digits, r.backends)));
+  }
+  for (const ParetoPoint& p : r.references) {
+    refs.x.push_back(p.cost.time_ms), refs.y.push_back(p.cost.memory_kb());
+    refs.titles.push_back(RoleOf(r, p.id));
+  }
+  for (const VerifiedPoint& p : r.verify) {
+    if (!p.ok || p.role != "front") continue;
+    measured.x.push_back(p.measured_time_ms), measured.y.push_back(p.measured_memory_kb);
+    measured.titles.push_back(fmt::format("id {} measured", p.id));
+  }
+  plot.series = {all, front, refs};
+  if (!measured.x.empty()) plot.series.push_back(measured);
+  return plot.Render();
+}
+
+}  // namespace latte

@@ -1,0 +1,183 @@
+#include "search/pareto.h"
+
+#include <chrono>
+
+#include "run/benchmark.h"
+#include "run/process.h"
+#include "search/node_memory.h"
+
+namespace latte {
+namespace {
+
+// Objectives of an assignment the search may not rank (a kernel only another pack predicts):
+// far behind every real one, finite so that NSGA-II's crowding distances stay numbers.
+constexpr double kNotComparable = 1e12;
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+std::string DeviceKey(const Pack& pack) {
+  return pack.info.device.is_object() ? pack.info.device.value("key", "") : "";
+}
+std::string DeviceName(const Pack& pack) {
+  const std::string key = DeviceKey(pack);
+  return pack.info.device.is_object() ? pack.info.device.value("description", key.empty() ? "unknown" : key) : "unknown";
+}
+
+// Packs of one search describe one machine at one thread count; verifying needs it to be this one.
+Expected<std::string> CheckPacks(const std::vector<SearchBackend>& backends, const ParetoOptions& options) {
+  for (const SearchBackend& b : backends) {
+    if (b.pack == nullptr) return InvalidInput("backend " + b.name + " has no pack");
+    if (b.pack->info.backend != b.name)
+      return InvalidInput("the pack given for " + b.name + " is a pack for " + b.pack->info.backend +
+                          " (give --packs in the order of --backends)");
+    const Pack& first = *backends[0].pack;
+    if (DeviceKey(*b.pack) != DeviceKey(first))
+      return InvalidInput("the " + b.name + " pack is for another machine (" + DeviceName(*b.pack) + ") than the " +
+                          backends[0].name + " pack (" + DeviceName(first) + "): latencies of two machines do not add up");
+    if (b.pack->info.threads != options.run.num_threads)
+      return InvalidInput("the " + b.name + " pack is for " + std::to_string(b.pack->info.threads) +
+                          " thread(s), the search for " + std::to_string(options.run.num_threads));
+  }
+  const DeviceFingerprint here = ReadDeviceFingerprint();
+  if (DeviceKey(*backends[0].pack) == here.Key()) return std::string();
+  if (options.verify > 0)
+    return InvalidInput("the packs are for another machine (" + DeviceName(*backends[0].pack) +
+                        "): --verify runs assignments on this one (" + here.Describe() +
+                        "); calibrate here with `latte calibrate --backend B`");
+  return "the packs are for another machine (" + DeviceName(*backends[0].pack) +
+         "): latencies are that machine's; memory is measured on this one (" + here.Describe() + ")";
+}
+
+std::vector<int> NodeChoice(const OpList& ops, const std::vector<int>& digits) {
+  std::vector<int> choice(ops.key_of_node.size());
+  for (std::size_t i = 0; i < choice.size(); ++i) choice[i] = digits[ops.key_of_node[i]];
+  return choice;
+}
+
+VerifiedPoint Verify(const Graph& graph, const ParetoResult& result, const ParetoPoint& point, const std::string& role,
+                     const ParetoOptions& options, const BackendRegistry& registry) {
+  VerifiedPoint v;
+  v.id = point.id;
+  v.role = role;
+  v.predicted_time_ms = point.cost.time_ms;
+  v.predicted_memory_kb = point.cost.memory_kb();
+  BenchOptions bench;
+  bench.placement = PlacementFor(graph, result.ops, point.digits, result.backends);
+  bench.placement.fallback = result.backends[0];
+  bench.run = options.run;
+  bench.measure = options.measure;
+  auto report = RunInChild([&]() -> nlohmann::json {
+    ResetMemoryHighWater();
+    const long before = CurrentRssKb();
+    auto bench_result = BenchmarkGraph(graph, bench, registry);
+    if (!bench_result.ok()) return {{"error", bench_result.status().message()}};
+    return {{"p50_us", bench_result->latency.stats.p50},
+            {"noisy", bench_result->latency.noise.noisy},
+            {"peak_rss_kb", bench_result->peak_rss_kb},
+            {"before_kb", before}};
+  });
+  if (!report.ok()) {
+    v.why = report.status().message();
+  } else if (report->contains("error")) {
+    v.why = (*report)["error"].get<std::string>();
+  } else {
+    v.ok = true;
+    v.measured_time_ms = (*report)["p50_us"].get<double>() / 1000.0;
+    v.noisy = (*report)["noisy"].get<bool>();
+    v.peak_rss_kb = (*report)["peak_rss_kb"].get<long>();
+    v.measured_memory_kb = static_cast<double>(v.peak_rss_kb - (*report)["before_kb"].get<long>());
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::size_t> SpreadOver(std::size_t front_size, std::size_t k) {
+  std::vector<std::size_t> out;
+  if (front_size == 0 || k == 0) return out;
+  if (k >= front_size) {
+    for (std::size_t i = 0; i < front_size; ++i) out.push_back(i);
+    return out;
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::size_t at = k == 1 ? 0 : (i * (front_size - 1) + (k - 1) / 2) / (k - 1);
+    if (out.empty() || out.back() != at) out.push_back(at);
+  }
+  return out;
+}
+
+Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<SearchBackend>& backends,
+                                       const ParetoOptions& options, const BackendRegistry& registry) {
+  if (backends.empty()) return InvalidInput("no backends to search over");
+  for (std::size_t i = 0; i < backends.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (backends[i].name == backends[j].name) return InvalidInput("backend " + backends[i].name + " is listed twice");
+  for (const SearchBackend& b : backends) {
+    auto created = registry.Create(b.name, options.run);  // an unknown name fails listing the known ones
+    if (!created.ok()) return created.status();
+  }
+  LATTE_ASSIGN_OR_RETURN(std::string machine_note, CheckPacks(backends, options));
+
+  ParetoResult result;
+  result.machine_note = std::move(machine_note);
+  result.device = ReadDeviceFingerprint();
+  for (const SearchBackend& b : backends) result.backends.push_back(b.name);
+  result.ops = BuildOpList(graph, options.mode);
+  LATTE_ASSIGN_OR_RETURN(AssignmentCodec codec, AssignmentCodec::Create(backends.size(), result.ops.keys.size()));
+  if (options.search.method == "brute" && (!codec.fits() || codec.Count() > options.search.brute_limit))
+    return InvalidInput("brute force over " + std::to_string(backends.size()) + "^" +
+                        std::to_string(result.ops.keys.size()) + " = " + codec.CountText() +
+                        " assignments is more than the limit of " + std::to_string(options.search.brute_limit) +
+                        ": use --search nsga2, local or random (or --mode name for fewer digits)");
+
+  auto start = std::chrono::steady_clock::now();
+  LATTE_ASSIGN_OR_RETURN(NodeMemory memory, MeasureNodeMemory(graph, result.backends, registry, options.run));
+  result.node_memory_secs = Seconds(start);
+  LATTE_ASSIGN_OR_RETURN(CostModel model, CostModel::Create(graph, backends, std::move(memory)));
+
+  std::map<std::uint64_t, ParetoPoint> points;  // complete assignments evaluated, by the search's serial id
+  Objective objective = [&](std::uint64_t id, const std::vector<int>& digits) -> Expected<Solution> {
+    LATTE_ASSIGN_OR_RETURN(AssignmentCost cost, model.Evaluate(NodeChoice(result.ops, digits)));
+    if (!cost.complete()) {
+      ++result.incomplete;
+      if (result.incomplete_examples.size() < 3) result.incomplete_examples.push_back(cost.unpredicted.front());
+      return Solution{id, kNotComparable, kNotComparable};
+    }
+    Solution s{id, cost.time_ms, cost.memory_kb()};
+    points.emplace(id, ParetoPoint{codec.IdText(digits), digits, std::move(cost)});
+    return s;
+  };
+  start = std::chrono::steady_clock::now();
+  LATTE_ASSIGN_OR_RETURN(SearchResult search, SearchAssignments(codec, objective, options.search));
+  result.search_secs = Seconds(start);
+  result.method = search.method;
+  for (const Solution& s : search.evaluated)
+    if (auto it = points.find(s.id); it != points.end()) result.evaluated.push_back(it->second);
+  for (const Solution& s : search.front)
+    if (auto it = points.find(s.id); it != points.end()) result.front.push_back(it->second);
+
+  for (std::size_t b = 0; b < backends.size(); ++b) {
+    std::vector<int> digits(result.ops.keys.size(), static_cast<int>(b));
+    const std::string id = codec.IdText(digits);
+    LATTE_ASSIGN_OR_RETURN(AssignmentCost cost, model.Evaluate(NodeChoice(result.ops, digits)));
+    if (!cost.complete()) {
+      result.incomplete_examples.push_back("all on " + backends[b].name + ": " + cost.unpredicted.front());
+      continue;
+    }
+    result.references.push_back(ParetoPoint{id, digits, std::move(cost)});
+  }
+  result.never_predicted = model.never_predicted();
+
+  if (options.verify > 0) {
+    for (std::size_t i : SpreadOver(result.front.size(), options.verify))
+      result.verify.push_back(Verify(graph, result, result.front[i], "front", options, registry));
+    for (const ParetoPoint& ref : result.references)
+      result.verify.push_back(Verify(graph, result, ref, "all-" + result.backends[ref.digits.empty() ? 0 : static_cast<std::size_t>(ref.digits[0])],
+                                     options, registry));
+  }
+  return result;
+}
+
+}  // namespace latte

@@ -1,0 +1,62 @@
+// What a node's preparation keeps, measured on the real kernel backends: at least the weights
+// (each backend repacks them into its own layout), nothing for an activation folded into the op.
+#include "search/node_memory.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/graph_builder.h"
+#include "run/onednn/onednn_backend.h"
+#include "run/xnnpack/xnnpack_backend.h"
+
+namespace latte {
+namespace {
+
+// x (1x16x16x64) → conv 3x3, 64 filters (147,456 bytes of weights) → relu.
+Graph ConvRelu() {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 16, 16, 64});
+  TensorId w = b.Constant("w", {64, 3, 3, 64});
+  TensorId bias = b.Constant("bias", {64});
+  Attributes conv;
+  conv.Set("layout", std::string("NHWC"));
+  conv.Set("filter_layout", std::string("OHWI"));
+  conv.Set("padding", std::string("same"));
+  conv.Set("strides", std::vector<std::int64_t>{1, 1});
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w, bias}, conv);
+  TensorId r = b.Op1(OpKind::kRelu, "relu", {c});
+  auto graph = b.Finish({r});
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+TEST(NodeMemory, APreparedConvKeepsItsRepackedWeightsOnEachBackend) {
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  RegisterOnednnBackend(registry);
+  Graph graph = ConvRelu();
+  auto memory = MeasureNodeMemory(graph, {"xnnpack", "onednn"}, registry, RunOptions{});
+  ASSERT_TRUE(memory.ok()) << memory.status().message();
+  ASSERT_EQ(memory->per_node.size(), 2u);
+  constexpr std::size_t kWeightBytes = 64 * 3 * 3 * 64 * 4;
+  for (std::size_t b = 0; b < 2; ++b) {
+    SCOPED_TRACE(memory->backends[b]);
+    const NodeOnBackend& conv = memory->per_node[0][b];
+    EXPECT_TRUE(conv.supported) << conv.why;
+    EXPECT_GE(conv.prepared_bytes, kWeightBytes);
+    EXPECT_LE(conv.prepared_bytes, 4 * kWeightBytes + (1 << 20));
+    EXPECT_TRUE(memory->per_node[1][b].supported);
+    EXPECT_EQ(memory->per_node[1][b].prepared_bytes, 0u);  // the relu is folded into the conv
+  }
+}
+
+TEST(NodeMemory, AnUnknownBackendIsAnError) {
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  Graph graph = ConvRelu();
+  auto memory = MeasureNodeMemory(graph, {"xnnpack", "tpu"}, registry, RunOptions{});
+  ASSERT_FALSE(memory.ok());
+  EXPECT_NE(memory.status().message().find("tpu"), std::string::npos) << memory.status().message();
+}
+
+}  // namespace
+}  // namespace latte
