@@ -62,6 +62,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
                       std::to_string(flags->num_threads) + " --budget " + flags->budget + " --seed " +
                       std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "");
     for (const std::string& model : flags->models) options.command += " --models " + model;
+    for (const std::string& shape : flags->input_shapes) options.command += " --input-shape " + shape;
     options.stop = StopFlagRaisedBySignals();
 
     BackendRegistry registry;

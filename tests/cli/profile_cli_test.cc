@@ -123,6 +123,37 @@ TEST(ProfileCli, UnsupportedKernelIsRecordedOnceWithItsReason) {
   EXPECT_TRUE(store->QueryMeasurements()->empty());
 }
 
+TEST(ProfileCli, Int8RunsTheKindsXnnpackHasInInt8AndRecordsTheOthersAsUnsupported) {
+  TempDir dir;
+  const std::string db = (dir.path() / "q.db").string();
+  auto args = Quick({"profile", "--kernels", "conv2d,relu", "--strategy", "random", "--max-kernels", "4", "--precision", "int8"}, db);
+  RunResult r = RunLatte(args, dir.path(), 120);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured 2, unsupported 2"), std::string::npos) << r.out;
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  for (const StoredMeasurement& row : *rows) {
+    EXPECT_EQ(row.kernel.op, OpKind::kConv2D);
+    EXPECT_EQ(row.backend.precision, "int8");
+    EXPECT_GT(row.stats.p50, 0);
+  }
+  auto unsupported = store->QueryUnsupported();
+  ASSERT_TRUE(unsupported.ok());
+  ASSERT_EQ(unsupported->size(), 2u);
+  EXPECT_EQ((*unsupported)[0].first.Kind(), "relu");
+  EXPECT_NE((*unsupported)[0].second.find("int8"), std::string::npos) << (*unsupported)[0].second;
+
+  // The same kernels in fp32 are another campaign, stored beside them.
+  auto fp32 = Quick({"profile", "--kernels", "conv2d,relu", "--strategy", "random", "--max-kernels", "4"}, db);
+  RunResult f = RunLatte(fp32, dir.path(), 120);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.out.find("measured 4, unsupported 0"), std::string::npos) << f.out;
+  EXPECT_EQ(store->QueryMeasurements()->size(), 6u);
+}
+
 TEST(ProfileCli, BudgetStopsCleanlyAndMarksTheCampaignStopped) {
   TempDir dir;
   const std::string db = (dir.path() / "b.db").string();
