@@ -1,5 +1,6 @@
 #include "search/encoding.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
@@ -23,7 +24,8 @@ OpList BuildOpList(const Graph& graph, OpListMode mode) {
       // The data size the on-device profilers key on: the bytes of the node's first input.
       std::optional<std::int64_t> bytes;
       if (node.input(0) != kNoTensor) bytes = graph.tensor(node.input(0)).num_bytes();
-      key += "@" + (bytes ? std::to_string(*bytes) : std::string("?"));
+      key += '@';
+      key += bytes ? std::to_string(*bytes) : std::string("?");
     }
     auto [it, added] = index.emplace(key, ops.keys.size());
     if (added) ops.keys.push_back(key);
@@ -53,7 +55,8 @@ Expected<AssignmentCodec> AssignmentCodec::Create(std::size_t num_backends, std:
 }
 
 std::string AssignmentCodec::CountText() const {
-  return fits_ ? std::to_string(count_) : std::to_string(base_) + "^" + std::to_string(digits_);
+  if (fits_) return std::to_string(count_);
+  return std::to_string(base_) + "^" + std::to_string(digits_);
 }
 
 std::string AssignmentCodec::IdText(std::span<const int> digits) const {
@@ -75,7 +78,8 @@ std::string AssignmentCodec::IdText(std::span<const int> digits) const {
   std::string text = std::to_string(limbs.back());
   for (std::size_t i = limbs.size() - 1; i-- > 0;) {
     const std::string part = std::to_string(limbs[i]);
-    text += std::string(9 - part.size(), '0') + part;
+    text.append(9 - std::min<std::size_t>(9, part.size()), '0');
+    text += part;
   }
   return text;
 }
