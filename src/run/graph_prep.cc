@@ -19,42 +19,53 @@ bool HasNchwNode(const Graph& graph) {
 
 }  // namespace
 
-Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted) {
+namespace {
+NodeId SourceOf(const Node& node) { return static_cast<NodeId>(node.attrs.GetInt(kSourceAttr, -1)); }
+}  // namespace
+
+Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted) {
   const auto num_user_nodes = static_cast<NodeId>(graph.num_nodes());
   if (wanted.size() != graph.num_nodes()) return Status(StatusCode::kInternal, "one backend per node expected");
   bool any_nhwc = false;
   for (const std::string& backend : wanted) any_nhwc = any_nhwc || BackendLayout(backend) == "NHWC";
-  auto source_of = [](const Node& node) { return static_cast<NodeId>(node.attrs.GetInt(kSourceAttr, -1)); };
-
-  // 1. Layout: NCHW spatial ops become NHWC for NHWC backends; nodes placed on an NCHW backend
-  // stay NCHW, with transposes inserted where the two meet.
+  // NCHW spatial ops become NHWC for NHWC backends; nodes placed on an NCHW backend stay NCHW,
+  // with transposes inserted where the two meet.
   Graph converted = graph;
   for (NodeId id = 0; id < num_user_nodes; ++id) converted.mutable_node(id).attrs.Set(kSourceAttr, std::int64_t{id});
   if (any_nhwc && HasNchwNode(graph)) {
     LayoutOptions layout;
     layout.keep_tensor_ids = true;  // the caller's tensor ids address the buffers
     layout.keep_nchw = [&](const Node& node) {
-      const NodeId src = source_of(node);
+      const NodeId src = SourceOf(node);
       return src >= 0 && BackendLayout(wanted[static_cast<size_t>(src)]) != "NHWC";
     };
     auto nhwc = ConvertToNhwc(converted, layout);
     if (!nhwc.ok()) return nhwc.status().WithContext("converting to NHWC");
     converted = std::move(nhwc).value();
   }
-  // 2. Clamps folded into the op before them, when both run on the same backend.
+  return converted;
+}
+
+GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>& wanted) {
+  // Clamps folded into the op before them, when both run on the same backend.
   std::vector<std::vector<NodeId>> fused_from;
   GraphPlan plan;
-  plan.graph = FuseActivations(converted, &fused_from, [&](const Node& producer, const Node& activation) {
-    const NodeId a = source_of(producer), b = source_of(activation);
+  plan.graph = FuseActivations(laid_out, &fused_from, [&](const Node& producer, const Node& activation) {
+    const NodeId a = SourceOf(producer), b = SourceOf(activation);
     return a >= 0 && b >= 0 && wanted[static_cast<size_t>(a)] == wanted[static_cast<size_t>(b)];
   });
   plan.sources.resize(plan.graph.num_nodes());
   for (size_t k = 0; k < plan.graph.num_nodes(); ++k) {
     for (NodeId j : fused_from[k])
-      if (const NodeId src = source_of(converted.node(j)); src >= 0) plan.sources[k].push_back(src);
+      if (const NodeId src = SourceOf(laid_out.node(j)); src >= 0) plan.sources[k].push_back(src);
     plan.graph.mutable_node(static_cast<NodeId>(k)).attrs.Erase(kSourceAttr);
   }
   return plan;
+}
+
+Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted) {
+  LATTE_ASSIGN_OR_RETURN(Graph laid_out, LayOutForBackends(graph, wanted));
+  return FuseForBackends(laid_out, wanted);
 }
 
 std::vector<std::string> InsertedNodeBackends(const Graph& planned, const std::vector<std::vector<NodeId>>& sources,

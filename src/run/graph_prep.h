@@ -20,6 +20,13 @@ struct GraphPlan {
 /// `wanted[i]` is the backend of the user's node i (see BackendLayout in executor.h).
 Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted);
 
+/// The plan's two steps, for callers planning many placements (the Pareto search): the layout
+/// step depends only on which nodes need NHWC, so its result may be reused for every placement
+/// with the same layouts. LayOutForBackends converts (and marks each node with its user node);
+/// FuseForBackends folds clamps into the op before them when both run on one backend.
+Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted);
+GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>& wanted);
+
 /// The backends an inserted node `node` of a plan (a layout transpose; `planned` and `sources`
 /// are the plan's) may run on, best first: where its neighbours run (its producers', then its
 /// consumers'), then `default_backend`.

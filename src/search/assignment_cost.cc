@@ -1,5 +1,6 @@
 #include "search/assignment_cost.h"
 
+#include "run/executor.h"
 #include "run/graph_prep.h"
 #include "run/tensor_buffers.h"
 
@@ -78,7 +79,15 @@ Expected<AssignmentCost> CostModel::EvaluateWith(const std::vector<int>& choice,
     if (backend_used[b] && b < memory_.backend_bytes.size()) prepared_bytes += static_cast<double>(memory_.backend_bytes[b]);
   cost.prepared_kb = prepared_bytes / 1024.0;
 
-  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, wanted));
+  // The layout step depends only on which nodes run NHWC: done once per such pattern.
+  std::vector<bool> nhwc(graph.num_nodes());
+  for (std::size_t i = 0; i < nhwc.size(); ++i) nhwc[i] = BackendLayout(wanted[i]) == "NHWC";
+  auto laid_out = laid_out_.find(nhwc);
+  if (laid_out == laid_out_.end()) {
+    LATTE_ASSIGN_OR_RETURN(Graph converted, LayOutForBackends(graph, wanted));
+    laid_out = laid_out_.emplace(nhwc, std::move(converted)).first;
+  }
+  const GraphPlan plan = FuseForBackends(laid_out->second, wanted);
   LATTE_ASSIGN_OR_RETURN(ArenaPlan arena, TensorBuffers::Plan(plan.graph));
   cost.activations_kb = static_cast<double>(arena.arena_bytes) / 1024.0;
   // The backend (index) of each planned node; an inserted conversion runs where the executor puts it.
