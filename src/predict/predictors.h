@@ -102,12 +102,29 @@ class TreePredictor final : public KernelPredictor {
   Status AddTree(const std::vector<std::int32_t>& left, const std::vector<std::int32_t>& right,
                  const std::vector<std::uint32_t>& feature, const std::vector<float>& value);
 
+  // The walk's layout, built from trees_ (which stay as read, for ToJson): every tree in one
+  // array, renumbered breadth first so that a split's right child follows its left one (a step
+  // is `left + !(x < threshold)`, no branch), and a leaf points at itself, reading a feature that
+  // is always 0 against an infinite threshold, so a walk may step past it unchanged. Trees are
+  // then walked in lockstep groups for their deepest leaf's number of steps (independent chains
+  // for the CPU to overlap).
+  struct FlatNode {
+    std::int32_t left = 0;
+    std::uint32_t feature = 0;
+    float threshold = 0;
+    float leaf = 0;
+  };
+  Status AppendFlat(const std::vector<Node>& tree);
+
   Mode mode_;
   PredictorOptions options_;
   FeatureSchema schema_;
   std::string model_text_;  // XGBoost's JSON model, after Fit (not saved in packs)
   double base_score_ = 0;
   std::vector<std::vector<Node>> trees_;
+  std::vector<FlatNode> flat_;
+  std::vector<std::uint32_t> roots_;  // per tree: its root in flat_
+  std::vector<std::uint32_t> depth_;  // per tree: steps from the root to its deepest leaf
 };
 
 /// Roofline: time = overhead + max(FLOPs / peak, bytes / bandwidth) / efficiency, with peak and

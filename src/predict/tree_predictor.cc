@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -94,6 +95,7 @@ Status TreePredictor::Fit(std::span<const TrainingSample> samples) {
 
 Status TreePredictor::ParseModel() {
   trees_.clear();
+  flat_.clear(), roots_.clear(), depth_.clear();
   try {
     nlohmann::json model = nlohmann::json::parse(model_text_);
     const nlohmann::json& learner = model.at("learner");
@@ -126,18 +128,71 @@ Status TreePredictor::AddTree(const std::vector<std::int32_t>& left, const std::
       return InvalidInput(std::string(Name()) + ": a tree node points outside its tree or features");
     nodes[i] = Node{leaf ? -1 : left[i], leaf ? -1 : right[i], leaf ? 0 : feature[i], value[i]};
   }
+  LATTE_RETURN_IF_ERROR(AppendFlat(nodes));
   trees_.push_back(std::move(nodes));
   return Status::Ok();
 }
 
+Status TreePredictor::AppendFlat(const std::vector<Node>& tree) {
+  const auto base = static_cast<std::uint32_t>(flat_.size());
+  const std::uint32_t zero_feature = static_cast<std::uint32_t>(schema_.Size());  // PredictLog appends a 0 there
+  std::vector<std::uint32_t> new_index(tree.size(), 0);
+  std::vector<bool> seen(tree.size(), false);
+  std::vector<std::uint32_t> depth(tree.size(), 0);
+  std::vector<std::size_t> order{0};  // breadth first, old indices
+  seen[0] = true;
+  std::vector<FlatNode> out(1);
+  std::uint32_t deepest = 0;
+  for (std::size_t q = 0; q < order.size(); ++q) {
+    const std::size_t old = order[q];
+    const Node& node = tree[old];
+    const std::uint32_t at = new_index[old];
+    if (node.left < 0) {
+      out[at] = FlatNode{static_cast<std::int32_t>(base + at), zero_feature, std::numeric_limits<float>::infinity(), node.value};
+      deepest = std::max(deepest, depth[old]);
+      continue;
+    }
+    for (std::int32_t child : {node.left, node.right}) {
+      // A node with two parents would be copied once per path (exponentially many for a hostile file).
+      if (seen[static_cast<std::size_t>(child)])
+        return InvalidInput(std::string(Name()) + ": a tree node has two parents");
+      seen[static_cast<std::size_t>(child)] = true;
+      new_index[static_cast<std::size_t>(child)] = static_cast<std::uint32_t>(out.size());
+      depth[static_cast<std::size_t>(child)] = depth[old] + 1;
+      out.emplace_back();
+      order.push_back(static_cast<std::size_t>(child));
+    }
+    out[at] = FlatNode{static_cast<std::int32_t>(base + new_index[static_cast<std::size_t>(node.left)]), node.feature,
+                       node.value, 0.0f};
+  }
+  roots_.push_back(base);
+  depth_.push_back(deepest);
+  flat_.insert(flat_.end(), out.begin(), out.end());
+  return Status::Ok();
+}
+
 double TreePredictor::PredictLog(const std::vector<float>& features, double* tree_sd) const {
+  thread_local std::vector<float> x;
+  x.assign(features.begin(), features.end());
+  x.resize(schema_.Size() + 1, 0.0f);  // the always-0 feature the leaves read
   double sum = 0, sum_sq = 0;
-  for (const std::vector<Node>& tree : trees_) {
-    std::int32_t i = 0;
-    while (tree[i].left >= 0) i = features[tree[i].feature] < tree[i].value ? tree[i].left : tree[i].right;
-    double leaf = tree[i].value;
-    sum += leaf;
-    sum_sq += leaf * leaf;
+  constexpr std::size_t kLanes = 8;
+  const FlatNode* nodes = flat_.data();
+  for (std::size_t first = 0; first < roots_.size(); first += kLanes) {
+    const std::size_t lanes = std::min(kLanes, roots_.size() - first);
+    std::uint32_t at[kLanes] = {};
+    std::uint32_t steps = 0;
+    for (std::size_t l = 0; l < lanes; ++l) at[l] = roots_[first + l], steps = std::max(steps, depth_[first + l]);
+    for (std::uint32_t step = 0; step < steps; ++step)
+      for (std::size_t l = 0; l < lanes; ++l) {
+        const FlatNode& n = nodes[at[l]];
+        at[l] = static_cast<std::uint32_t>(n.left) + static_cast<std::uint32_t>(!(x[n.feature] < n.threshold));
+      }
+    for (std::size_t l = 0; l < lanes; ++l) {  // in tree order: the same sum as one tree at a time
+      const double leaf = nodes[at[l]].leaf;
+      sum += leaf;
+      sum_sq += leaf * leaf;
+    }
   }
   if (tree_sd != nullptr) {
     // XGBoost's forest mode divides each tree's leaves by the number of trees, so tree k alone
@@ -199,6 +254,7 @@ nlohmann::json TreePredictor::ToJson() const {
 Status TreePredictor::FromJson(const nlohmann::json& json) {
   model_text_.clear();  // a loaded predictor walks its trees; XGBoost's model stays with the fit
   trees_.clear();
+  flat_.clear(), roots_.clear(), depth_.clear();
   try {
     schema_.param_names = json.at("params").get<std::vector<std::string>>();
     relative_spread_ = json.at("relative_spread").get<double>();

@@ -227,6 +227,14 @@ TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
   damaged = gbdt.ToJson();
   damaged["trees"][1]["value"].erase(0);
   EXPECT_FALSE(loaded.FromJson(damaged).ok());
+  // A child shared by both branches (a DAG): walkable, but nested sharing in a hostile file would
+  // make the tree exponentially large when laid out for the walk. Refused.
+  damaged = gbdt.ToJson();
+  ASSERT_GE(damaged["trees"][0]["left"][0].get<int>(), 0);  // the first tree's root is a split
+  damaged["trees"][0]["right"][0] = damaged["trees"][0]["left"][0];
+  status = loaded.FromJson(damaged);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("two parents"), std::string::npos) << status.message();
   damaged = gbdt.ToJson();
   damaged["trees"] = nlohmann::json::array();
   EXPECT_FALSE(loaded.FromJson(damaged).ok());
