@@ -5,6 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "ir/kernel_graph.h"
 #include "predict/fit_store.h"
 #include "report/fit_view.h"
 
@@ -13,6 +14,7 @@ namespace latte::cli {
 void AddFitCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string db, backend, device, precision, output;
+    std::vector<std::string> fusion_rules;
     int threads = 0;
     FitOptions options;
   };
@@ -26,6 +28,9 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--precision", flags->precision, "Precision (needed when several were measured)")
       ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
+  cmd->add_option("--fusion-rules", flags->fusion_rules,
+                  "Fused kinds the backend runs as one kernel, comma-separated (default: every fused kind measured)")
+      ->delimiter(',');
   cmd->add_option("--folds", flags->options.folds, "Cross-validation folds")->check(CLI::Range(2, 100));
   cmd->add_option("--peak-gflops", flags->options.predictor.peak_gflops,
                   "Device peak GFLOP/s for the roofline (default: the best the samples reach)");
@@ -39,10 +44,22 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
     if (!flags->precision.empty()) request.filter.precision = flags->precision;
     if (!flags->device.empty()) request.filter.device = flags->device;
     request.options = flags->options;
+    if (!flags->fusion_rules.empty()) {
+      if (auto rules = FusionRules::FromKinds(flags->fusion_rules); !rules.ok()) {
+        exit_code = ReportError("", rules.status().WithContext("--fusion-rules"));
+        return;
+      }
+      request.fusion_rules = flags->fusion_rules;
+    }
     request.command = "latte fit --db " + request.db + " --backend " + flags->backend +
                       (flags->device.empty() ? "" : " --device " + flags->device) +
                       (flags->threads > 0 ? " --num_threads " + std::to_string(flags->threads) : "") +
-                      (flags->precision.empty() ? "" : " --precision " + flags->precision) + " -o " + flags->output;
+                      (flags->precision.empty() ? "" : " --precision " + flags->precision);
+    if (!flags->fusion_rules.empty()) {
+      request.command += " --fusion-rules ";
+      for (std::size_t i = 0; i < flags->fusion_rules.size(); ++i) request.command += (i ? "," : "") + flags->fusion_rules[i];
+    }
+    request.command += " -o " + flags->output;
     auto fit = FitFromStore(request);
     if (!fit.ok()) {
       exit_code = ReportError("", fit.status());

@@ -63,6 +63,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
     }
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
+    const DriftCheck drift = MeasureDrift(*pack, registry);  // before the models, as the campaigns did
     std::vector<ModelValidation> results;
     for (const std::string& model : flags->models) {
       Graph graph;
@@ -74,7 +75,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
       }
       results.push_back(std::move(validated).value());
     }
-    ValidateView view(results, *pack, CompareMachine(*pack, ReadDeviceFingerprint()));
+    ValidateView view(results, *pack, CompareMachine(*pack, ReadDeviceFingerprint()), drift);
     if (!flags->plot.empty()) {
       std::ofstream out(flags->plot);
       out << view.Svg();

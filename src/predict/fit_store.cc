@@ -1,5 +1,6 @@
 #include "predict/fit_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <set>
@@ -77,6 +78,27 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   }
   if (request.fusion_rules) info.fusion_rules = *request.fusion_rules;
   else info.fusion_rules.assign(fused_kinds.begin(), fused_kinds.end());
+
+  // The drift reference as the campaigns behind these measurements read it.
+  std::set<std::int64_t> campaigns;
+  for (const StoredMeasurement& m : *rows)
+    if (m.campaign) campaigns.insert(*m.campaign);
+  std::vector<double> readings;
+  for (std::int64_t id : campaigns) {
+    auto refs = store->ListReferences(id);
+    if (!refs.ok()) return fail(refs.status());
+    for (const ReferenceMeasurement& r : *refs) {
+      if (info.reference_kernel.empty()) info.reference_kernel = r.kernel_key;
+      if (r.kernel_key == info.reference_kernel && r.p50_us > 0) readings.push_back(r.p50_us);
+    }
+  }
+  if (!readings.empty()) {
+    std::sort(readings.begin(), readings.end());
+    info.reference_p50_us = readings[(readings.size() - 1) / 2];  // lower median: a reading taken
+    info.reference_readings = readings.size();
+  } else {
+    info.reference_kernel.clear();
+  }
 
   StoreFit result;
   result.measurements = samples.size();

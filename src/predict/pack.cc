@@ -131,6 +131,10 @@ nlohmann::json Pack::ToJson() const {
   out["precision"] = info.precision;
   out["fusion_rules"] = info.fusion_rules;
   out["provenance"] = {{"command", info.command}, {"created", info.created}, {"latte_version", info.latte_version}};
+  if (!info.reference_kernel.empty())
+    out["reference"] = {{"kernel", info.reference_kernel},
+                        {"p50_us", info.reference_p50_us},
+                        {"readings", info.reference_readings}};
   nlohmann::json kinds_json = nlohmann::json::object();
   for (const auto& [kind, model] : kinds) {
     nlohmann::json k;
@@ -173,6 +177,12 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     pack.info.command = provenance.at("command").get<std::string>();
     pack.info.created = provenance.at("created").get<std::string>();
     pack.info.latte_version = provenance.at("latte_version").get<std::string>();
+    if (json.contains("reference")) {  // optional: packs made before it was kept have none
+      const nlohmann::json& reference = json.at("reference");
+      pack.info.reference_kernel = reference.at("kernel").get<std::string>();
+      pack.info.reference_p50_us = reference.at("p50_us").get<double>();
+      pack.info.reference_readings = reference.at("readings").get<std::size_t>();
+    }
     for (const auto& [kind, k] : json.at("kinds").items()) {
       KindModel model;
       model.kind = kind;

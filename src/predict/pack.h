@@ -65,6 +65,12 @@ struct PackInfo {
   std::string command;                    // provenance: the command that made the pack
   std::string created;                    // ISO 8601 UTC
   std::string latte_version;              // latte's git describe, or its version
+  /// The drift reference kernel as measured while the pack's measurements were taken (the median
+  /// of the campaigns' readings; empty key when none): `latte validate` measures it again to tell
+  /// a machine that runs slower or faster today from a prediction error.
+  std::string reference_kernel;
+  double reference_p50_us = 0;
+  std::size_t reference_readings = 0;
 };
 
 /// A loaded or freshly fitted pack.

@@ -1,5 +1,7 @@
 #include "predict/validation.h"
 
+#include "profile/campaign.h"
+
 namespace latte {
 
 Expected<ModelValidation> ValidateModel(const Graph& graph, const std::string& model, const Pack& pack,
@@ -34,6 +36,32 @@ Expected<ModelValidation> ValidateModel(const Graph& graph, const std::string& m
   for (const UncoveredLayer& uncovered : result.prediction.uncovered)
     for (NodeId id : uncovered.nodes) result.uncovered_measured_ms += entry_us[static_cast<size_t>(id)] / 1000.0;
   return result;
+}
+
+DriftCheck MeasureDrift(const Pack& pack, const BackendRegistry& registry) {
+  DriftCheck drift;
+  drift.kernel = pack.info.reference_kernel;
+  if (drift.kernel.empty() || pack.info.reference_p50_us <= 0) {
+    drift.why = "the pack keeps no reading of a reference kernel (made before packs kept one)";
+    return drift;
+  }
+  auto kernel = ParseKernelKey(drift.kernel);
+  if (!kernel.ok()) {
+    drift.why = "the pack's reference kernel: " + kernel.status().message();
+    return drift;
+  }
+  RunOptions run;
+  run.num_threads = pack.info.threads;
+  run.precision = pack.info.precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+  auto measured = MeasureKernel(*kernel, pack.info.backend, registry, run, CampaignOptions{}.measure);
+  if (!measured.ok()) {
+    drift.why = "measuring the reference kernel: " + measured.status().message();
+    return drift;
+  }
+  drift.measured = true;
+  drift.pack_p50_us = pack.info.reference_p50_us;
+  drift.now_p50_us = measured->stats.p50;
+  return drift;
 }
 
 }  // namespace latte

@@ -33,6 +33,22 @@ struct ModelValidation {
   std::vector<LayerComparison> layers;
 };
 
+/// The pack's drift reference kernel measured again now, beside its reading when the pack's
+/// measurements were taken: a machine that runs slower or faster today (shared hosts drift by
+/// 10% and more within an hour) is told apart from a prediction error.
+struct DriftCheck {
+  bool measured = false;
+  std::string why;  // when !measured: the pack keeps no reading, or the kernel could not run
+  std::string kernel;
+  double pack_p50_us = 0, now_p50_us = 0;
+  /// now / then: 1.12 means this machine runs the reference 12% slower than when the pack was made.
+  double Ratio() const { return measured && pack_p50_us > 0 ? now_p50_us / pack_p50_us : 1.0; }
+};
+
+/// Measures the pack's reference kernel on the pack's backend and threads, with the protocol the
+/// campaigns used for it. Never fails: what stops it is said in `why`.
+DriftCheck MeasureDrift(const Pack& pack, const BackendRegistry& registry);
+
 /// Predicts `graph` with `pack` and measures it with `options` (the placement is the pack's backend
 /// on every node; op profiling is switched on for the per-layer comparison). Fails when the model
 /// cannot run on the backend, saying which node and why.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "report/predict_view.h"
@@ -22,8 +23,16 @@ std::string Metrics(const AccuracyMetrics& m) {
 
 }  // namespace
 
-ValidateView::ValidateView(const std::vector<ModelValidation>& models, const Pack& pack, std::string machine_note)
-    : models_(models), pack_(pack), machine_note_(std::move(machine_note)) {}
+ValidateView::ValidateView(const std::vector<ModelValidation>& models, const Pack& pack, std::string machine_note,
+                           DriftCheck drift)
+    : models_(models), pack_(pack), machine_note_(std::move(machine_note)), drift_(std::move(drift)) {}
+
+AccuracyMetrics ValidateView::DriftAdjustedMetrics() const {
+  std::vector<double> predicted, measured;
+  for (const ModelValidation& m : models_)
+    predicted.push_back(m.predicted_ms * drift_.Ratio()), measured.push_back(m.measured_ms);
+  return ComputeAccuracy(predicted, measured);
+}
 
 AccuracyMetrics ValidateView::ModelMetrics() const {
   std::vector<double> predicted, measured;
@@ -60,6 +69,16 @@ std::string ValidateView::Text(bool per_layer) const {
   out << table.Render() << "\n";
   out << "models: " << Metrics(ModelMetrics()) << "\n";
   out << "kernels: " << Metrics(LayerMetrics()) << " (profiled per node)\n";
+  if (drift_.measured) {
+    const double pct = 100.0 * (drift_.Ratio() - 1.0);
+    out << fmt::format("drift: the reference kernel ({}) takes {:.1f} us now, {:.1f} us when the pack was made: this "
+                       "machine runs {:.1f}% {} now\n",
+                       drift_.kernel.substr(0, drift_.kernel.find('|')), drift_.now_p50_us, drift_.pack_p50_us,
+                       std::abs(pct), pct >= 0 ? "slower" : "faster");
+    out << "models, predictions scaled by that drift: " << Metrics(DriftAdjustedMetrics()) << "\n";
+  } else if (!drift_.why.empty()) {
+    out << "drift: not measured: " << drift_.why << "\n";
+  }
   if (!per_layer) return out.str();
   for (const ModelValidation& m : models_) {
     out << "\n" << m.model << "\n";
@@ -117,6 +136,12 @@ nlohmann::json ValidateView::Json() const {
           {"within5_pct", model_metrics.within5_pct},
           {"within10_pct", model_metrics.within10_pct},
           {"rmspe_pct", model_metrics.rmspe_pct},
+          {"drift", drift_.measured ? nlohmann::json{{"kernel", drift_.kernel},
+                                                     {"pack_p50_us", drift_.pack_p50_us},
+                                                     {"now_p50_us", drift_.now_p50_us},
+                                                     {"ratio", drift_.Ratio()},
+                                                     {"drift_adjusted", DriftAdjustedMetrics().ToJson()}}
+                                    : nlohmann::json{{"why", drift_.why}}},
           {"kernels", layer_metrics.ToJson()}};
 }
 

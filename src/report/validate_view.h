@@ -13,7 +13,8 @@ namespace latte {
 
 class ValidateView {
  public:
-  ValidateView(const std::vector<ModelValidation>& models, const Pack& pack, std::string machine_note);
+  ValidateView(const std::vector<ModelValidation>& models, const Pack& pack, std::string machine_note,
+               DriftCheck drift = {});
   /// `per_layer`: also one table of kernels per model.
   std::string Text(bool per_layer) const;
   nlohmann::json Json() const;
@@ -22,11 +23,15 @@ class ValidateView {
 
   AccuracyMetrics ModelMetrics() const;
   AccuracyMetrics LayerMetrics() const;
+  /// Models with each prediction scaled by the drift ratio (what the pack would say of the
+  /// machine as fast as it is now); ModelMetrics() when no drift was measured.
+  AccuracyMetrics DriftAdjustedMetrics() const;
 
  private:
   const std::vector<ModelValidation>& models_;
   const Pack& pack_;
   std::string machine_note_;
+  DriftCheck drift_;
 };
 
 }  // namespace latte

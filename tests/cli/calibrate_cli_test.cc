@@ -55,6 +55,25 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
   EXPECT_GT(result["total_ms"].get<double>(), 0);
   EXPECT_GT(result["coverage"]["covered_nodes"].get<int>(), 0);
   for (const auto& node : result["coverage"]["uncovered"]) EXPECT_FALSE(node["why"].get<std::string>().empty());
+
+  // The pack keeps the campaigns' drift reference reading, and validate measures it again.
+  ASSERT_TRUE(json.contains("reference")) << json.dump().substr(0, 400);
+  EXPECT_EQ(json["reference"]["kernel"].get<std::string>().rfind("conv2d|", 0), 0u);
+  EXPECT_GT(json["reference"]["p50_us"].get<double>(), 0);
+  EXPECT_GE(json["reference"]["readings"].get<int>(), 2);
+  RunResult validated = RunLatte({"validate", kModel, "--pack", pack, "--num_runs", "3", "--min_secs", "0",
+                                  "--warmup_runs", "1", "--format", "json"},
+                                 dir.path(), 120);
+  ASSERT_EQ(validated.exit_code, 0) << validated.err;
+  nlohmann::json v = nlohmann::json::parse(validated.out);
+  ASSERT_TRUE(v["drift"].contains("ratio")) << v["drift"].dump();
+  EXPECT_GT(v["drift"]["now_p50_us"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(v["drift"]["pack_p50_us"].get<double>(), json["reference"]["p50_us"].get<double>());
+  EXPECT_TRUE(v["drift"]["drift_adjusted"].contains("rmspe_pct"));
+  RunResult text = RunLatte({"validate", kModel, "--pack", pack, "--num_runs", "3", "--min_secs", "0", "--warmup_runs", "1"},
+                            dir.path(), 120);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("drift: the reference kernel (conv2d)"), std::string::npos) << text.out;
 }
 
 TEST(CalibrateCli, BadBudgetAndBackendAreErrors) {

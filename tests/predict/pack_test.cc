@@ -152,7 +152,11 @@ TEST(PackTest, TableHitThenFittedModelAndUnknownKindUnsupported) {
 }
 
 TEST(PackTest, RoundTripsBitForBit) {
-  Expected<FitResult> fit = FitPack(Samples(), Info(), SmallFit());
+  PackInfo info = Info();
+  info.reference_kernel = "conv2d|bias=1,ic=32|float32";
+  info.reference_p50_us = 48.25;
+  info.reference_readings = 7;
+  Expected<FitResult> fit = FitPack(Samples(), info, SmallFit());
   ASSERT_TRUE(fit.ok());
   std::filesystem::path dir = std::filesystem::temp_directory_path() / ("latte_pack_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -168,6 +172,9 @@ TEST(PackTest, RoundTripsBitForBit) {
   EXPECT_EQ(read(first), read(second));
   EXPECT_EQ(loaded->info.fusion_rules, std::vector<std::string>{"conv2d+relu"});
   EXPECT_EQ(loaded->info.command, Info().command);
+  EXPECT_EQ(loaded->info.reference_kernel, info.reference_kernel);
+  EXPECT_EQ(loaded->info.reference_p50_us, 48.25);
+  EXPECT_EQ(loaded->info.reference_readings, 7u);
   std::mt19937 rng(7);
   for (int i = 0; i < 200; ++i) {
     Kernel k = i % 2 ? Conv(8 + rng() % 80, 5 + rng() % 60, 12 + rng() % 60) : Add(4 + rng() % 70, 5 + rng() % 60);
