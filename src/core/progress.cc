@@ -67,8 +67,11 @@ std::string Progress::Line() const {
     const double fraction = std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_));
     if (options_.tty) {
       const int filled = static_cast<int>(fraction * options_.bar_width);
-      line += "[" + std::string(static_cast<size_t>(filled), '#') +
-              std::string(static_cast<size_t>(options_.bar_width - filled), '.') + "] ";
+      // Appended piece by piece: `"[" + std::string(...)` trips GCC 12's -Wrestrict false alarm.
+      line += '[';
+      line.append(static_cast<size_t>(filled), '#');
+      line.append(static_cast<size_t>(options_.bar_width - filled), '.');
+      line += "] ";
     }
     line += fmt::format("{}/{} {:.0f}%", done_, total_, 100 * fraction);
   } else {

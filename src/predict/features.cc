@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "ir/op_kind.h"
 
 namespace latte {
@@ -88,7 +90,8 @@ KernelCost ComputeKernelCost(const Kernel& k) {
       if (OpCategoryOf(k.op) == OpCategory::kElementwise && k.params.count("a0") && k.params.count("b0")) {
         double a = 1, b = 1, out = 1;
         for (int i = 0; i < 4; ++i) {
-          double ai = p(("a" + std::to_string(i)).c_str(), 1), bi = p(("b" + std::to_string(i)).c_str(), 1);
+          const std::string a_name = fmt::format("a{}", i), b_name = fmt::format("b{}", i);
+          double ai = p(a_name.c_str(), 1), bi = p(b_name.c_str(), 1);
           a *= ai;
           b *= bi;
           out *= std::max(ai, bi);

@@ -19,7 +19,7 @@ bool IsConvLike(OpKind op) {
 // The nodes of a layer as the report names them: the main node's name, "+N" for fused followers.
 std::string LayerName(const Graph& graph, const std::vector<NodeId>& nodes) {
   const Node& main = graph.node(nodes.front());
-  std::string name = main.name.empty() ? "#" + std::to_string(nodes.front()) : main.name;
+  std::string name = main.name.empty() ? fmt::format("#{}", nodes.front()) : main.name;
   if (nodes.size() > 1) name += fmt::format(" (+{})", nodes.size() - 1);
   return name;
 }

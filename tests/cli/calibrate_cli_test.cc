@@ -37,7 +37,7 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
   EXPECT_EQ(json["backend"]["name"], "xnnpack");
   const std::string rules_line = run.out.substr(run.out.find("fusion rules:"));
   for (const auto& rule : json["fusion_rules"]) {
-    EXPECT_NE(rules_line.find(" " + rule.get<std::string>()), std::string::npos) << rule;
+    EXPECT_NE(rules_line.find(std::string(" ").append(rule.get<std::string>())), std::string::npos) << rule;
   }
   ASSERT_TRUE(json["kinds"].contains("depthwise_conv2d")) << json["kinds"].dump().substr(0, 400);
 

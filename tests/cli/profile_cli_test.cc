@@ -270,7 +270,7 @@ TEST(ProfileCli, BadFlagsAndBadStoresExit2) {
        "at least 4 measurements"},
       {{"profile", "--strategy", "from-models", "--db", db}, "--models"},
       {{"profile", "--strategy", "from-models", "--models", "/nonexistent.tflite", "--db", db}, "/nonexistent.tflite"},
-      {{"profile", "--kernels", "relu", "--precision", "int8", "--db", db}, "int8"},
+      {{"profile", "--kernels", "relu", "--precision", "fp16", "--db", db}, "fp16"},
       {{"profile", "--kernels", "relu", "--num_runs", "0", "--db", db}, "num_runs"},
       {{"profile", "--kernels", "relu", "--num_threads", "0", "--db", db}, "num_threads"},
   };

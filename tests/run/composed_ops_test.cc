@@ -129,7 +129,7 @@ TEST_P(ComposedOps, TransposeEveryPermutationOfRank4) {
     auto g = b.Finish({y});
     ASSERT_TRUE(g.ok()) << g.status().message();
     std::string what = std::string(GetParam()) + " perm";
-    for (auto p : perm) what += " " + std::to_string(p);
+    for (auto p : perm) what.append(" ").append(std::to_string(p));
     const std::string why = WhyNot(*g);
     if (why != "supported") {
       // Only xnnpack may refuse, and only permutations that are not one swap of two blocks.
