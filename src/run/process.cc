@@ -12,7 +12,8 @@
 #include <string>
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtime's own count (its header is not always installed; the function is its ABI).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 namespace latte {
