@@ -8,9 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [[ $# -ge 2 && -x "$1" && -x "$2" ]] || { echo "usage: bench/ab.sh LATTE_A LATTE_B [BACKEND] [THREADS] [ROUNDS] [NUM_RUNS] [MIN_SECS]" >&2; exit 2; }
 a="$1" b="$2" backend="${3:-xnnpack}" threads="${4:-1}" rounds="${5:-3}" runs="${6:-100}" secs="${7:-1}"
-models=(face_detection_short_range.tflite "" selfie_segmentation.tflite "" hand_landmark_lite.tflite ""
-        pose_landmark_lite.tflite "" ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192
-        ch_PP-OCRv4_det_infer.onnx x=1x3x640x640)
+source "$root/bench/six_models.sh"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for ((r = 0; r < rounds; ++r)); do

@@ -12,9 +12,7 @@ latte="$root/build/latte"
 [[ $# -ge 2 && -f "$1" && -f "$2" ]] || { echo "usage: bench/pareto_models.sh XNNPACK_PACK ONEDNN_PACK [VERIFY] [NUM_RUNS] [MIN_SECS]" >&2; exit 2; }
 xnn="$1" dnn="$2"
 verify="${3:-3}" runs="${4:-30}" secs="${5:-0.5}"
-models=(face_detection_short_range.tflite "" selfie_segmentation.tflite "" hand_landmark_lite.tflite ""
-        pose_landmark_lite.tflite "" ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192
-        ch_PP-OCRv4_det_infer.onnx x=1x3x640x640)
+source "$root/bench/six_models.sh"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for ((i = 0; i < ${#models[@]}; i += 2)); do

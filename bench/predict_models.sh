@@ -15,10 +15,7 @@ latte="$root/build/latte"
 pack="$1"
 runs="${2:-50}"
 secs="${3:-1}"
-# model and its --input-shape ("" when its file fixes the shape)
-models=(face_detection_short_range.tflite "" selfie_segmentation.tflite "" hand_landmark_lite.tflite ""
-        pose_landmark_lite.tflite "" ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192
-        ch_PP-OCRv4_det_infer.onnx x=1x3x640x640)
+source "$root/bench/six_models.sh"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for ((i = 0; i < ${#models[@]}; i += 2)); do

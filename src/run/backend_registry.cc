@@ -28,13 +28,16 @@ std::vector<std::string> BackendRegistry::Names() const {
   return names;
 }
 
+Status BackendRegistry::CheckKnown(const std::string& name) const {
+  if (Find(name) != nullptr) return Status::Ok();
+  std::string known;
+  for (const auto& b : backends_) known += (known.empty() ? "" : ", ") + b.name;
+  return InvalidInput("unknown backend '" + name + "' (known: " + (known.empty() ? "none" : known) + ")");
+}
+
 Expected<std::unique_ptr<Backend>> BackendRegistry::Create(const std::string& name, const RunOptions& options) const {
+  LATTE_RETURN_IF_ERROR(CheckKnown(name));
   const BackendFactory* info = Find(name);
-  if (info == nullptr) {
-    std::string known;
-    for (const auto& b : backends_) known += (known.empty() ? "" : ", ") + b.name;
-    return InvalidInput("unknown backend '" + name + "' (known: " + (known.empty() ? "none" : known) + ")");
-  }
   if (options.num_threads < 1 || options.num_threads > 1024)
     return InvalidInput("--num_threads must be between 1 and 1024, not " + std::to_string(options.num_threads));
   return info->create(options);

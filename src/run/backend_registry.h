@@ -25,6 +25,9 @@ class BackendRegistry {
   Status Register(BackendFactory info);
   /// Creates `name` with `options`; an unknown name fails listing the known ones.
   Expected<std::unique_ptr<Backend>> Create(const std::string& name, const RunOptions& options) const;
+  /// Ok when `name` is registered; else the error Create gives (listing the known ones), without
+  /// creating anything.
+  Status CheckKnown(const std::string& name) const;
   std::vector<std::string> Names() const;
   const BackendFactory* Find(const std::string& name) const;
 

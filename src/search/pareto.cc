@@ -114,10 +114,8 @@ Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<Sea
   for (std::size_t i = 0; i < backends.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (backends[i].name == backends[j].name) return InvalidInput("backend " + backends[i].name + " is listed twice");
-  for (const SearchBackend& b : backends) {
-    auto created = registry.Create(b.name, options.run);  // an unknown name fails listing the known ones
-    if (!created.ok()) return created.status();
-  }
+  // Names only: backends start in the child processes that measure, never in this one.
+  for (const SearchBackend& b : backends) LATTE_RETURN_IF_ERROR(registry.CheckKnown(b.name));
   LATTE_ASSIGN_OR_RETURN(std::string machine_note, CheckPacks(backends, options));
 
   ParetoResult result;

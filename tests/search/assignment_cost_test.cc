@@ -8,35 +8,12 @@
 #include "ir/graph_builder.h"
 #include "run/graph_prep.h"
 #include "search/pareto.h"
+#include "test_graphs.h"
 
 namespace latte {
 namespace {
 
-// x → conv 3x3 (8 filters) → relu → add(y) → sigmoid → Foo (an op Latte does not know).
-Graph TestGraph() {
-  GraphBuilder b;
-  TensorId x = b.Input("x", {1, 8, 8, 4});
-  TensorId y = b.Input("y", {1, 8, 8, 8});
-  TensorId w = b.Constant("w", {8, 3, 3, 4});
-  Attributes conv;
-  conv.Set("layout", std::string("NHWC"));
-  conv.Set("filter_layout", std::string("OHWI"));
-  conv.Set("padding", std::string("same"));
-  conv.Set("strides", std::vector<std::int64_t>{1, 1});
-  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w}, conv);
-  TensorId r = b.Op1(OpKind::kRelu, "relu", {c});
-  TensorId a = b.Op1(OpKind::kAdd, "add", {r, y});
-  TensorId s = b.Op1(OpKind::kSigmoid, "sigmoid", {a});
-  TensorId f = b.Op1(OpKind::kOpaque, "foo", {s});
-  Node& foo = b.graph().mutable_node(static_cast<NodeId>(b.graph().num_nodes() - 1));
-  foo.source_op = "Foo";
-  foo.unsupported_reason = "custom op 'Foo'";
-  b.graph().mutable_tensor(f).shape = {1, 8, 8, 8};
-  b.graph().mutable_tensor(f).shape_known = true;
-  auto graph = b.Finish({f});
-  EXPECT_TRUE(graph.ok()) << graph.status().message();
-  return std::move(graph).value();
-}
+Graph TestGraph() { return testing::ConvReluAddSigmoidFoo(); }
 
 // A table pack for `backend` holding the given kinds at the given times: every kernel of those
 // kinds the graph can be split into (fused or not) gets an entry.
