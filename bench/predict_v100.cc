@@ -3,7 +3,10 @@
 // scored on the 10% (RMSPE, share within ±5% / ±10%), next to the library's original method
 // (linear interpolation over (Out_C, H) per group of the other parameters, nearest neighbour
 // otherwise) as re-implemented here, and the figures its authors published.
+// Besides RMSPE, prints where the error lives: the median and 99th percentile of |error| and the
+// share of the squared error carried by the worst 1% of test kernels.
 // Usage: predict_v100 [DATA_DIR] [--predictors interp,gbdt,...] [--rounds N] [--depth D] [--eta E]
+//                     [--only FP32|FP16] [--dump PREFIX (writes PREFIX.FP32/.FP16: predictor key predicted measured)]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -102,6 +105,16 @@ void Print(const char* name, const std::vector<double>& predicted, const std::ve
   AccuracyMetrics m = ComputeAccuracy(predicted, measured);
   std::printf("  %-26s n=%6zu  RMSPE %6.2f%%  within5 %5.1f%%  within10 %5.1f%%", name, m.n, m.rmspe_pct,
               m.within5_pct, m.within10_pct);
+  std::vector<double> errors;
+  for (std::size_t i = 0; i < predicted.size(); ++i) errors.push_back(std::abs(predicted[i] / measured[i] - 1));
+  std::sort(errors.begin(), errors.end());
+  if (!errors.empty()) {
+    double total = 0, worst = 0;
+    const std::size_t top = errors.size() - errors.size() / 100;
+    for (std::size_t i = 0; i < errors.size(); ++i) (i >= top ? worst : total) += errors[i] * errors[i];
+    std::printf("  |error| median %.1f%% p99 %.1f%%, worst 1%% carry %.0f%% of squared error", 100 * errors[errors.size() / 2],
+                100 * errors[errors.size() * 99 / 100], 100 * worst / (total + worst));
+  }
   if (failed) std::printf("  (%zu without a prediction)", failed);
   std::printf("\n");
 }
@@ -119,6 +132,7 @@ int main(int argc, char** argv) {
   std::string dir = std::string(LATTE_SOURCE_DIR) + "/../shared/data/v100-tensorrt";
   std::vector<std::string> predictors = {"interp", "gbdt", "forest", "roofline"};
   PredictorOptions options;
+  std::string only, dump;
   // Tuned on this data (FP32 RMSPE 7.2% with latte fit's defaults of 600 rounds, depth 8).
   options.gbdt_rounds = 1500;
   options.gbdt_max_depth = 10;
@@ -130,6 +144,8 @@ int main(int argc, char** argv) {
     else if (arg == "--depth") options.gbdt_max_depth = std::atoi(next().c_str());
     else if (arg == "--eta") options.gbdt_eta = std::atof(next().c_str());
     else if (arg == "--trees") options.forest_trees = std::atoi(next().c_str());
+    else if (arg == "--only") only = next();
+    else if (arg == "--dump") dump = next();
     else dir = arg;
   }
   if (!std::filesystem::exists(dir)) {
@@ -144,6 +160,7 @@ int main(int argc, char** argv) {
   };
   for (const Precision& precision : {Precision{"FP32", "conv_data.out", DataType::kFloat32, 18.2, 63.5},
                                      Precision{"FP16", "conv_data.out.fp16", DataType::kFloat16, 48.7, 57.9}}) {
+    if (!only.empty() && only != precision.name) continue;
     Expected<TensorrtConvFile> file = ReadTensorrtConvFile(dir + "/" + precision.file, precision.dtype);
     if (!file.ok()) {
       std::fprintf(stderr, "error: %s\n", file.status().message().c_str());
@@ -171,6 +188,7 @@ int main(int argc, char** argv) {
     std::printf("  %-26s           RMSPE %6.1f%%                   within10 %5.1f%%\n", "original method (published)",
                 precision.published_rmspe, precision.published_within10);
 
+    FILE* dump_file = dump.empty() ? nullptr : std::fopen((dump + "." + precision.name).c_str(), "w");
     std::map<std::string, std::vector<TrainingSample>> train_by_kind;
     for (const TrainingSample& s : split.train) train_by_kind[s.kernel.Kind()].push_back(s);
     for (const std::string& name : predictors) {
@@ -203,6 +221,7 @@ int main(int argc, char** argv) {
         }
         got.push_back(p->ms);
         got_measured.push_back(s.p50_ms);
+        if (dump_file) std::fprintf(dump_file, "%s %s %g %g\n", name.c_str(), s.kernel.Key().c_str(), p->ms, s.p50_ms);
       }
       Print(("latte " + name).c_str(), got, got_measured, failed);
     }
