@@ -1,5 +1,6 @@
 #include "run/graph_prep.h"
 
+#include "ir/fold_pads.h"
 #include "ir/fuse_activations.h"
 #include "ir/layout.h"
 #include "run/executor.h"
@@ -47,17 +48,21 @@ Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::str
 }
 
 GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>& wanted) {
-  // Clamps folded into the op before them, when both run on the same backend.
-  std::vector<std::vector<NodeId>> fused_from;
+  auto same_backend = [&](const Node& a, const Node& b) {
+    const NodeId x = SourceOf(a), y = SourceOf(b);
+    return x >= 0 && y >= 0 && wanted[static_cast<size_t>(x)] == wanted[static_cast<size_t>(y)];
+  };
+  // Zero pads folded into the conv after them, then clamps into the op before them, when both
+  // run on the same backend.
+  std::vector<std::vector<NodeId>> folded_from, fused_from;
+  const Graph folded = FoldPadsIntoConvs(laid_out, &folded_from, same_backend);
   GraphPlan plan;
-  plan.graph = FuseActivations(laid_out, &fused_from, [&](const Node& producer, const Node& activation) {
-    const NodeId a = SourceOf(producer), b = SourceOf(activation);
-    return a >= 0 && b >= 0 && wanted[static_cast<size_t>(a)] == wanted[static_cast<size_t>(b)];
-  });
+  plan.graph = FuseActivations(folded, &fused_from, same_backend);
   plan.sources.resize(plan.graph.num_nodes());
   for (size_t k = 0; k < plan.graph.num_nodes(); ++k) {
-    for (NodeId j : fused_from[k])
-      if (const NodeId src = SourceOf(laid_out.node(j)); src >= 0) plan.sources[k].push_back(src);
+    for (NodeId f : fused_from[k])
+      for (NodeId j : folded_from[static_cast<size_t>(f)])
+        if (const NodeId src = SourceOf(laid_out.node(j)); src >= 0) plan.sources[k].push_back(src);
     plan.graph.mutable_node(static_cast<NodeId>(k)).attrs.Erase(kSourceAttr);
   }
   return plan;
