@@ -48,7 +48,9 @@ Expected<Measurement> MeasureGraph(const Graph& graph, const std::string& backen
   placement.default_backend = backend;
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::Create(graph, placement, registry, run));
   FillRandomInputs(graph, executor->buffers());
-  return Measure([&] { return executor->Run(); }, measure);
+  MeasureOptions with_threads = measure;
+  with_threads.threads = run.num_threads;
+  return Measure([&] { return executor->Run(); }, with_threads);
 }
 
 Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const std::set<std::string>& done,

@@ -43,6 +43,8 @@ std::string BenchView::Text() const {
   out += "Peak RSS: " + WithThousands(result_.peak_rss_kb) + " KB\n";
   out += "Noise: " + result_.latency.noise.Describe() + (result_.latency.attempts > 1 ? ", " + std::to_string(result_.latency.attempts) + " attempts (kept the quietest)" : "") +
          (result_.latency.hit_time_limit ? ", stopped by the time limit before --num_runs" : "") + "\n";
+  out += "Host: " + DescribeHostLoad(result_.latency.host, result_.latency.contended, options_.run.num_threads,
+                                     result_.device.logical_cores) + "\n";
   size_t fell_back = 0;
   for (const auto& a : result_.assignments) fell_back += a.fell_back;
   if (fell_back > 0) {
@@ -125,6 +127,9 @@ nlohmann::json BenchView::Json() const {
       {"noise", {{"batch_median_cv", result_.latency.noise.batch_median_cv}, {"spikes", result_.latency.noise.spikes},
                  {"noisy", result_.latency.noise.noisy}, {"attempts", result_.latency.attempts},
                  {"hit_time_limit", result_.latency.hit_time_limit}}},
+      {"host", {{"other_cores", result_.latency.host.known() ? nlohmann::json(result_.latency.host.other_cores) : nlohmann::json()},
+                {"window_s", result_.latency.host.window_s},
+                {"contended", result_.latency.contended}}},
   };
   nlohmann::json fallbacks = nlohmann::json::array();
   for (size_t i = 0; i < result_.assignments.size(); ++i)

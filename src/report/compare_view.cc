@@ -33,6 +33,8 @@ nlohmann::json RowToJson(const CompareRow& r) {
   j["throughput_per_s"] = r.mean_us > 0 ? 1e6 / r.mean_us : 0.0;
   j["peak_rss_kb"] = r.peak_rss_kb;
   j["energy_mj_per_inference"] = r.energy_mj ? nlohmann::json(*r.energy_mj) : nlohmann::json(nullptr);
+  j["host_other_cores"] = r.host_other_cores >= 0 ? nlohmann::json(r.host_other_cores) : nlohmann::json(nullptr);
+  j["contended"] = r.contended;
   return j;
 }
 
@@ -52,6 +54,8 @@ CompareRow RowFromJson(const nlohmann::json& j) {
   r.peak_rss_kb = j.value("peak_rss_kb", 0L);
   if (j.contains("energy_mj_per_inference") && j["energy_mj_per_inference"].is_number())
     r.energy_mj = j["energy_mj_per_inference"].get<double>();
+  if (j.contains("host_other_cores") && j["host_other_cores"].is_number()) r.host_other_cores = j["host_other_cores"].get<double>();
+  r.contended = j.value("contended", false);
   return r;
 }
 
@@ -109,6 +113,8 @@ CompareRow RunConfiguration(const CompareModel& model, const std::string& backen
   row.mean_us = result->latency.stats.mean;
   row.runs = static_cast<int>(result->latency.stats.n);
   row.peak_rss_kb = result->peak_rss_kb;  // before the energy pass adds a second executor
+  row.host_other_cores = result->latency.host.known() ? result->latency.host.other_cores : -1;
+  row.contended = result->latency.contended;
   row.energy_mj = MeasureEnergy(*graph, bench, registry);
   return row;
 }
@@ -191,7 +197,7 @@ std::string CompareView::Text() const {
   table.AddColumn("size MB", A::kRight);
   table.AddColumn("peak RSS MB", A::kRight);
   table.AddColumn("mJ/inf", A::kRight);
-  std::string notes;
+  std::string notes, busy;
   for (const CompareRow& r : result_.rows) {
     const std::string model = KeepTail(std::filesystem::path(r.model).filename().string(), 40);
     const std::string size = Fixed(r.model_bytes / 1e6, 2);
@@ -202,7 +208,10 @@ std::string CompareView::Text() const {
                ": " + r.why + "\n";
       continue;
     }
-    table.AddRow({model, r.backend, std::to_string(r.threads), r.precision, Fixed(r.p50_us / 1000.0, 3),
+    if (r.contended)
+      busy += "  " + model + " on " + r.backend + ", " + std::to_string(r.threads) + " thread(s): other processes used " +
+              Fixed(r.host_other_cores, 2) + " cores\n";
+    table.AddRow({model, r.backend, std::to_string(r.threads), r.precision, Fixed(r.p50_us / 1000.0, 3) + (r.contended ? "*" : ""),
                   Fixed(r.mean_us > 0 ? 1e6 / r.mean_us : 0.0, 1), size, Fixed(r.peak_rss_kb / 1024.0, 1),
                   r.energy_mj ? Fixed(*r.energy_mj, 3) : "n/a"});
   }
@@ -213,6 +222,9 @@ std::string CompareView::Text() const {
   out += result_.energy_readable
              ? "Energy: RAPL package counters over a second timed pass, per inference (includes other load).\n"
              : "Energy: n/a (no readable RAPL counters under /sys/class/powercap).\n";
+  if (!busy.empty())
+    out += "\n* The host was busy while these ran, even after re-measuring (their times are likely slower than this "
+           "machine's):\n" + busy;
   if (!notes.empty()) out += "\nCannot run:\n" + notes;
   return out;
 }
@@ -229,16 +241,17 @@ nlohmann::json CompareView::Json() const {
 std::string CompareView::Csv() const {
   std::string out =
       "model,backend,threads,precision,ok,p50_us,mean_us,throughput_per_s,model_bytes,peak_rss_kb,energy_mj_per_inference,"
-      "why\n";
+      "host_other_cores,contended,why\n";
   for (const CompareRow& r : result_.rows) {
     out += CsvField(r.model) + "," + CsvField(r.backend) + "," + std::to_string(r.threads) + "," + r.precision + "," +
            (r.ok ? "1" : "0") + ",";
     if (r.ok) {
       out += Fixed(r.p50_us, 3) + "," + Fixed(r.mean_us, 3) + "," + Fixed(r.mean_us > 0 ? 1e6 / r.mean_us : 0.0, 3) + "," +
              std::to_string(r.model_bytes) + "," + std::to_string(r.peak_rss_kb) + "," +
-             (r.energy_mj ? Fixed(*r.energy_mj, 6) : "") + ",\n";
+             (r.energy_mj ? Fixed(*r.energy_mj, 6) : "") + "," +
+             (r.host_other_cores >= 0 ? Fixed(r.host_other_cores, 3) : "") + "," + (r.contended ? "1" : "0") + ",\n";
     } else {
-      out += ",,," + std::to_string(r.model_bytes) + ",,," + CsvField(r.why) + "\n";
+      out += ",,," + std::to_string(r.model_bytes) + ",,,,," + CsvField(r.why) + "\n";
     }
   }
   return out;

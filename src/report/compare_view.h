@@ -45,6 +45,8 @@ struct CompareRow {
   long long model_bytes = 0;
   long peak_rss_kb = 0;                       // the child process's peak resident set
   std::optional<double> energy_mj;            // per inference (RAPL package energy), when readable
+  double host_other_cores = -1;               // what other processes used while it ran (-1: unknown)
+  bool contended = false;                     // ... more than the cores it left free: likely slow
 };
 
 struct CompareResult {

@@ -64,7 +64,9 @@ std::string ValidateView::Text(bool per_layer) const {
     std::string coverage = fmt::format("{}/{} nodes", m.prediction.covered_nodes, m.prediction.total_nodes);
     if (m.uncovered_measured_ms > 0) coverage += fmt::format(" ({} ms measured not predicted)", Ms(m.uncovered_measured_ms));
     table.AddRow({KeepTail(m.model, 48), Ms(m.predicted_ms), Ms(m.measured_ms), Pct(m.error_pct),
-                  m.bench.latency.noise.noisy ? "noisy" : "ok", coverage});
+                  m.bench.latency.contended ? (m.bench.latency.noise.noisy ? "noisy, host busy" : "host busy")
+                                            : (m.bench.latency.noise.noisy ? "noisy" : "ok"),
+                  coverage});
   }
   out << table.Render() << "\n";
   out << "models: " << Metrics(ModelMetrics()) << "\n";
@@ -123,6 +125,7 @@ nlohmann::json ValidateView::Json() const {
                       {"measured_ms", m.measured_ms},
                       {"measured_us", {{"n", s.n}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}, {"std", s.std}}},
                       {"noisy", m.bench.latency.noise.noisy},
+                      {"host_busy", m.bench.latency.contended},
                       {"error_pct", m.error_pct},
                       {"covered_nodes", m.prediction.covered_nodes},
                       {"total_nodes", m.prediction.total_nodes},

@@ -16,7 +16,9 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
   result.entries = executor->entries();
   result.backend_versions = executor->BackendVersions();
 
-  LATTE_ASSIGN_OR_RETURN(result.latency, Measure([&] { return executor->Run(); }, options.measure));
+  MeasureOptions measure = options.measure;
+  measure.threads = options.run.num_threads;
+  LATTE_ASSIGN_OR_RETURN(result.latency, Measure([&] { return executor->Run(); }, measure));
   if (options.op_profiling) {
     std::vector<double> totals;
     for (int i = 0; i < options.measure.num_runs; ++i) LATTE_RETURN_IF_ERROR(executor->RunProfiled(totals));

@@ -1,5 +1,8 @@
 #include "run/measure.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 
 namespace latte {
@@ -39,9 +42,11 @@ Expected<Measurement> Measure(const std::function<Status()>& run, const MeasureO
   }
   m.warmup_avg_us = m.warmup_count > 0 ? warm_total / m.warmup_count : 0;
 
+  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   for (int attempt = 0; attempt <= options.max_remeasures; ++attempt) {
     std::vector<double> samples;
     bool hit_limit = false;
+    const CpuClock clock_before = ReadCpuClock();
     const auto start = Clock::now();
     while (static_cast<int>(samples.size()) < options.num_runs || Micros(Clock::now() - start) < 1e6 * options.min_secs) {
       double us = 0;
@@ -52,15 +57,21 @@ Expected<Measurement> Measure(const std::function<Status()>& run, const MeasureO
         break;
       }
     }
+    const HostLoad host = LoadBetween(clock_before, ReadCpuClock());
+    const bool contended = Contended(host, options.threads, cores);
     NoiseReport noise = AssessNoise(samples);
-    // Keep the quieter attempt: a re-measurement that is noisier does not replace a calmer one.
-    if (attempt == 0 || noise.batch_median_cv < m.noise.batch_median_cv) {
+    // Keep the better attempt: one with the cores it needed over one without, then the quieter
+    // (a re-measurement that is noisier does not replace a calmer one).
+    if (attempt == 0 || (m.contended && !contended) ||
+        (m.contended == contended && noise.batch_median_cv < m.noise.batch_median_cv)) {
       m.samples_us = std::move(samples);
       m.noise = noise;
       m.hit_time_limit = hit_limit;
+      m.host = host;
+      m.contended = contended;
     }
     m.attempts = attempt + 1;
-    if (!m.noise.noisy || hit_limit) break;
+    if ((!m.noise.noisy && !m.contended) || hit_limit) break;
   }
   m.stats = Summarize(m.samples_us);
   return m;

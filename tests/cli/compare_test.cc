@@ -63,6 +63,8 @@ TEST_F(CliCompare, JsonHasOneRowPerConfigurationWithNumbersOrWhy) {
     // Each configuration in its own process: at least the baseline, and a model's weights more.
     EXPECT_GT(row["peak_rss_kb"].get<long>(), j["baseline_rss_kb"].get<long>());
     EXPECT_TRUE(row["energy_mj_per_inference"].is_null() || row["energy_mj_per_inference"].get<double>() > 0);
+    EXPECT_TRUE(row["contended"].is_boolean()) << row.dump();
+    EXPECT_TRUE(row["host_other_cores"].is_null() || row["host_other_cores"].get<double>() >= 0) << row.dump();
     if (backend == "ort") {
       EXPECT_EQ(row["backend_version"].get<std::string>().rfind("ONNX Runtime 1.", 0), 0u);
     }
