@@ -121,6 +121,12 @@ KernelCost ComputeKernelCost(const Kernel& k) {
   return c;
 }
 
+double WorkScaleMs(const Kernel& kernel) {
+  const KernelCost c = ComputeKernelCost(kernel);
+  constexpr double kFlopsPerMs = 100e9 / 1e3, kBytesPerMs = 20e9 / 1e3, kOverheadMs = 1e-3;
+  return kOverheadMs + std::max(2 * c.macs / kFlopsPerMs, c.Bytes() / kBytesPerMs);
+}
+
 double LogScale(double x) { return x >= 0 ? std::log2(1 + x) : -std::log2(1 - x); }
 
 const std::vector<std::string>& DerivedFeatureNames() {

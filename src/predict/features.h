@@ -47,6 +47,12 @@ struct FeatureSchema {
 /// Names of the derived features appended after the parameters.
 const std::vector<std::string>& DerivedFeatureNames();
 
+/// A nominal time for `kernel`'s work, in ms: 1 µs + max(2·MACs / 100 GFLOP/s, bytes / 20 GB/s).
+/// Not this device's figures and not a prediction: a fixed scale that grows with the work, so
+/// that a fitted model can learn latency *relative to the work* (how efficient a kernel is),
+/// which stays near its training values beyond the training ranges where latency itself does not.
+double WorkScaleMs(const Kernel& kernel);
+
 /// log2(1 + x) for x >= 0 (and -log2(1 - x) below, so that the map stays monotone).
 double LogScale(double x);
 

@@ -56,6 +56,10 @@ Status InterpPredictor::Fit(std::span<const TrainingSample> samples) {
   axes_.clear();
   aliases_.clear();
   constants_.clear();
+  kind_ = samples.front().kernel.Kind();
+  per_work_ = true;
+  for (const TrainingSample& s : samples)
+    if (s.kernel.Kind() != kind_) return InvalidInput("interp: samples of two kinds, " + kind_ + " and " + s.kernel.Kind());
   std::vector<std::string> names = ParamNames(samples);
   std::vector<std::vector<std::int64_t>> columns;  // per name, per sample
   for (const std::string& name : names) {
@@ -104,6 +108,21 @@ Status InterpPredictor::Fit(std::span<const TrainingSample> samples) {
   return Status::Ok();
 }
 
+Kernel InterpPredictor::PointKernel(const std::vector<std::int64_t>& values) const {
+  Expected<Kernel> parsed = ParseKernelKind(kind_);  // checked by Fit and FromJson
+  Kernel kernel = parsed.ok() ? *parsed : Kernel{};
+  auto set = [&](const std::string& name, std::int64_t v) {
+    if (name == "dtype") kernel.dtype = static_cast<DataType>(v);
+    else if (name != "threads") kernel.params[name] = v;
+  };
+  for (const auto& [name, v] : constants_) set(name, v);
+  for (std::size_t a = 0; a < axes_.size(); ++a) set(axes_[a].name, values[a]);
+  for (const auto& [name, target] : aliases_)
+    for (std::size_t a = 0; a < axes_.size(); ++a)
+      if (axes_[a].name == target) set(name, values[a]);
+  return kernel;
+}
+
 void InterpPredictor::Index() {
   axis_scale_.clear();
   for (Axis& axis : axes_) {
@@ -115,7 +134,9 @@ void InterpPredictor::Index() {
   }
   cells_.clear();
   point_coords_.clear();
+  point_log_.clear();
   for (std::size_t p = 0; p < point_values_.size(); ++p) {
+    point_log_.push_back(std::log(point_ms_[p]) - (per_work_ ? std::log(WorkScaleMs(PointKernel(point_values_[p]))) : 0.0));
     Cell cell(axes_.size());
     std::vector<double> coords(axes_.size());
     for (std::size_t a = 0; a < axes_.size(); ++a) {
@@ -124,7 +145,7 @@ void InterpPredictor::Index() {
       cell[a] = static_cast<std::int32_t>(it - axis.values.begin());
       coords[a] = (axis.coords[cell[a]] - axis.coords.front()) * axis_scale_[a];
     }
-    cells_[cell] = std::log(point_ms_[p]);
+    cells_[cell] = point_log_[p];
     point_coords_.push_back(std::move(coords));
   }
 }
@@ -183,11 +204,11 @@ double InterpPredictor::NearestNeighbours(const std::vector<double>& point) cons
     if (best.size() == kNeighbours) best.pop_back();
     best.insert(std::upper_bound(best.begin(), best.end(), std::make_pair(d, p)), {d, p});
   }
-  if (best.front().first == 0) return std::log(point_ms_[best.front().second]);
+  if (best.front().first == 0) return point_log_[best.front().second];
   double weight_sum = 0, value_sum = 0;
   for (const auto& [d, p] : best) {
     weight_sum += 1 / d;
-    value_sum += std::log(point_ms_[p]) / d;
+    value_sum += point_log_[p] / d;
   }
   return value_sum / weight_sum;
 }
@@ -255,6 +276,7 @@ Expected<Prediction> InterpPredictor::Predict(const Kernel& kernel, int threads)
     }
   }
   if (!have) log_ms = NearestNeighbours(point);
+  if (per_work_) log_ms += std::log(WorkScaleMs(kernel));
   prediction.ms = std::exp(log_ms);
   prediction.spread_ms = prediction.ms * relative_spread_;
   return prediction;
@@ -270,8 +292,11 @@ nlohmann::json InterpPredictor::ToJson() const {
     row.push_back(point_ms_[p]);
     points.push_back(std::move(row));
   }
-  return {{"axes", axes}, {"aliases", aliases_}, {"constants", constants_}, {"points", points},
-          {"relative_spread", relative_spread_}};
+  nlohmann::json out = {{"axes", axes},     {"aliases", aliases_},
+                        {"constants", constants_}, {"points", points},
+                        {"relative_spread", relative_spread_}, {"target", per_work_ ? "log_ms_per_work" : "log_ms"}};
+  if (per_work_) out["kind"] = kind_;
+  return out;
 }
 
 Status InterpPredictor::FromJson(const nlohmann::json& json) {
@@ -288,6 +313,16 @@ Status InterpPredictor::FromJson(const nlohmann::json& json) {
     aliases_ = json.at("aliases").get<std::map<std::string, std::string>>();
     constants_ = json.at("constants").get<std::map<std::string, std::int64_t>>();
     relative_spread_ = json.at("relative_spread").get<double>();
+    // Packs written before the target was recorded interpolate log(ms).
+    const std::string target = json.value("target", std::string("log_ms"));
+    if (target != "log_ms" && target != "log_ms_per_work")
+      return InvalidInput("interp: unknown target '" + target + "' (log_ms or log_ms_per_work)");
+    per_work_ = target == "log_ms_per_work";
+    kind_.clear();
+    if (per_work_) {
+      kind_ = json.at("kind").get<std::string>();
+      if (Expected<Kernel> k = ParseKernelKind(kind_); !k.ok()) return InvalidInput("interp: kind: " + k.status().message());
+    }
     point_values_.clear();
     point_ms_.clear();
     for (const nlohmann::json& row : json.at("points")) {

@@ -105,12 +105,19 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
     if (hit.ok()) return hit;
   }
   bool outside = !model.ranges.Contains(kernel, threads);
+  // Interpolation answers inside its grid only: beyond it (a parameter clamped, a square grid
+  // asked a non-square kernel) it holds its edge, while a tree model later in the order still
+  // reads every feature of the kernel, so that one answers.
+  const bool tree_follows = std::any_of(model.order.begin(), model.order.end(), [&](const std::string& name) {
+    return (name == "gbdt" || name == "forest") && model.fitted.count(name);
+  });
   std::string why;
   for (const std::string& name : model.order) {
     auto predictor = model.fitted.find(name);
     if (predictor == model.fitted.end()) continue;
     Expected<Prediction> prediction = predictor->second->Predict(kernel, threads);
     if (prediction.ok()) {
+      if (name == "interp" && prediction->outside_training_range && tree_follows) continue;
       prediction->outside_training_range = prediction->outside_training_range || outside;
       return prediction;
     }

@@ -33,8 +33,10 @@ class TablePredictor final : public KernelPredictor {
 /// exact on measured points; multilinear in (log parameter, log latency) between grid points
 /// when the surrounding grid corners were measured; a missing corner is estimated along the
 /// axis whose measured neighbours are closest; with no usable corner, inverse-distance weighting
-/// of the 4 nearest samples in normalized log coordinates. Never extrapolates: outside the
-/// measured range a parameter is clamped and the prediction flagged.
+/// of the 4 nearest samples in normalized log coordinates. What is interpolated is log latency
+/// relative to the kernel's work (WorkScaleMs; packs written before: log latency). Outside the
+/// measured range a parameter is clamped and the prediction flagged: the clamped neighbours'
+/// efficiency is scaled by the query's own work, not their latency copied.
 class InterpPredictor final : public KernelPredictor {
  public:
   std::string_view Name() const override { return "interp"; }
@@ -59,13 +61,18 @@ class InterpPredictor final : public KernelPredictor {
   bool EstimateCell(const Cell& cell, double& log_ms) const;
   double NearestNeighbours(const std::vector<double>& point) const;
   void Index();
+  /// The kernel a point of the grid stands for (its kind, the axes' values, the constants).
+  Kernel PointKernel(const std::vector<std::int64_t>& values) const;
 
+  std::string kind_;       // the kernel kind fitted ("add+relu6")
+  bool per_work_ = false;  // cells hold log(ms / WorkScaleMs) (every fit now), else log(ms)
   std::vector<Axis> axes_;
   std::map<std::string, std::string> aliases_;    // parameter -> the axis it always equals
   std::map<std::string, std::int64_t> constants_;  // parameters that never varied
   std::vector<std::vector<std::int64_t>> point_values_;  // per sample, per axis
   std::vector<double> point_ms_;
-  std::unordered_map<Cell, double, CellHash> cells_;    // cell -> log ms
+  std::unordered_map<Cell, double, CellHash> cells_;    // cell -> log ms (per work when per_work_)
+  std::vector<double> point_log_;                       // per point: the same value as its cell
   std::vector<std::vector<double>> point_coords_;       // normalized coordinates (nearest neighbours)
   std::vector<double> axis_scale_;                      // 1 / coordinate range per axis
 };
@@ -84,10 +91,11 @@ class TreePredictor final : public KernelPredictor {
   Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
   nlohmann::json ToJson() const override;
   Status FromJson(const nlohmann::json& json) override;
-  /// Log-latency prediction of a feature vector, and the standard deviation across trees.
+  /// The trees' sum for a feature vector (log of latency over WorkScaleMs, or of latency itself
+  /// for a pack fitted before that target), and the standard deviation across trees.
   double PredictLog(const std::vector<float>& features, double* tree_sd = nullptr) const;
-  /// Predictions of XGBoost itself for `samples` (log ms), to check the in-process tree walk
-  /// (after Fit only: a pack keeps the trees, not XGBoost's model).
+  /// Predictions of XGBoost itself for `samples` (in PredictLog's terms), to check the
+  /// in-process tree walk (after Fit only: a pack keeps the trees, not XGBoost's model).
   Expected<std::vector<float>> PredictWithXgboost(std::span<const TrainingSample> samples) const;
   std::size_t num_trees() const { return trees_.size(); }
 
@@ -120,6 +128,9 @@ class TreePredictor final : public KernelPredictor {
   PredictorOptions options_;
   FeatureSchema schema_;
   std::string model_text_;  // XGBoost's JSON model, after Fit (not saved in packs)
+  // What the trees predict: log(ms / WorkScaleMs) (every fit now: beyond the training ranges the
+  // trees hold a kernel's efficiency, not its latency), or log(ms) (packs written before).
+  bool per_work_ = true;
   double base_score_ = 0;
   std::vector<std::vector<Node>> trees_;
   std::vector<FlatNode> flat_;

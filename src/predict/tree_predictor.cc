@@ -44,13 +44,14 @@ std::string Num(double v) { return std::to_string(v); }
 
 Status TreePredictor::Fit(std::span<const TrainingSample> samples) {
   if (samples.empty()) return InvalidInput(std::string(Name()) + ": no samples to fit");
+  per_work_ = true;
   std::vector<const Kernel*> kernels;
   std::vector<float> labels;
   double mean = 0;
   for (const TrainingSample& s : samples) {
     if (!(s.p50_ms > 0)) return InvalidInput(std::string(Name()) + ": sample " + s.kernel.Key() + " has latency <= 0");
     kernels.push_back(&s.kernel);
-    labels.push_back(static_cast<float>(std::log(s.p50_ms)));
+    labels.push_back(static_cast<float>(std::log(s.p50_ms) - std::log(WorkScaleMs(s.kernel))));
     mean += labels.back();
   }
   mean /= static_cast<double>(labels.size());
@@ -211,7 +212,8 @@ Expected<Prediction> TreePredictor::Predict(const Kernel& kernel, int threads) c
   Prediction prediction;
   prediction.source = mode_ == Mode::kBoosted ? PredictionSource::kTrees : PredictionSource::kForest;
   double tree_sd = 0;
-  prediction.ms = std::exp(PredictLog(features, mode_ == Mode::kForest ? &tree_sd : nullptr));
+  prediction.ms = std::exp(PredictLog(features, mode_ == Mode::kForest ? &tree_sd : nullptr)) *
+                  (per_work_ ? WorkScaleMs(kernel) : 1.0);
   prediction.spread_ms = prediction.ms * (mode_ == Mode::kForest ? tree_sd : relative_spread_);
   return prediction;
 }
@@ -248,7 +250,7 @@ nlohmann::json TreePredictor::ToJson() const {
                      {"value", std::move(value)}});
   }
   return {{"params", schema_.param_names}, {"relative_spread", relative_spread_}, {"base_score", base_score_},
-          {"trees", std::move(trees)}};
+          {"target", per_work_ ? "log_ms_per_work" : "log_ms"}, {"trees", std::move(trees)}};
 }
 
 Status TreePredictor::FromJson(const nlohmann::json& json) {
@@ -259,6 +261,11 @@ Status TreePredictor::FromJson(const nlohmann::json& json) {
     schema_.param_names = json.at("params").get<std::vector<std::string>>();
     relative_spread_ = json.at("relative_spread").get<double>();
     base_score_ = json.at("base_score").get<double>();
+    // Packs written before the target was recorded predict log(ms).
+    const std::string target = json.value("target", std::string("log_ms"));
+    if (target != "log_ms" && target != "log_ms_per_work")
+      return InvalidInput(std::string(Name()) + ": unknown target '" + target + "' (log_ms or log_ms_per_work)");
+    per_work_ = target == "log_ms_per_work";
     for (const nlohmann::json& tree : json.at("trees")) {
       LATTE_RETURN_IF_ERROR(AddTree(tree.at("left").get<std::vector<std::int32_t>>(),
                                     tree.at("right").get<std::vector<std::int32_t>>(),

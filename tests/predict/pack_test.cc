@@ -242,5 +242,38 @@ TEST(AccuracyTest, KnownValues) {
   EXPECT_EQ(m.within10_pct, 50);
 }
 
+TEST(PackTest, InterpolationAnswersInsideItsGridOnlyWhenATreeModelFollows) {
+  // A square grid: a non-square kernel lies outside interpolation's grid (iw always equalled ih).
+  std::vector<TrainingSample> samples;
+  for (const TrainingSample& s : Samples())
+    if (s.kernel.op == OpKind::kConv2D) samples.push_back(s);
+  Pack pack;
+  KindModel model;
+  model.kind = "conv2d+relu";
+  auto interp = MakePredictor("interp", PredictorOptions{});
+  auto gbdt = MakePredictor("gbdt", PredictorOptions{});
+  ASSERT_TRUE(interp.ok() && gbdt.ok());
+  ASSERT_TRUE((*interp)->Fit(samples).ok());
+  ASSERT_TRUE((*gbdt)->Fit(samples).ok());
+  model.fitted["interp"] = std::move(*interp);
+  model.order = {"interp"};
+  pack.kinds["conv2d+relu"] = std::move(model);
+  Kernel wide = Conv(16, 14, 32);
+  wide.params["iw"] = 56;
+  Kernel inside = Conv(24, 20, 32);
+  // Interpolation alone: it answers, flagged.
+  Expected<Prediction> alone = pack.Predict(wide, 1);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  EXPECT_EQ(alone->source, PredictionSource::kInterpolation);
+  EXPECT_TRUE(alone->outside_training_range);
+  // With trees after it: inside the grid interpolation, outside it the trees.
+  pack.kinds["conv2d+relu"].fitted["gbdt"] = std::move(*gbdt);
+  pack.kinds["conv2d+relu"].order = {"interp", "gbdt"};
+  EXPECT_EQ(pack.Predict(inside, 1)->source, PredictionSource::kInterpolation);
+  Expected<Prediction> tree = pack.Predict(wide, 1);
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  EXPECT_EQ(tree->source, PredictionSource::kTrees);
+}
+
 }  // namespace
 }  // namespace latte

@@ -92,48 +92,79 @@ TEST(InterpPredictorTest, ExactOnGridPoints) {
   }
 }
 
-TEST(InterpPredictorTest, LinearInLogSpaceBetweenGridPoints) {
+TEST(InterpPredictorTest, LinearInLogSpaceOfLatencyPerWorkBetweenGridPoints) {
   InterpPredictor interp;
   std::vector<TrainingSample> grid = Grid();
   ASSERT_TRUE(interp.Fit(grid).ok());
-  auto at = [&](std::int64_t ic, std::int64_t ih) {
+  // What is interpolated: log(latency / WorkScaleMs), the kernel's efficiency.
+  auto eff = [&](std::int64_t ic, std::int64_t ih) {
     for (const TrainingSample& s : grid)
-      if (s.kernel.Param("ic") == ic && s.kernel.Param("ih") == ih) return s.p50_ms;
-    return -1.0;
+      if (s.kernel.Param("ic") == ic && s.kernel.Param("ih") == ih) return std::log(s.p50_ms / WorkScaleMs(s.kernel));
+    return std::nan("");
   };
-  // 24 is the midpoint of 16 and 36 in log space: the geometric mean of the two neighbours.
+  // 24 is the midpoint of 16 and 36 in log space: the mean of the two neighbours' efficiencies.
   Expected<Prediction> p = interp.Predict(Conv(24, 8), 1);
   ASSERT_TRUE(p.ok());
-  EXPECT_NEAR(p->ms, std::sqrt(at(16, 8) * at(36, 8)), 1e-12);
+  EXPECT_NEAR(p->ms, std::exp(0.5 * eff(16, 8) + 0.5 * eff(36, 8)) * WorkScaleMs(Conv(24, 8)), 1e-12);
   // Bilinear in (log ic, log ih): ic 24 (t = 1/2), ih 16 on the grid, then both between.
   Expected<Prediction> q = interp.Predict(Conv(24, 16), 1);
   ASSERT_TRUE(q.ok());
-  EXPECT_NEAR(q->ms, std::sqrt(at(16, 16) * at(36, 16)), 1e-12);
+  EXPECT_NEAR(q->ms, std::exp(0.5 * eff(16, 16) + 0.5 * eff(36, 16)) * WorkScaleMs(Conv(24, 16)), 1e-12);
   double t_ih = (std::log(11.0) - std::log(8.0)) / (std::log(16.0) - std::log(8.0));
-  double lo = 0.5 * std::log(at(16, 8)) + 0.5 * std::log(at(36, 8));
-  double hi = 0.5 * std::log(at(16, 16)) + 0.5 * std::log(at(36, 16));
+  double lo = 0.5 * eff(16, 8) + 0.5 * eff(36, 8);
+  double hi = 0.5 * eff(16, 16) + 0.5 * eff(36, 16);
   Expected<Prediction> r = interp.Predict(Conv(24, 11), 1);
   ASSERT_TRUE(r.ok());
-  EXPECT_NEAR(r->ms, std::exp((1 - t_ih) * lo + t_ih * hi), 1e-12);
+  EXPECT_NEAR(r->ms, std::exp((1 - t_ih) * lo + t_ih * hi) * WorkScaleMs(Conv(24, 11)), 1e-12);
 }
 
-TEST(InterpPredictorTest, MissingPointEstimatedAlongAnAxisAndOutsideFlagged) {
-  // A power law is linear in log-log space, so an estimate along either axis is exact.
+TEST(InterpPredictorTest, MissingPointEstimatedAlongAnAxisAndOutsideFlaggedAndScaledByWork) {
+  // Efficiency a power law, so linear in log-log space: an estimate along either axis is exact.
+  auto ms = [](std::int64_t ic, std::int64_t ih, const Kernel& k) { return WorkScaleMs(k) * 1e-3 * double(ic) * double(ih * ih); };
   std::vector<TrainingSample> samples;
   for (std::int64_t ic : {8, 16, 32})
     for (std::int64_t ih : {8, 16, 32})
-      if (!(ic == 16 && ih == 16)) samples.push_back(Sample(Conv(ic, ih), 1e-3 * double(ic) * double(ih * ih)));
+      if (!(ic == 16 && ih == 16)) samples.push_back(Sample(Conv(ic, ih), ms(ic, ih, Conv(ic, ih))));
   InterpPredictor interp;
   ASSERT_TRUE(interp.Fit(samples).ok());
   Expected<Prediction> p = interp.Predict(Conv(16, 16), 1);
   ASSERT_TRUE(p.ok());
-  EXPECT_NEAR(p->ms, 1e-3 * 16 * 256, 1e-9);
+  EXPECT_NEAR(p->ms, ms(16, 16, Conv(16, 16)), 1e-9);
   EXPECT_FALSE(p->outside_training_range);
-  Expected<Prediction> outside = interp.Predict(Conv(64, 8), 1);  // clamped to ic = 32
+  // Outside: ic clamped to 32, that neighbour's efficiency times this kernel's own work (twice
+  // the input channels: about twice the latency, not the neighbour's latency copied).
+  Expected<Prediction> outside = interp.Predict(Conv(64, 8), 1);
   ASSERT_TRUE(outside.ok());
   EXPECT_TRUE(outside->outside_training_range);
-  EXPECT_NEAR(outside->ms, 1e-3 * 32 * 64, 1e-9);
+  EXPECT_NEAR(outside->ms, ms(32, 8, Conv(64, 8)), 1e-9);
+  EXPECT_GT(outside->ms, 1.5 * ms(32, 8, Conv(32, 8)));
   EXPECT_TRUE(interp.Predict(Conv(16, 16, 32), 1)->outside_training_range);  // oc never varied
+}
+
+TEST(InterpPredictorTest, PacksOfTheLatencyTargetStillReadAndInterpolateLatency) {
+  InterpPredictor interp;
+  std::vector<TrainingSample> grid = Grid();
+  ASSERT_TRUE(interp.Fit(grid).ok());
+  nlohmann::json old = interp.ToJson();
+  EXPECT_EQ(old["target"], "log_ms_per_work");
+  old.erase("target");  // as packs were written before the target was recorded
+  old.erase("kind");
+  InterpPredictor loaded;
+  ASSERT_TRUE(loaded.FromJson(old).ok());
+  for (const TrainingSample& s : grid) EXPECT_NEAR(loaded.Predict(s.kernel, 1)->ms, s.p50_ms, 1e-12 * s.p50_ms);
+  double a = 0, b = 0;
+  for (const TrainingSample& s : grid) {
+    if (s.kernel.Param("ih") != 8) continue;
+    if (s.kernel.Param("ic") == 16) a = s.p50_ms;
+    if (s.kernel.Param("ic") == 36) b = s.p50_ms;
+  }
+  EXPECT_NEAR(loaded.Predict(Conv(24, 8), 1)->ms, std::sqrt(a * b), 1e-12);
+  nlohmann::json unknown = interp.ToJson();
+  unknown["target"] = "ms";
+  EXPECT_FALSE(InterpPredictor().FromJson(unknown).ok());
+  nlohmann::json bad_kind = interp.ToJson();
+  bad_kind["kind"] = "conv7d";
+  EXPECT_FALSE(InterpPredictor().FromJson(bad_kind).ok());
 }
 
 TEST(InterpPredictorTest, JsonRoundTripKeepsPredictions) {
@@ -182,8 +213,41 @@ TEST(TreePredictorTest, BoostedTreesFitLatencyProportionalToMacs) {
   // The in-process tree walk gives XGBoost's own predictions.
   Expected<std::vector<float>> reference = gbdt.PredictWithXgboost(test);
   ASSERT_TRUE(reference.ok()) << reference.status().message();
+  // The in-process tree walk gives XGBoost's own predictions (of latency per work).
   for (std::size_t i = 0; i < test.size(); ++i)
-    EXPECT_NEAR(std::log(gbdt.Predict(test[i].kernel, 1)->ms), (*reference)[i], 1e-4);
+    EXPECT_NEAR(std::log(gbdt.Predict(test[i].kernel, 1)->ms / WorkScaleMs(test[i].kernel)), (*reference)[i], 1e-4);
+}
+
+TEST(TreePredictorTest, BeyondTheTrainingRangeLatencyFollowsTheWork) {
+  // Trained on inputs up to 56x56; asked about 224x224 (16 times the MACs of 56x56): trees hold
+  // the efficiency they learned, so the latency grows with the work instead of staying flat.
+  std::vector<TrainingSample> samples = MacsProportional(3000, 1);
+  std::erase_if(samples, [](const TrainingSample& s) { return s.kernel.Param("ih") > 56; });
+  PredictorOptions options;
+  options.gbdt_rounds = 300;
+  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
+  ASSERT_TRUE(gbdt.Fit(samples).ok());
+  for (std::int64_t ic : {16, 64}) {
+    const Kernel big = Conv(ic, 224, 64, 3, 1);
+    const double want = 1e-6 * ComputeKernelCost(big).macs;
+    EXPECT_NEAR(gbdt.Predict(big, 1)->ms, want, 0.25 * want) << big.Key();
+  }
+}
+
+TEST(TreePredictorTest, PacksOfTheLatencyTargetStillRead) {
+  PredictorOptions options;
+  options.gbdt_rounds = 50;
+  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
+  ASSERT_TRUE(gbdt.Fit(MacsProportional(500, 1)).ok());
+  nlohmann::json old = gbdt.ToJson();
+  EXPECT_EQ(old["target"], "log_ms_per_work");
+  old.erase("target");  // read as log(ms): the same trees now predict latency itself
+  TreePredictor loaded(TreePredictor::Mode::kBoosted, options);
+  ASSERT_TRUE(loaded.FromJson(old).ok());
+  const Kernel k = Conv(32, 28, 64);
+  EXPECT_NEAR(loaded.Predict(k, 1)->ms * WorkScaleMs(k), gbdt.Predict(k, 1)->ms, 1e-9 * gbdt.Predict(k, 1)->ms);
+  old["target"] = "seconds";
+  EXPECT_FALSE(TreePredictor(TreePredictor::Mode::kBoosted, options).FromJson(old).ok());
 }
 
 TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
@@ -207,7 +271,7 @@ TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
   Expected<std::vector<float>> reference = forest.PredictWithXgboost(test);
   ASSERT_TRUE(reference.ok());
   for (std::size_t i = 0; i < test.size(); ++i)
-    EXPECT_NEAR(std::log(forest.Predict(test[i].kernel, 1)->ms), (*reference)[i], 1e-4);
+    EXPECT_NEAR(std::log(forest.Predict(test[i].kernel, 1)->ms / WorkScaleMs(test[i].kernel)), (*reference)[i], 1e-4);
 }
 
 TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
