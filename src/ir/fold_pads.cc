@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "ir/node_rewrite.h"
 #include "ir/op_params.h"
 
 namespace latte {
@@ -29,17 +30,14 @@ std::optional<Padding2D> SpatialZeroPads(const Graph& graph, const Node& pad, bo
 Graph FoldPadsIntoConvs(const Graph& graph, std::vector<std::vector<NodeId>>* sources,
                         const std::function<bool(const Node& pad, const Node& conv)>& allow) {
   const auto n = static_cast<NodeId>(graph.num_nodes());
-  std::vector<Node> nodes(graph.nodes().begin(), graph.nodes().end());
-  std::vector<std::vector<NodeId>> from(static_cast<size_t>(n));
-  for (NodeId i = 0; i < n; ++i) from[static_cast<size_t>(i)] = {i};
-  std::vector<bool> removed(static_cast<size_t>(n), false);
+  NodeRewrite rewrite(graph);
   for (NodeId i = 0; i < n; ++i) {
-    Node& conv = nodes[static_cast<size_t>(i)];
+    Node& conv = rewrite.nodes[static_cast<size_t>(i)];
     if (conv.kind != OpKind::kConv2D && conv.kind != OpKind::kDepthwiseConv2D) continue;
     if (conv.inputs.empty() || conv.inputs[0] == kNoTensor) continue;
     const TensorId t = conv.inputs[0];
     const NodeId p = graph.Producer(t);
-    if (p < 0 || removed[static_cast<size_t>(p)]) continue;
+    if (p < 0 || rewrite.removed[static_cast<size_t>(p)]) continue;
     const Node& pad = graph.node(p);
     if (pad.kind != OpKind::kPad || graph.Consumers(t).size() != 1) continue;
     if (std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end()) continue;
@@ -56,22 +54,9 @@ Graph FoldPadsIntoConvs(const Graph& graph, std::vector<std::vector<NodeId>>* so
     conv.attrs.Set("padding", std::string("explicit"));
     conv.attrs.Set("pads", std::vector<std::int64_t>{own.top + added->top, own.left + added->left,
                                                      own.bottom + added->bottom, own.right + added->right});
-    from[static_cast<size_t>(i)].push_back(p);
-    removed[static_cast<size_t>(p)] = true;
+    rewrite.Merge(i, p);
   }
-  Graph out;
-  out.name = graph.name;
-  out.source_format = graph.source_format;
-  out.inputs = graph.inputs;
-  out.outputs = graph.outputs;
-  for (const Tensor& tensor : graph.tensors()) out.AddTensor(tensor);
-  if (sources != nullptr) sources->clear();
-  for (NodeId i = 0; i < n; ++i) {
-    if (removed[static_cast<size_t>(i)]) continue;
-    out.AddNode(std::move(nodes[static_cast<size_t>(i)]));
-    if (sources != nullptr) sources->push_back(std::move(from[static_cast<size_t>(i)]));
-  }
-  return out;
+  return rewrite.Finish(graph, sources);
 }
 
 }  // namespace latte

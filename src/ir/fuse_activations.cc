@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "ir/node_rewrite.h"
+
 namespace latte {
 namespace {
 
@@ -43,18 +45,15 @@ std::string ActivationName(const Node& node) {
 Graph FuseActivations(const Graph& graph, std::vector<std::vector<NodeId>>* sources,
                       const std::function<bool(const Node& producer, const Node& activation)>& allow) {
   const auto n = static_cast<NodeId>(graph.num_nodes());
-  std::vector<Node> nodes(graph.nodes().begin(), graph.nodes().end());
-  std::vector<std::vector<NodeId>> from(static_cast<size_t>(n));
-  for (NodeId i = 0; i < n; ++i) from[static_cast<size_t>(i)] = {i};
-  std::vector<bool> removed(static_cast<size_t>(n), false);
+  NodeRewrite rewrite(graph);
   for (NodeId i = 0; i < n; ++i) {
-    const Node& act = nodes[static_cast<size_t>(i)];
+    const Node& act = rewrite.nodes[static_cast<size_t>(i)];
     const std::string name = ActivationName(act);
     if (name.empty()) continue;
     const TensorId t = act.inputs[0];
     const NodeId p = graph.Producer(t);
-    if (p < 0 || removed[static_cast<size_t>(p)]) continue;
-    Node& producer = nodes[static_cast<size_t>(p)];
+    if (p < 0 || rewrite.removed[static_cast<size_t>(p)]) continue;
+    Node& producer = rewrite.nodes[static_cast<size_t>(p)];
     if (!TakesActivation(producer.kind) || producer.outputs.size() != 1 || producer.outputs[0] != t) continue;
     if (producer.attrs.GetString("activation", "none") != "none") continue;
     if (graph.Consumers(t).size() != 1) continue;
@@ -62,23 +61,9 @@ Graph FuseActivations(const Graph& graph, std::vector<std::vector<NodeId>>* sour
     if (allow && !allow(producer, act)) continue;
     producer.outputs[0] = act.outputs[0];
     producer.attrs.Set("activation", name);
-    auto& into = from[static_cast<size_t>(p)];
-    into.insert(into.end(), from[static_cast<size_t>(i)].begin(), from[static_cast<size_t>(i)].end());
-    removed[static_cast<size_t>(i)] = true;
+    rewrite.Merge(p, i);
   }
-  Graph out;
-  out.name = graph.name;
-  out.source_format = graph.source_format;
-  out.inputs = graph.inputs;
-  out.outputs = graph.outputs;
-  for (const Tensor& tensor : graph.tensors()) out.AddTensor(tensor);
-  if (sources != nullptr) sources->clear();
-  for (NodeId i = 0; i < n; ++i) {
-    if (removed[static_cast<size_t>(i)]) continue;
-    out.AddNode(std::move(nodes[static_cast<size_t>(i)]));
-    if (sources != nullptr) sources->push_back(std::move(from[static_cast<size_t>(i)]));
-  }
-  return out;
+  return rewrite.Finish(graph, sources);
 }
 
 }  // namespace latte
