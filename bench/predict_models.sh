@@ -6,32 +6,52 @@
 # pack's drift reference kernel: the table shows how much slower (> 1) the machine runs it than
 # when the pack was made, and the error with the prediction scaled by that.
 #
-# Usage: bench/predict_models.sh PACK [NUM_RUNS=50] [MIN_SECS=1]
+# With REPEATS > 1 the six validations are repeated that many times, interleaved (round after
+# round), and each model's measured time and drift ratio are the medians over the rounds (the
+# range of the measured times is shown): a model's single run moves by ±10% on this host.
+#
+# Usage: bench/predict_models.sh PACK [NUM_RUNS=50] [MIN_SECS=1] [REPEATS=1]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 latte="$root/build/latte"
 [[ -x "$latte" ]] || { echo "bench: build/latte is missing: run scripts/setup" >&2; exit 2; }
-[[ $# -ge 1 && -f "$1" ]] || { echo "usage: bench/predict_models.sh PACK [NUM_RUNS] [MIN_SECS]" >&2; exit 2; }
+[[ $# -ge 1 && -f "$1" ]] || { echo "usage: bench/predict_models.sh PACK [NUM_RUNS] [MIN_SECS] [REPEATS]" >&2; exit 2; }
 pack="$1"
 runs="${2:-50}"
 secs="${3:-1}"
+repeats="${4:-1}"
 source "$root/bench/six_models.sh"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-for ((i = 0; i < ${#models[@]}; i += 2)); do
-  m="${models[$i]}" shape="${models[$((i + 1))]}"
-  args=(validate "$root/models/$m" --pack "$pack" --num_runs "$runs" --min_secs "$secs" --format json)
-  [[ -n "$shape" ]] && args+=(--input-shape "$shape")
-  "$latte" "${args[@]}" >"$tmp/$i.json"
+for ((r = 0; r < repeats; ++r)); do
+  for ((i = 0; i < ${#models[@]}; i += 2)); do
+    m="${models[$i]}" shape="${models[$((i + 1))]}"
+    args=(validate "$root/models/$m" --pack "$pack" --num_runs "$runs" --min_secs "$secs" --format json)
+    [[ -n "$shape" ]] && args+=(--input-shape "$shape")
+    "$latte" "${args[@]}" >"$tmp/$i.$r.json"
+  done
 done
 python3 - "$tmp" <<'PY'
-import glob, json, math, os, sys
-rows = []
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json")), key=lambda p: int(os.path.basename(p)[:-5])):
+import glob, json, math, os, statistics, sys
+by_model = {}
+for path in glob.glob(os.path.join(sys.argv[1], "*.json")):
+    index = int(os.path.basename(path).split(".")[0])
     report = json.load(open(path))
     for m in report["models"]:
         m["drift_ratio"] = report.get("drift", {}).get("ratio")
-    rows += report["models"]
+        by_model.setdefault(index, []).append(m)
+rows = []
+for index in sorted(by_model):
+    runs = by_model[index]
+    r = dict(runs[0])
+    measured = [x["measured_ms"] for x in runs]
+    r["measured_ms"] = statistics.median(measured)
+    r["error_pct"] = 100 * (r["predicted_ms"] - r["measured_ms"]) / r["measured_ms"]
+    ratios = [x["drift_ratio"] for x in runs if x["drift_ratio"]]
+    r["drift_ratio"] = statistics.median(ratios) if len(ratios) == len(runs) else None
+    r["noisy"] = any(x["noisy"] for x in runs)
+    r["range"] = f" ({min(measured):.3f}–{max(measured):.3f})" if len(runs) > 1 else ""
+    rows.append(r)
 print("| model | predicted ms | measured ms | error | reference now / at calibration | error, prediction × that | coverage, noise |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
 errors, scaled = [], []
@@ -46,7 +66,7 @@ for r in rows:
         drift_text, scaled_text = f"{ratio:.3f}", f"{s_err:+.1f}%"
     else:
         drift_text, scaled_text = "n/a", "n/a"
-    print(f'| {os.path.basename(r["model"])} | {r["predicted_ms"]:.3f} | {r["measured_ms"]:.3f} | {r["error_pct"]:+.1f}% | {drift_text} | {scaled_text} | {cov_text} |')
+    print(f'| {os.path.basename(r["model"])} | {r["predicted_ms"]:.3f} | {r["measured_ms"]:.3f}{r["range"]} | {r["error_pct"]:+.1f}% | {drift_text} | {scaled_text} | {cov_text} |')
     errors.append(r["error_pct"])
 n = len(errors)
 w5 = 100 * sum(abs(e) <= 5 for e in errors) / n
