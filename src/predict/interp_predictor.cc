@@ -213,14 +213,23 @@ double InterpPredictor::NearestNeighbours(const std::vector<double>& point) cons
   return value_sum / weight_sum;
 }
 
+bool InterpPredictor::Covers(const Kernel& kernel, int threads) const {
+  for (const auto& [name, value] : constants_)
+    if (PseudoParam(kernel, threads, name) != value) return false;
+  for (const auto& [name, target] : aliases_)
+    if (PseudoParam(kernel, threads, name) != PseudoParam(kernel, threads, target)) return false;
+  for (const Axis& axis : axes_) {
+    const std::int64_t q = AxisValue(axis, kernel, threads);
+    if (q < axis.values.front() || q > axis.values.back()) return false;
+  }
+  return true;
+}
+
 Expected<Prediction> InterpPredictor::Predict(const Kernel& kernel, int threads) const {
   if (point_ms_.empty()) return Internal("interp: predictor used before Fit");
   Prediction prediction;
   prediction.source = PredictionSource::kInterpolation;
-  for (const auto& [name, value] : constants_)
-    if (PseudoParam(kernel, threads, name) != value) prediction.outside_training_range = true;
-  for (const auto& [name, target] : aliases_)
-    if (PseudoParam(kernel, threads, name) != PseudoParam(kernel, threads, target)) prediction.outside_training_range = true;
+  prediction.outside_training_range = !Covers(kernel, threads);
 
   Cell lo(axes_.size()), hi(axes_.size());
   std::vector<double> t(axes_.size(), 0);
@@ -231,14 +240,12 @@ Expected<Prediction> InterpPredictor::Predict(const Kernel& kernel, int threads)
     std::int64_t q = AxisValue(axis, kernel, threads);
     auto it = std::lower_bound(axis.values.begin(), axis.values.end(), q);
     std::int32_t i = static_cast<std::int32_t>(it - axis.values.begin());
-    if (it == axis.values.end()) {
+    if (it == axis.values.end()) {  // beyond the grid: clamped (Covers says no)
       lo[a] = hi[a] = i - 1;
-      prediction.outside_training_range = true;
     } else if (*it == q) {
       lo[a] = hi[a] = i;
     } else if (i == 0) {
       lo[a] = hi[a] = 0;
-      prediction.outside_training_range = true;
     } else {
       lo[a] = i - 1;
       hi[a] = i;

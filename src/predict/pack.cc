@@ -115,9 +115,9 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
   for (const std::string& name : model.order) {
     auto predictor = model.fitted.find(name);
     if (predictor == model.fitted.end()) continue;
+    if (name == "interp" && tree_follows && !predictor->second->Covers(kernel, threads)) continue;
     Expected<Prediction> prediction = predictor->second->Predict(kernel, threads);
     if (prediction.ok()) {
-      if (name == "interp" && prediction->outside_training_range && tree_follows) continue;
       prediction->outside_training_range = prediction->outside_training_range || outside;
       return prediction;
     }

@@ -72,6 +72,9 @@ class KernelPredictor {
   /// Predicts `kernel` run with `threads` threads; fails (kNotFound or kUnsupported) saying why
   /// when this predictor has no answer, never returning 0.
   virtual Expected<Prediction> Predict(const Kernel& kernel, int threads) const = 0;
+  /// Whether `kernel` lies where this predictor was fitted to answer (interpolation: inside its
+  /// grid); a predictor that reads every feature of any kernel says yes. Cheap: no prediction.
+  virtual bool Covers(const Kernel& kernel, int threads) const { return true; }
   virtual nlohmann::json ToJson() const = 0;
   /// Reads what ToJson() wrote; fails naming the missing or malformed field.
   virtual Status FromJson(const nlohmann::json& json) = 0;

@@ -42,6 +42,8 @@ class InterpPredictor final : public KernelPredictor {
   std::string_view Name() const override { return "interp"; }
   Status Fit(std::span<const TrainingSample> samples) override;
   Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
+  /// Inside the grid: every constant and alias holds, every axis value within its measured range.
+  bool Covers(const Kernel& kernel, int threads) const override;
   nlohmann::json ToJson() const override;
   Status FromJson(const nlohmann::json& json) override;
 
