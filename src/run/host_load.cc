@@ -1,16 +1,33 @@
 #include "run/host_load.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 namespace latte {
+
+namespace {
+
+// Busy seconds in one /proc/stat cpu line's fields after the name: user nice system idle iowait
+// irq softirq steal (guest time is already inside user).
+bool BusySeconds(const std::string& fields_text, double tick, double& busy) {
+  std::istringstream fields(fields_text);
+  double v[8] = {};
+  for (double& x : v)
+    if (!(fields >> x)) return false;
+  busy = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / tick;
+  return true;
+}
+
+}  // namespace
 
 CpuClock ReadCpuClock() {
   CpuClock c;
@@ -19,16 +36,39 @@ CpuClock ReadCpuClock() {
   if (getrusage(RUSAGE_SELF, &usage) == 0)
     c.self_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  // Only the CPUs this process may run on (a container's cpuset, taskset): others' work on the
+  // rest of a big machine takes nothing from us.
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  const bool have_affinity = sched_getaffinity(0, sizeof(mine), &mine) == 0 && CPU_COUNT(&mine) > 0;
+  const double tick = static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
   std::ifstream stat("/proc/stat");
   std::string line;
-  if (!std::getline(stat, line) || line.rfind("cpu ", 0) != 0) return c;
-  std::istringstream fields(line.substr(4));
-  // user nice system idle iowait irq softirq steal (guest time is already inside user)
-  double v[8] = {};
-  for (double& x : v)
-    if (!(fields >> x)) return c;
-  const double tick = static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
-  c.host_busy_s = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / tick;
+  double all = 0, chosen = 0;
+  int counted = 0, cpus = 0;
+  bool have_all = false;
+  while (std::getline(stat, line) && line.rfind("cpu", 0) == 0) {
+    double busy = 0;
+    const std::size_t space = line.find(' ');
+    if (space == std::string::npos || !BusySeconds(line.substr(space), tick, busy)) return c;
+    if (space == 3) {  // "cpu  ...": every CPU
+      all = busy;
+      have_all = true;
+      continue;
+    }
+    ++cpus;
+    const int id = std::atoi(line.c_str() + 3);
+    if (have_affinity && id >= 0 && id < CPU_SETSIZE && CPU_ISSET(id, &mine)) chosen += busy, ++counted;
+  }
+  if (have_affinity && counted > 0) {
+    c.host_busy_s = chosen;
+    c.cores = counted;
+  } else if (have_all) {
+    c.host_busy_s = all;
+    c.cores = std::max(1, cpus);
+  } else {
+    return c;
+  }
   c.ok = true;
   return c;
 }
@@ -36,6 +76,7 @@ CpuClock ReadCpuClock() {
 HostLoad LoadBetween(const CpuClock& before, const CpuClock& after) {
   HostLoad load;
   load.window_s = after.wall_s - before.wall_s;
+  load.cores = before.cores;
   if (!before.ok || !after.ok || load.window_s <= 0) return load;
   const double others = (after.host_busy_s - before.host_busy_s) - (after.self_s - before.self_s);
   load.other_cores = std::max(0.0, others / load.window_s);
@@ -52,15 +93,16 @@ std::string DescribeHostLoad(const HostLoad& load, bool contended, int threads, 
   if (!load.known()) return "other processes' load unknown (/proc/stat unreadable)";
   char text[200];
   if (load.window_s < kMinJudgedWindowSecs) {
-    std::snprintf(text, sizeof(text), "other processes used %.2f of %d cores (over %.2f s: too short to judge)",
-                  load.other_cores, cores, load.window_s);
+    std::snprintf(text, sizeof(text), "other processes used %.2f of %d core%s (over %.2f s: too short to judge)",
+                  load.other_cores, cores, cores == 1 ? "" : "s", load.window_s);
   } else if (contended) {
     std::snprintf(text, sizeof(text),
-                  "busy: other processes used %.2f of %d cores while %d thread%s ran; times are likely slower than "
+                  "busy: other processes used %.2f of %d core%s while %d thread%s ran; times are likely slower than "
                   "this machine's",
-                  load.other_cores, cores, threads, threads == 1 ? "" : "s");
+                  load.other_cores, cores, cores == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
   } else {
-    std::snprintf(text, sizeof(text), "other processes used %.2f of %d cores", load.other_cores, cores);
+    std::snprintf(text, sizeof(text), "other processes used %.2f of %d core%s", load.other_cores, cores,
+                  cores == 1 ? "" : "s");
   }
   return text;
 }

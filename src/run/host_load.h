@@ -11,7 +11,9 @@ namespace latte {
 
 /// One reading of the host's and this process's CPU clocks, in seconds.
 struct CpuClock {
-  double host_busy_s = 0;  // all CPUs: user, nice, system, irq, softirq, steal (/proc/stat)
+  double host_busy_s = 0;  // the CPUs this process may run on (its affinity; else all): user, nice,
+                           // system, irq, softirq, steal (/proc/stat)
+  int cores = 0;           // how many CPUs host_busy_s covers
   double self_s = 0;       // this process, every thread: user + system (getrusage)
   double wall_s = 0;       // monotonic
   bool ok = false;         // false when /proc/stat could not be read
@@ -22,6 +24,7 @@ CpuClock ReadCpuClock();
 struct HostLoad {
   double other_cores = -1;  // average cores' worth of CPU others used; -1 when unknown
   double window_s = 0;
+  int cores = 0;  // the CPUs it was measured over (this process's)
   bool known() const { return other_cores >= 0; }
 };
 HostLoad LoadBetween(const CpuClock& before, const CpuClock& after);

@@ -1,8 +1,5 @@
 #include "run/measure.h"
 
-#include <unistd.h>
-
-#include <algorithm>
 #include <chrono>
 
 namespace latte {
@@ -42,7 +39,6 @@ Expected<Measurement> Measure(const std::function<Status()>& run, const MeasureO
   }
   m.warmup_avg_us = m.warmup_count > 0 ? warm_total / m.warmup_count : 0;
 
-  const int cores = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   for (int attempt = 0; attempt <= options.max_remeasures; ++attempt) {
     std::vector<double> samples;
     bool hit_limit = false;
@@ -58,7 +54,7 @@ Expected<Measurement> Measure(const std::function<Status()>& run, const MeasureO
       }
     }
     const HostLoad host = LoadBetween(clock_before, ReadCpuClock());
-    const bool contended = Contended(host, options.threads, cores);
+    const bool contended = Contended(host, options.threads, clock_before.cores);
     NoiseReport noise = AssessNoise(samples);
     // Keep the better attempt: one with the cores it needed over one without, then the quieter
     // (a re-measurement that is noisier does not replace a calmer one).

@@ -1,6 +1,7 @@
 #include "run/host_load.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +14,11 @@
 namespace latte {
 namespace {
 
-CpuClock Clock(double busy, double self, double wall) { return CpuClock{busy, self, wall, true}; }
+CpuClock Clock(double busy, double self, double wall) {
+  CpuClock c;
+  c.host_busy_s = busy, c.self_s = self, c.wall_s = wall, c.cores = 2, c.ok = true;
+  return c;
+}
 
 // Spins for `secs` of wall time.
 void Spin(double secs) {
@@ -56,6 +61,10 @@ TEST(HostLoad, ContendedWhenOthersTakeCoresTheRunNeeds) {
 TEST(HostLoad, ReadsThisProcessAsOursAndAChildAsOthers) {
   const CpuClock before = ReadCpuClock();
   ASSERT_TRUE(before.ok) << "/proc/stat unreadable";
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  EXPECT_EQ(before.cores, CPU_COUNT(&mine));  // the CPUs this process may run on
   Spin(0.4);  // this process: counted as ours
   const CpuClock middle = ReadCpuClock();
   EXPECT_GE(middle.self_s - before.self_s, 0.2);
@@ -68,7 +77,7 @@ TEST(HostLoad, ReadsThisProcessAsOursAndAChildAsOthers) {
 }
 
 TEST(Measure, ReMeasuresAndSaysSoWhenOthersTakeTheCoresItNeeds) {
-  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const int cores = ReadCpuClock().cores;
   // A run that needs every core (it sleeps, so the spinners always get theirs), while a child per
   // core spins through all attempts.
   std::vector<pid_t> children;
