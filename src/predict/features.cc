@@ -121,8 +121,9 @@ KernelCost ComputeKernelCost(const Kernel& k) {
   return c;
 }
 
-double WorkScaleMs(const Kernel& kernel) {
-  const KernelCost c = ComputeKernelCost(kernel);
+double WorkScaleMs(const Kernel& kernel) { return WorkScaleMs(ComputeKernelCost(kernel)); }
+
+double WorkScaleMs(const KernelCost& c) {
   constexpr double kFlopsPerMs = 100e9 / 1e3, kBytesPerMs = 20e9 / 1e3, kOverheadMs = 1e-3;
   return kOverheadMs + std::max(2 * c.macs / kFlopsPerMs, c.Bytes() / kBytesPerMs);
 }
@@ -151,7 +152,7 @@ std::vector<std::string> FeatureSchema::Names() const {
   return names;
 }
 
-void ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out) {
+KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out) {
   out.clear();
   out.reserve(schema.Size());
   for (const std::string& name : schema.param_names) {
@@ -171,6 +172,7 @@ void ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int thre
   out.push_back(static_cast<float>(threads));
   out.push_back(static_cast<float>(DataTypeSize(kernel.dtype)));
   out.push_back(static_cast<float>(kernel.fused.size()));
+  return c;
 }
 
 }  // namespace latte

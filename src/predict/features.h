@@ -52,12 +52,14 @@ const std::vector<std::string>& DerivedFeatureNames();
 /// that a fitted model can learn latency *relative to the work* (how efficient a kernel is),
 /// which stays near its training values beyond the training ranges where latency itself does not.
 double WorkScaleMs(const Kernel& kernel);
+/// The same from a cost already computed (ComputeFeatures returns the one it computes).
+double WorkScaleMs(const KernelCost& cost);
 
 /// log2(1 + x) for x >= 0 (and -log2(1 - x) below, so that the map stays monotone).
 double LogScale(double x);
 
 /// Feature vector of `kernel` run with `threads` threads, in `schema`'s order. A parameter the
-/// schema names but the kernel lacks reads as 0.
-void ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out);
+/// schema names but the kernel lacks reads as 0. Returns the kernel's cost it derived them from.
+KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out);
 
 }  // namespace latte

@@ -119,8 +119,7 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     if (roof != model.order.end() && roof != model.order.begin()) std::rotate(roof, roof + 1, model.order.end());
     // Trees answer every kernel, so whatever comes after the first tree model is never reached:
     // not kept (a pack then carries one tree ensemble per kind, not two; the report keeps all scores).
-    auto tree = std::find_if(model.order.begin(), model.order.end(),
-                             [](const std::string& name) { return name == "gbdt" || name == "forest"; });
+    auto tree = std::find_if(model.order.begin(), model.order.end(), [](const std::string& name) { return IsTreePredictor(name); });
     if (tree != model.order.end()) {
       for (auto it = tree + 1; it != model.order.end(); ++it) model.fitted.erase(*it);
       model.order.erase(tree + 1, model.order.end());

@@ -108,9 +108,8 @@ Status InterpPredictor::Fit(std::span<const TrainingSample> samples) {
   return Status::Ok();
 }
 
-Kernel InterpPredictor::PointKernel(const std::vector<std::int64_t>& values) const {
-  Expected<Kernel> parsed = ParseKernelKind(kind_);  // checked by Fit and FromJson
-  Kernel kernel = parsed.ok() ? *parsed : Kernel{};
+Kernel InterpPredictor::PointKernel(const Kernel& kind, const std::vector<std::int64_t>& values) const {
+  Kernel kernel = kind;
   auto set = [&](const std::string& name, std::int64_t v) {
     if (name == "dtype") kernel.dtype = static_cast<DataType>(v);
     else if (name != "threads") kernel.params[name] = v;
@@ -135,8 +134,11 @@ void InterpPredictor::Index() {
   cells_.clear();
   point_coords_.clear();
   point_log_.clear();
+  Expected<Kernel> parsed = ParseKernelKind(kind_);  // checked by Fit and FromJson
+  const Kernel kind = parsed.ok() ? *parsed : Kernel{};
   for (std::size_t p = 0; p < point_values_.size(); ++p) {
-    point_log_.push_back(std::log(point_ms_[p]) - (per_work_ ? std::log(WorkScaleMs(PointKernel(point_values_[p]))) : 0.0));
+    point_log_.push_back(std::log(point_ms_[p]) -
+                         (per_work_ ? std::log(WorkScaleMs(PointKernel(kind, point_values_[p]))) : 0.0));
     Cell cell(axes_.size());
     std::vector<double> coords(axes_.size());
     for (std::size_t a = 0; a < axes_.size(); ++a) {

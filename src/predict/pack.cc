@@ -108,14 +108,16 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
   // Interpolation answers inside its grid only: beyond it (a parameter clamped, a square grid
   // asked a non-square kernel) it holds its edge, while a tree model later in the order still
   // reads every feature of the kernel, so that one answers.
-  const bool tree_follows = std::any_of(model.order.begin(), model.order.end(), [&](const std::string& name) {
-    return (name == "gbdt" || name == "forest") && model.fitted.count(name);
-  });
+  auto tree_follows = [&](std::vector<std::string>::const_iterator from) {
+    return std::any_of(from, model.order.end(),
+                       [&](const std::string& name) { return IsTreePredictor(name) && model.fitted.count(name); });
+  };
   std::string why;
-  for (const std::string& name : model.order) {
+  for (auto it = model.order.begin(); it != model.order.end(); ++it) {
+    const std::string& name = *it;
     auto predictor = model.fitted.find(name);
     if (predictor == model.fitted.end()) continue;
-    if (name == "interp" && tree_follows && !predictor->second->Covers(kernel, threads)) continue;
+    if (!predictor->second->Covers(kernel, threads) && tree_follows(it + 1)) continue;
     Expected<Prediction> prediction = predictor->second->Predict(kernel, threads);
     if (prediction.ok()) {
       prediction->outside_training_range = prediction->outside_training_range || outside;

@@ -20,6 +20,8 @@ const std::vector<std::string>& FittedPredictorNames() {
   return kNames;
 }
 
+bool IsTreePredictor(std::string_view name) { return name == "gbdt" || name == "forest"; }
+
 Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options) {
   std::unique_ptr<KernelPredictor> predictor;
   if (name == "table") predictor = std::make_unique<TablePredictor>();

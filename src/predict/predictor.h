@@ -91,6 +91,8 @@ class KernelPredictor {
 /// Every fitted predictor type, in the order the selector tries them: "interp", "gbdt", "forest",
 /// "roofline" (the table is not fitted, only looked up).
 const std::vector<std::string>& FittedPredictorNames();
+/// "gbdt" or "forest": a tree ensemble, which answers every kernel of its kind.
+bool IsTreePredictor(std::string_view name);
 
 /// A new, unfitted predictor of type `name` ("table" or one of FittedPredictorNames()).
 Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options);

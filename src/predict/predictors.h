@@ -63,8 +63,9 @@ class InterpPredictor final : public KernelPredictor {
   bool EstimateCell(const Cell& cell, double& log_ms) const;
   double NearestNeighbours(const std::vector<double>& point) const;
   void Index();
-  /// The kernel a point of the grid stands for (its kind, the axes' values, the constants).
-  Kernel PointKernel(const std::vector<std::int64_t>& values) const;
+  /// The kernel a point of the grid stands for: `kind` (ParseKernelKind of kind_) with the axes'
+  /// values and the constants.
+  Kernel PointKernel(const Kernel& kind, const std::vector<std::int64_t>& values) const;
 
   std::string kind_;       // the kernel kind fitted ("add+relu6")
   bool per_work_ = false;  // cells hold log(ms / WorkScaleMs) (every fit now), else log(ms)

@@ -208,12 +208,12 @@ double TreePredictor::PredictLog(const std::vector<float>& features, double* tre
 Expected<Prediction> TreePredictor::Predict(const Kernel& kernel, int threads) const {
   if (trees_.empty()) return Internal(std::string(Name()) + ": predictor used before Fit");
   thread_local std::vector<float> features;
-  ComputeFeatures(schema_, kernel, threads, features);
+  const KernelCost cost = ComputeFeatures(schema_, kernel, threads, features);
   Prediction prediction;
   prediction.source = mode_ == Mode::kBoosted ? PredictionSource::kTrees : PredictionSource::kForest;
   double tree_sd = 0;
   prediction.ms = std::exp(PredictLog(features, mode_ == Mode::kForest ? &tree_sd : nullptr)) *
-                  (per_work_ ? WorkScaleMs(kernel) : 1.0);
+                  (per_work_ ? WorkScaleMs(cost) : 1.0);
   prediction.spread_ms = prediction.ms * (mode_ == Mode::kForest ? tree_sd : relative_spread_);
   return prediction;
 }
