@@ -13,7 +13,7 @@
 # Usage: bench/predict_models.sh PACK [NUM_RUNS=50] [MIN_SECS=1] [REPEATS=1]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-latte="$root/build/latte"
+latte="${LATTE:-$root/build/latte}"  # LATTE=...: another build
 [[ -x "$latte" ]] || { echo "bench: build/latte is missing: run scripts/setup" >&2; exit 2; }
 [[ $# -ge 1 && -f "$1" ]] || { echo "usage: bench/predict_models.sh PACK [NUM_RUNS] [MIN_SECS] [REPEATS]" >&2; exit 2; }
 pack="$1"

@@ -1,0 +1,113 @@
+// Is a chain of kernels as fast as the sum of the same kernels alone, or does each kernel of a
+// graph pay a dispatch cost that one measured alone does not? Builds a chain of REPEATS × 6 small
+// kernels on an H×H×C tensor (add, 3×3 depthwise, sigmoid, 1×1 conv, mul, hard-swish; each with
+// its own weights, each reading the one before), measures it whole and each kernel alone with
+// the campaigns' protocol, three rounds, and prints (chain − sum) / kernels. xnnpack, 1 thread.
+// Usage: chain_probe [H=8] [C=32] [REPEATS=16]
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <vector>
+
+#include "ir/kernel_graph.h"
+#include "profile/campaign.h"
+#include "profile/space.h"
+#include "run/xnnpack/xnnpack_backend.h"
+
+using namespace latte;
+
+namespace {
+
+Kernel Binary(OpKind op, std::int64_t h, std::int64_t c) {
+  Kernel k;
+  k.op = op;
+  k.params = {{"a0", 1}, {"a1", h}, {"a2", h}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", h}, {"b3", c}};
+  return k;
+}
+
+Kernel Unary(OpKind op, std::int64_t h, std::int64_t c) {
+  Kernel k;
+  k.op = op;
+  k.params = {{"n", 1}, {"h", h}, {"w", h}, {"c", c}};
+  return k;
+}
+
+// The kernels' one-kernel graphs joined: each kernel's first input is the previous one's output;
+// its other inputs stay graph inputs.
+Expected<Graph> Chain(const std::vector<Kernel>& kernels) {
+  Graph chain;
+  TensorId prev = kNoTensor;
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+    LATTE_ASSIGN_OR_RETURN(Graph g, BuildKernelGraph(kernels[ki], static_cast<unsigned>(ki)));
+    std::string prefix = "k";  // built in steps: GCC 12 warns (-Wrestrict) on "k" + to_string(ki) + ":"
+    prefix += std::to_string(ki);
+    prefix += ':';
+    std::map<TensorId, TensorId> map;
+    for (std::size_t t = 0; t < g.num_tensors(); ++t) {
+      const TensorId id = static_cast<TensorId>(t);
+      if (id == g.inputs.front() && prev != kNoTensor) {
+        map[id] = prev;
+        continue;
+      }
+      Tensor copy = g.tensor(id);
+      copy.name = prefix + copy.name;
+      map[id] = chain.AddTensor(copy);
+      for (TensorId in : g.inputs)
+        if (in == id) chain.inputs.push_back(map[id]);
+    }
+    for (const Node& node : g.nodes()) {
+      Node copy = node;
+      copy.name = prefix + node.name;
+      for (TensorId& t : copy.inputs)
+        if (t != kNoTensor) t = map[t];
+      for (TensorId& t : copy.outputs) t = map[t];
+      chain.AddNode(copy);
+    }
+    prev = map[g.outputs.front()];
+  }
+  chain.outputs = {prev};
+  LATTE_RETURN_IF_ERROR(chain.Validate());
+  return chain;
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::int64_t h = argc > 1 ? std::atoi(argv[1]) : 8;
+  const std::int64_t c = argc > 2 ? std::atoi(argv[2]) : 32;
+  const int repeats = argc > 3 ? std::atoi(argv[3]) : 16;
+  if (h < 1 || c < 1 || repeats < 1) return std::fprintf(stderr, "usage: chain_probe [H] [C] [REPEATS]\n"), 2;
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  RunOptions run;
+  run.num_threads = 1;
+  const std::vector<Kernel> kinds = {Binary(OpKind::kAdd, h, c), ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1),
+                                     Unary(OpKind::kSigmoid, h, c), ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1),
+                                     Binary(OpKind::kMul, h, c), Unary(OpKind::kHardSwish, h, c)};
+  std::vector<Kernel> kernels;
+  for (int r = 0; r < repeats; ++r) kernels.insert(kernels.end(), kinds.begin(), kinds.end());
+  Expected<Graph> chain = Chain(kernels);
+  if (!chain.ok()) return Fail(chain.status());
+  MeasureOptions measure = KernelMeasureOptions();
+  measure.min_secs = 0.5;
+  for (int round = 0; round < 3; ++round) {
+    double sum_us = 0;
+    for (const Kernel& k : kinds) {
+      Expected<Measurement> m = MeasureKernel(k, "xnnpack", registry, run, measure);
+      if (!m.ok()) return Fail(m.status());
+      sum_us += m->stats.p50 * repeats;
+    }
+    Expected<Measurement> whole = MeasureGraph(*chain, "xnnpack", registry, run, measure);
+    if (!whole.ok()) return Fail(whole.status());
+    std::printf("%lldx%lldx%lld, %zu kernels: chain %.1f us, sum alone %.1f us, per kernel %+.2f us (%+.1f%%)\n",
+                static_cast<long long>(h), static_cast<long long>(h), static_cast<long long>(c), kernels.size(),
+                whole->stats.p50, sum_us, (whole->stats.p50 - sum_us) / kernels.size(),
+                100 * (whole->stats.p50 - sum_us) / sum_us);
+  }
+  return 0;
+}
