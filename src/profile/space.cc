@@ -224,16 +224,38 @@ T Pick(SplitMix64& rng, const std::vector<T>& choices) {
   return choices[rng.Below(choices.size())];
 }
 
+// A random feature map's height and width: half the draws square (side log-uniform in [lo, hi]),
+// half wide or tall (a long side log-uniform in [8, 2·hi], the short one in [1, long/4], either
+// way round), as text and sequence models have them (PaddleOCR's classifier runs 5×5 depthwise
+// convs on 2×96 and 3×96 maps): trees fitted on square maps alone predict those 15–30% low.
+std::pair<I, I> DrawSpatial(SplitMix64& rng, I lo, I hi) {
+  if (rng.Below(2) == 0) {
+    const I side = LogUniform(rng, lo, hi);
+    return {side, side};
+  }
+  const I longer = LogUniform(rng, 8, 2 * hi);
+  const I shorter = LogUniform(rng, 1, std::max<I>(1, longer / 4));
+  return rng.Below(2) == 0 ? std::pair<I, I>{shorter, longer} : std::pair<I, I>{longer, shorter};
+}
+
 // One random kernel of `op`'s family (not yet checked for size).
 std::optional<Kernel> DrawKernel(OpKind op, SplitMix64& rng) {
   switch (FamilyOf(op)) {
     case Family::kConv: {
-      const I h = LogUniform(rng, 4, 224), k = Pick<I>(rng, {1, 3, 5, 7}), s = Pick<I>(rng, {1, 2});
+      const auto [h, w] = DrawSpatial(rng, 4, 224);
+      const I k = Pick<I>(rng, {1, 3, 5, 7});
+      I sh = Pick<I>(rng, {1, 2}), sw = sh;
+      if (h != w && rng.Below(3) == 0) {  // a third of non-square draws stride 2 one way only
+        const bool along_h = rng.Below(2) == 0;
+        sh = along_h ? 2 : 1;
+        sw = along_h ? 1 : 2;
+      }
       if (op == OpKind::kDepthwiseConv2D) {
         const I c = LogUniform(rng, 8, 1024);
-        return ConvKernel(op, h, h, c, c, k == 1 ? 3 : k, s);
+        const I kd = k == 1 ? 3 : k;
+        return ConvLike(op, 1, h, w, c, c, kd, kd, sh, sw, c);
       }
-      return ConvKernel(op, h, h, LogUniform(rng, 3, 512), LogUniform(rng, 8, 512), k, s);
+      return ConvLike(op, 1, h, w, LogUniform(rng, 3, 512), LogUniform(rng, 8, 512), k, k, sh, sw, 1);
     }
     case Family::kTransposeConv: {
       const I h = LogUniform(rng, 4, 64);
@@ -245,8 +267,8 @@ std::optional<Kernel> DrawKernel(OpKind op, SplitMix64& rng) {
     case Family::kMatMul:
       return MatMulKernel(1, LogUniform(rng, 8, 1024), LogUniform(rng, 8, 1024), LogUniform(rng, 8, 1024));
     case Family::kPool: {
-      const I h = LogUniform(rng, 4, 224);
-      return PoolKernel(op, h, h, LogUniform(rng, 8, 512), Pick<I>(rng, {2, 3}), Pick<I>(rng, {1, 2}));
+      const auto [h, w] = DrawSpatial(rng, 4, 224);
+      return PoolKernel(op, h, w, LogUniform(rng, 8, 512), Pick<I>(rng, {2, 3}), Pick<I>(rng, {1, 2}));
     }
     case Family::kNhwc: {
       I h = LogUniform(rng, 2, 224), c = LogUniform(rng, 8, 1024);

@@ -140,12 +140,37 @@ TEST(Random, SameSeedSameKernelsOtherSeedOthers) {
   std::set<std::string> keys;
   for (const Kernel& k : *a) {
     keys.insert(k.Key());
-    EXPECT_GE(k.Param("ih"), 4);
-    EXPECT_LE(k.Param("ih"), 224);
+    EXPECT_GE(k.Param("ih"), 1);
+    EXPECT_LE(k.Param("ih"), 448);
     EXPECT_LE(k.Param("oc"), 512);
     EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
   }
   EXPECT_EQ(keys.size(), 40u);  // distinct
+}
+
+TEST(Random, DrawsWideAndTallMapsAndOneWayStrides) {
+  // Half the conv and pool draws are square; the others wide or tall (short side down to 1),
+  // and some of the non-square convs stride in one direction only. All of them build.
+  for (const char* kind : {"conv2d", "depthwise_conv2d", "max_pool2d"}) {
+    auto kernels = RandomKernels(Kind(kind), 200, 3);
+    ASSERT_TRUE(kernels.ok()) << kind;
+    int square = 0, wide = 0, tall = 0, flat = 0, one_way = 0;
+    for (const Kernel& k : *kernels) {
+      const std::int64_t h = k.Param("ih"), w = k.Param("iw");
+      square += h == w;
+      wide += h < w;
+      tall += h > w;
+      flat += std::min(h, w) <= 3;
+      one_way += k.Param("sh") != k.Param("sw");
+      EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
+    }
+    EXPECT_GT(square, 60) << kind;
+    EXPECT_GT(wide, 25) << kind;
+    EXPECT_GT(tall, 25) << kind;
+    EXPECT_GT(flat, 10) << kind;
+    if (std::string(kind) != "max_pool2d") EXPECT_GT(one_way, 10) << kind;
+    else EXPECT_EQ(one_way, 0);
+  }
 }
 
 TEST(Random, LogUniformFavoursNoSizeRange) {
