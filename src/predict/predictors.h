@@ -115,16 +115,17 @@ class TreePredictor final : public KernelPredictor {
 
   // The walk's layout, built from trees_ (which stay as read, for ToJson): every tree in one
   // array, renumbered breadth first so that a split's right child follows its left one (a step
-  // is `left + !(x < threshold)`, no branch), and a leaf points at itself, reading a feature that
-  // is always 0 against an infinite threshold, so a walk may step past it unchanged. Trees are
-  // then walked in lockstep groups for their deepest leaf's number of steps (independent chains
-  // for the CPU to overlap).
+  // is `here + step + !(x < value)`, no branch), and a leaf steps back to itself: it reads a
+  // feature that is always 0 against its own value, and its step cancels the comparison's
+  // outcome, so a walk may pass it unchanged. Trees are then walked in lockstep groups for their
+  // deepest leaf's number of steps (independent chains for the CPU to overlap). 8 bytes a node:
+  // a 600-tree model's nodes stay within L2, where 16-byte nodes did not.
   struct FlatNode {
-    std::int32_t left = 0;
-    std::uint32_t feature = 0;
-    float threshold = 0;
-    float leaf = 0;
+    float value = 0;            // a split's threshold, or a leaf's value
+    std::uint16_t feature = 0;  // a leaf: the always-0 feature
+    std::int16_t step = 0;      // a split: to its left child (≥ 1); a leaf: 0 or -1 (see above)
   };
+  static_assert(sizeof(FlatNode) == 8);
   Status AppendFlat(const std::vector<Node>& tree);
 
   Mode mode_;

@@ -136,7 +136,9 @@ Status TreePredictor::AddTree(const std::vector<std::int32_t>& left, const std::
 
 Status TreePredictor::AppendFlat(const std::vector<Node>& tree) {
   const auto base = static_cast<std::uint32_t>(flat_.size());
-  const std::uint32_t zero_feature = static_cast<std::uint32_t>(schema_.Size());  // PredictLog appends a 0 there
+  if (schema_.Size() >= std::numeric_limits<std::uint16_t>::max())
+    return InvalidInput(std::string(Name()) + ": " + std::to_string(schema_.Size()) + " features are too many to walk");
+  const auto zero_feature = static_cast<std::uint16_t>(schema_.Size());  // PredictLog appends a 0 there
   std::vector<std::uint32_t> new_index(tree.size(), 0);
   std::vector<bool> seen(tree.size(), false);
   std::vector<std::uint32_t> depth(tree.size(), 0);
@@ -149,7 +151,8 @@ Status TreePredictor::AppendFlat(const std::vector<Node>& tree) {
     const Node& node = tree[old];
     const std::uint32_t at = new_index[old];
     if (node.left < 0) {
-      out[at] = FlatNode{static_cast<std::int32_t>(base + at), zero_feature, std::numeric_limits<float>::infinity(), node.value};
+      // The walk compares 0 < value here and adds 1 when that fails: step back by the same.
+      out[at] = FlatNode{node.value, zero_feature, static_cast<std::int16_t>(0.0f < node.value ? 0 : -1)};
       deepest = std::max(deepest, depth[old]);
       continue;
     }
@@ -163,8 +166,11 @@ Status TreePredictor::AppendFlat(const std::vector<Node>& tree) {
       out.emplace_back();
       order.push_back(static_cast<std::size_t>(child));
     }
-    out[at] = FlatNode{static_cast<std::int32_t>(base + new_index[static_cast<std::size_t>(node.left)]), node.feature,
-                       node.value, 0.0f};
+    const std::uint32_t step = new_index[static_cast<std::size_t>(node.left)] - at;
+    if (step > static_cast<std::uint32_t>(std::numeric_limits<std::int16_t>::max()))
+      return InvalidInput(std::string(Name()) + ": a tree of " + std::to_string(tree.size()) +
+                          " nodes is too wide to walk (a split's children must be within 32,767 nodes of it)");
+    out[at] = FlatNode{node.value, static_cast<std::uint16_t>(node.feature), static_cast<std::int16_t>(step)};
   }
   roots_.push_back(base);
   depth_.push_back(deepest);
@@ -187,10 +193,10 @@ double TreePredictor::PredictLog(const std::vector<float>& features, double* tre
     for (std::uint32_t step = 0; step < steps; ++step)
       for (std::size_t l = 0; l < lanes; ++l) {
         const FlatNode& n = nodes[at[l]];
-        at[l] = static_cast<std::uint32_t>(n.left) + static_cast<std::uint32_t>(!(x[n.feature] < n.threshold));
+        at[l] = static_cast<std::uint32_t>(static_cast<std::int64_t>(at[l]) + n.step + !(x[n.feature] < n.value));
       }
     for (std::size_t l = 0; l < lanes; ++l) {  // in tree order: the same sum as one tree at a time
-      const double leaf = nodes[at[l]].leaf;
+      const double leaf = nodes[at[l]].value;
       sum += leaf;
       sum_sq += leaf * leaf;
     }

@@ -307,6 +307,48 @@ TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
   EXPECT_FALSE(loaded.PredictWithXgboost(MacsProportional(5, 4)).ok());
 }
 
+TEST(TreePredictorTest, TreesOfEveryLeafSignWalkToTheirLeavesAndTooWideTreesAreRefused) {
+  PredictorOptions options;
+  options.gbdt_rounds = 20;
+  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
+  ASSERT_TRUE(gbdt.Fit(MacsProportional(200, 3)).ok());
+  // One tree with a leaf at depth 1 and two at depth 2: the walk takes two steps, so it passes
+  // the shallow leaf once more and must stay on it, whatever the sign of its value.
+  nlohmann::json json = gbdt.ToJson();
+  const int feature = json["trees"][0]["feature"][0].get<int>();
+  json["trees"] = nlohmann::json::array();
+  json["trees"].push_back({{"left", {1, -1, 3, -1, -1}}, {"right", {2, -1, 4, -1, -1}},
+                           {"feature", {feature, 0, feature, 0, 0}},
+                           {"value", {1e30, -0.5, 1e30, 0.0, 0.25}}});
+  json["base_score"] = 0.0;
+  json["target"] = "log_ms";
+  const Kernel kernel = MacsProportional(1, 9)[0].kernel;
+  TreePredictor tree(TreePredictor::Mode::kBoosted, {});
+  auto predicted_log = [&](const nlohmann::json& j) {
+    EXPECT_TRUE(tree.FromJson(j).ok());
+    return std::log(tree.Predict(kernel, 1)->ms);
+  };
+  for (double leaf : {-0.5, 0.0, 2.0}) {  // root: x < 1e30 → the shallow leaf
+    json["trees"][0]["value"][1] = leaf;
+    EXPECT_NEAR(predicted_log(json), leaf, 1e-6);
+  }
+  json["trees"][0]["value"][0] = -1e30;  // root → node 2; x < 1e30 → node 3
+  EXPECT_NEAR(predicted_log(json), 0.0, 1e-6);
+  json["trees"][0]["value"][2] = -1e30;  // node 2 → node 4
+  EXPECT_NEAR(predicted_log(json), 0.25, 1e-6);
+
+  // A complete tree of 17 levels: a split's left child lies up to 65,535 nodes after it, beyond
+  // what the walk's 16-bit steps reach. Refused with a reason rather than walked wrong.
+  constexpr int kSplits = (1 << 16) - 1, kNodes = (1 << 17) - 1;
+  std::vector<int> left(kNodes, -1), right(kNodes, -1), features(kNodes, 0);
+  std::vector<double> values(kNodes, 0.5);
+  for (int i = 0; i < kSplits; ++i) left[i] = 2 * i + 1, right[i] = 2 * i + 2, features[i] = feature;
+  json["trees"][0] = {{"left", left}, {"right", right}, {"feature", features}, {"value", values}};
+  Status status = tree.FromJson(json);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("too wide"), std::string::npos) << status.message();
+}
+
 TEST(RooflinePredictorTest, RecoversOverheadAndEfficiency) {
   PredictorOptions options;
   options.peak_gflops = 100;
