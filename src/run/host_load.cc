@@ -6,11 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include <fmt/format.h>
 
 namespace latte {
 
@@ -83,28 +84,21 @@ HostLoad LoadBetween(const CpuClock& before, const CpuClock& after) {
   return load;
 }
 
-bool Contended(const HostLoad& load, int threads, int cores) {
+bool Contended(const HostLoad& load, int threads) {
   if (!load.known() || load.window_s < kMinJudgedWindowSecs) return false;
-  const double free_cores = std::max(0, cores - std::max(1, threads));
+  const double free_cores = std::max(0, load.cores - std::max(1, threads));
   return load.other_cores > free_cores + 0.25;
 }
 
-std::string DescribeHostLoad(const HostLoad& load, bool contended, int threads, int cores) {
+std::string DescribeHostLoad(const HostLoad& load, bool contended, int threads) {
   if (!load.known()) return "other processes' load unknown (/proc/stat unreadable)";
-  char text[200];
-  if (load.window_s < kMinJudgedWindowSecs) {
-    std::snprintf(text, sizeof(text), "other processes used %.2f of %d core%s (over %.2f s: too short to judge)",
-                  load.other_cores, cores, cores == 1 ? "" : "s", load.window_s);
-  } else if (contended) {
-    std::snprintf(text, sizeof(text),
-                  "busy: other processes used %.2f of %d core%s while %d thread%s ran; times are likely slower than "
-                  "this machine's",
-                  load.other_cores, cores, cores == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
-  } else {
-    std::snprintf(text, sizeof(text), "other processes used %.2f of %d core%s", load.other_cores, cores,
-                  cores == 1 ? "" : "s");
-  }
-  return text;
+  const std::string used = fmt::format("other processes used {:.2f} of {} core{}", load.other_cores, load.cores,
+                                       load.cores == 1 ? "" : "s");
+  if (load.window_s < kMinJudgedWindowSecs) return fmt::format("{} (over {:.2f} s: too short to judge)", used, load.window_s);
+  if (contended)
+    return fmt::format("busy: {} while {} thread{} ran; times are likely slower than this machine's", used, threads,
+                       threads == 1 ? "" : "s");
+  return used;
 }
 
 }  // namespace latte

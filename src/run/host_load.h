@@ -33,11 +33,11 @@ HostLoad LoadBetween(const CpuClock& before, const CpuClock& after);
 inline constexpr double kMinJudgedWindowSecs = 0.3;
 
 /// True when, over a judged window, others used more than the cores `threads` threads leave
-/// free on a machine of `cores` cores, with a quarter-core margin for the system's own ticks.
-bool Contended(const HostLoad& load, int threads, int cores);
+/// free of the load's `cores`, with a quarter-core margin for the system's own ticks.
+bool Contended(const HostLoad& load, int threads);
 
 /// One line for reports: "other processes used 0.02 of 2 cores", with "busy: ... while 2
 /// threads ran; times are likely slower than this machine's" when `contended`.
-std::string DescribeHostLoad(const HostLoad& load, bool contended, int threads, int cores);
+std::string DescribeHostLoad(const HostLoad& load, bool contended, int threads);
 
 }  // namespace latte

@@ -54,7 +54,7 @@ Expected<Measurement> Measure(const std::function<Status()>& run, const MeasureO
       }
     }
     const HostLoad host = LoadBetween(clock_before, ReadCpuClock());
-    const bool contended = Contended(host, options.threads, clock_before.cores);
+    const bool contended = Contended(host, options.threads);
     NoiseReport noise = AssessNoise(samples);
     // Keep the better attempt: one with the cores it needed over one without, then the quieter
     // (a re-measurement that is noisier does not replace a calmer one).

@@ -46,16 +46,16 @@ TEST(HostLoad, OthersAreTheHostsBusyTimeLessOursPerSecond) {
 }
 
 TEST(HostLoad, ContendedWhenOthersTakeCoresTheRunNeeds) {
-  auto load = [](double other, double window = 1.0) { return HostLoad{other, window}; };
-  EXPECT_FALSE(Contended(load(0.1), 2, 2));
-  EXPECT_TRUE(Contended(load(0.5), 2, 2));   // two threads need both cores
-  EXPECT_FALSE(Contended(load(1.0), 1, 2));  // one thread leaves a core for the others
-  EXPECT_TRUE(Contended(load(1.5), 1, 2));
-  EXPECT_FALSE(Contended(load(1.5, 0.1), 1, 2));  // too short a window to judge
-  EXPECT_FALSE(Contended(HostLoad{}, 2, 2));       // unknown is not a verdict
-  EXPECT_NE(DescribeHostLoad(load(0.5), true, 2, 2).find("busy: other processes used 0.50 of 2 cores while 2 threads"),
+  auto load = [](double other, double window = 1.0) { return HostLoad{other, window, 2}; };
+  EXPECT_FALSE(Contended(load(0.1), 2));
+  EXPECT_TRUE(Contended(load(0.5), 2));   // two threads need both cores
+  EXPECT_FALSE(Contended(load(1.0), 1));  // one thread leaves a core for the others
+  EXPECT_TRUE(Contended(load(1.5), 1));
+  EXPECT_FALSE(Contended(load(1.5, 0.1), 1));  // too short a window to judge
+  EXPECT_FALSE(Contended(HostLoad{}, 2));       // unknown is not a verdict
+  EXPECT_NE(DescribeHostLoad(load(0.5), true, 2).find("busy: other processes used 0.50 of 2 cores while 2 threads"),
             std::string::npos);
-  EXPECT_EQ(DescribeHostLoad(load(0.02), false, 1, 2), "other processes used 0.02 of 2 cores");
+  EXPECT_EQ(DescribeHostLoad(load(0.02), false, 1), "other processes used 0.02 of 2 cores");
 }
 
 TEST(HostLoad, ReadsThisProcessAsOursAndAChildAsOthers) {
@@ -95,7 +95,7 @@ TEST(Measure, ReMeasuresAndSaysSoWhenOthersTakeTheCoresItNeeds) {
     waitpid(c, &status, 0);
   }
   ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_TRUE(m->contended) << DescribeHostLoad(m->host, m->contended, cores, cores);
+  EXPECT_TRUE(m->contended) << DescribeHostLoad(m->host, m->contended, cores);
   EXPECT_EQ(m->attempts, 1 + options.max_remeasures);
   EXPECT_GE(m->host.other_cores, 0.5);
 }
