@@ -18,20 +18,6 @@ using namespace latte;
 
 namespace {
 
-Kernel Binary(OpKind op, std::int64_t h, std::int64_t c) {
-  Kernel k;
-  k.op = op;
-  k.params = {{"a0", 1}, {"a1", h}, {"a2", h}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", h}, {"b3", c}};
-  return k;
-}
-
-Kernel Unary(OpKind op, std::int64_t h, std::int64_t c) {
-  Kernel k;
-  k.op = op;
-  k.params = {{"n", 1}, {"h", h}, {"w", h}, {"c", c}};
-  return k;
-}
-
 // The kernels' one-kernel graphs joined: each kernel's first input is the previous one's output;
 // its other inputs stay graph inputs.
 Expected<Graph> Chain(const std::vector<Kernel>& kernels) {
@@ -86,9 +72,10 @@ int main(int argc, char** argv) {
   RegisterXnnpackBackend(registry);
   RunOptions run;
   run.num_threads = 1;
-  const std::vector<Kernel> kinds = {Binary(OpKind::kAdd, h, c), ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1),
-                                     Unary(OpKind::kSigmoid, h, c), ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1),
-                                     Binary(OpKind::kMul, h, c), Unary(OpKind::kHardSwish, h, c)};
+  const std::vector<Kernel> kinds = {
+      BinaryKernel(OpKind::kAdd, h, h, c),        ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1),
+      NhwcKernel(OpKind::kSigmoid, h, h, c),      ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1),
+      BinaryKernel(OpKind::kMul, h, h, c),        NhwcKernel(OpKind::kHardSwish, h, h, c)};
   std::vector<Kernel> kernels;
   for (int r = 0; r < repeats; ++r) kernels.insert(kernels.end(), kinds.begin(), kinds.end());
   Expected<Graph> chain = Chain(kernels);

@@ -21,13 +21,6 @@ using namespace latte;
 
 namespace {
 
-Kernel Add(std::int64_t h, std::int64_t c) {
-  Kernel k;
-  k.op = OpKind::kAdd;
-  k.params = {{"a0", 1}, {"a1", h}, {"a2", h}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", h}, {"b3", c}};
-  return k;
-}
-
 double Correlation(const std::vector<double>& x, const std::vector<double>& y) {
   const double n = static_cast<double>(x.size());
   double mx = 0, my = 0;
@@ -57,7 +50,7 @@ int main(int argc, char** argv) {
   run.num_threads = 1;
   const std::vector<std::pair<std::string, Kernel>> kernels = {
       {"conv ref (L2)", ReferenceKernel()},
-      {"add 128x128x32", Add(128, 32)},
+      {"add 128x128x32", BinaryKernel(OpKind::kAdd, 128, 128, 32)},
       {"dwconv 112x112x32", ConvKernel(OpKind::kDepthwiseConv2D, 112, 112, 32, 32, 3, 1)}};
   std::vector<Graph> graphs;
   for (const std::string& m : models) {

@@ -135,33 +135,6 @@ Kernel PoolKernel(OpKind op, I h, I w, I c, I k, I s) {
   return kernel;
 }
 
-Kernel NhwcKernel(OpKind op, I h, I w, I c) {
-  Kernel kernel;
-  kernel.op = op;
-  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c}};
-  switch (op) {
-    case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
-      kernel.params["axes"] = 6;  // H and W: the global-pooling reduction models use
-      break;
-    case OpKind::kTranspose:  // NHWC → NCHW, the transpose models insert most
-      kernel.params.insert({{"perm0", 0}, {"perm1", 3}, {"perm2", 1}, {"perm3", 2}});
-      break;
-    case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
-      kernel.params["block"] = 2;
-      break;
-    default:
-      break;
-  }
-  return kernel;
-}
-
-Kernel BinaryKernel(OpKind op, I h, I w, I c) {
-  Kernel kernel;
-  kernel.op = op;
-  kernel.params = {{"a0", 1}, {"a1", h}, {"a2", w}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", w}, {"b3", c}};
-  return kernel;
-}
-
 Kernel ConcatKernel(I h, I w, I c0, I c1) {
   Kernel kernel;
   kernel.op = OpKind::kConcat;
@@ -358,6 +331,33 @@ bool AllPositive(const Kernel& k) {
 }
 
 }  // namespace
+
+Kernel NhwcKernel(OpKind op, I h, I w, I c) {
+  Kernel kernel;
+  kernel.op = op;
+  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c}};
+  switch (op) {
+    case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
+      kernel.params["axes"] = 6;  // H and W: the global-pooling reduction models use
+      break;
+    case OpKind::kTranspose:  // NHWC → NCHW, the transpose models insert most
+      kernel.params.insert({{"perm0", 0}, {"perm1", 3}, {"perm2", 1}, {"perm3", 2}});
+      break;
+    case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
+      kernel.params["block"] = 2;
+      break;
+    default:
+      break;
+  }
+  return kernel;
+}
+
+Kernel BinaryKernel(OpKind op, I h, I w, I c) {
+  Kernel kernel;
+  kernel.op = op;
+  kernel.params = {{"a0", 1}, {"a1", h}, {"a2", w}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", w}, {"b3", c}};
+  return kernel;
+}
 
 std::uint64_t SplitMix64::Next() {
   std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);

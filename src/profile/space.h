@@ -36,6 +36,11 @@ std::pair<std::int64_t, std::int64_t> SamePads(std::int64_t in, std::int64_t ker
 /// For depthwise, `cout` is channels × multiplier and groups = cin.
 Kernel ConvKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t cin, std::int64_t cout, std::int64_t k,
                   std::int64_t stride);
+/// A kernel of one NHWC tensor (batch 1): an activation, reduction over H and W, transpose to
+/// NCHW, depth/space rearrangement, ...
+Kernel NhwcKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c);
+/// An elementwise binary kernel of two 1×h×w×c tensors.
+Kernel BinaryKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c);
 
 /// The size of one grid for `kind` (its main op decides; fused ops ride along). `grid` is
 /// "default", "tflite" or "tensorrt"; a named grid that has no version for the kind's op
