@@ -193,6 +193,16 @@ std::vector<TrainingSample> MacsProportional(std::size_t count, unsigned seed) {
   return samples;
 }
 
+// Boosted trees of `rounds` rounds fitted on `samples` (a failed fit fails the test).
+TreePredictor FittedGbdt(int rounds, const std::vector<TrainingSample>& samples) {
+  PredictorOptions options;
+  options.gbdt_rounds = rounds;
+  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
+  const Status fitted = gbdt.Fit(samples);
+  EXPECT_TRUE(fitted.ok()) << fitted.message();
+  return gbdt;
+}
+
 double Rmspe(const KernelPredictor& predictor, const std::vector<TrainingSample>& test) {
   std::vector<double> predicted, measured;
   for (const TrainingSample& s : test) {
@@ -203,10 +213,7 @@ double Rmspe(const KernelPredictor& predictor, const std::vector<TrainingSample>
 }
 
 TEST(TreePredictorTest, BoostedTreesFitLatencyProportionalToMacs) {
-  PredictorOptions options;
-  options.gbdt_rounds = 300;
-  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
-  ASSERT_TRUE(gbdt.Fit(MacsProportional(3000, 1)).ok());
+  TreePredictor gbdt = FittedGbdt(300, MacsProportional(3000, 1));
   std::vector<TrainingSample> test = MacsProportional(300, 2);
   EXPECT_LT(Rmspe(gbdt, test), 3.0);
   EXPECT_EQ(gbdt.Predict(test[0].kernel, 1)->source, PredictionSource::kTrees);
@@ -223,10 +230,7 @@ TEST(TreePredictorTest, BeyondTheTrainingRangeLatencyFollowsTheWork) {
   // the efficiency they learned, so the latency grows with the work instead of staying flat.
   std::vector<TrainingSample> samples = MacsProportional(3000, 1);
   std::erase_if(samples, [](const TrainingSample& s) { return s.kernel.Param("ih") > 56; });
-  PredictorOptions options;
-  options.gbdt_rounds = 300;
-  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
-  ASSERT_TRUE(gbdt.Fit(samples).ok());
+  TreePredictor gbdt = FittedGbdt(300, samples);
   for (std::int64_t ic : {16, 64}) {
     const Kernel big = Conv(ic, 224, 64, 3, 1);
     const double want = 1e-6 * ComputeKernelCost(big).macs;
@@ -235,19 +239,16 @@ TEST(TreePredictorTest, BeyondTheTrainingRangeLatencyFollowsTheWork) {
 }
 
 TEST(TreePredictorTest, PacksOfTheLatencyTargetStillRead) {
-  PredictorOptions options;
-  options.gbdt_rounds = 50;
-  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
-  ASSERT_TRUE(gbdt.Fit(MacsProportional(500, 1)).ok());
+  TreePredictor gbdt = FittedGbdt(50, MacsProportional(500, 1));
   nlohmann::json old = gbdt.ToJson();
   EXPECT_EQ(old["target"], "log_ms_per_work");
   old.erase("target");  // read as log(ms): the same trees now predict latency itself
-  TreePredictor loaded(TreePredictor::Mode::kBoosted, options);
+  TreePredictor loaded(TreePredictor::Mode::kBoosted, {});
   ASSERT_TRUE(loaded.FromJson(old).ok());
   const Kernel k = Conv(32, 28, 64);
   EXPECT_NEAR(loaded.Predict(k, 1)->ms * WorkScaleMs(k), gbdt.Predict(k, 1)->ms, 1e-9 * gbdt.Predict(k, 1)->ms);
   old["target"] = "seconds";
-  EXPECT_FALSE(TreePredictor(TreePredictor::Mode::kBoosted, options).FromJson(old).ok());
+  EXPECT_FALSE(TreePredictor(TreePredictor::Mode::kBoosted, {}).FromJson(old).ok());
 }
 
 TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
@@ -275,10 +276,7 @@ TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
 }
 
 TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
-  PredictorOptions options;
-  options.gbdt_rounds = 20;
-  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
-  ASSERT_TRUE(gbdt.Fit(MacsProportional(200, 3)).ok());
+  TreePredictor gbdt = FittedGbdt(20, MacsProportional(200, 3));
   TreePredictor loaded(TreePredictor::Mode::kBoosted, {});
   ASSERT_TRUE(loaded.FromJson(nlohmann::json::parse(gbdt.ToJson().dump())).ok());
   EXPECT_EQ(loaded.ToJson().dump(), gbdt.ToJson().dump());
@@ -308,10 +306,7 @@ TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
 }
 
 TEST(TreePredictorTest, TreesOfEveryLeafSignWalkToTheirLeavesAndTooWideTreesAreRefused) {
-  PredictorOptions options;
-  options.gbdt_rounds = 20;
-  TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
-  ASSERT_TRUE(gbdt.Fit(MacsProportional(200, 3)).ok());
+  TreePredictor gbdt = FittedGbdt(20, MacsProportional(200, 3));
   // One tree with a leaf at depth 1 and two at depth 2: the walk takes two steps, so it passes
   // the shallow leaf once more and must stay on it, whatever the sign of its value.
   nlohmann::json json = gbdt.ToJson();
