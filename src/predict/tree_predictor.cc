@@ -190,7 +190,7 @@ double TreePredictor::PredictLog(const std::vector<float>& features, double* tre
     std::uint32_t at[kLanes] = {};
     std::uint32_t steps = 0;
     for (std::size_t l = 0; l < lanes; ++l) at[l] = roots_[first + l], steps = std::max(steps, depth_[first + l]);
-    for (std::uint32_t step = 0; step < steps; ++step)
+    for (std::uint32_t level = 0; level < steps; ++level)
       for (std::size_t l = 0; l < lanes; ++l) {
         const FlatNode& n = nodes[at[l]];
         at[l] = static_cast<std::uint32_t>(static_cast<std::int64_t>(at[l]) + n.step + !(x[n.feature] < n.value));
