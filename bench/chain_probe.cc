@@ -6,7 +6,6 @@
 // Usage: chain_probe [H=8] [C=32] [REPEATS=16]
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <vector>
 
 #include "ir/kernel_graph.h"
@@ -17,44 +16,6 @@
 using namespace latte;
 
 namespace {
-
-// The kernels' one-kernel graphs joined: each kernel's first input is the previous one's output;
-// its other inputs stay graph inputs.
-Expected<Graph> Chain(const std::vector<Kernel>& kernels) {
-  Graph chain;
-  TensorId prev = kNoTensor;
-  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
-    LATTE_ASSIGN_OR_RETURN(Graph g, BuildKernelGraph(kernels[ki], static_cast<unsigned>(ki)));
-    std::string prefix = "k";  // built in steps: GCC 12 warns (-Wrestrict) on "k" + to_string(ki) + ":"
-    prefix += std::to_string(ki);
-    prefix += ':';
-    std::map<TensorId, TensorId> map;
-    for (std::size_t t = 0; t < g.num_tensors(); ++t) {
-      const TensorId id = static_cast<TensorId>(t);
-      if (id == g.inputs.front() && prev != kNoTensor) {
-        map[id] = prev;
-        continue;
-      }
-      Tensor copy = g.tensor(id);
-      copy.name = prefix + copy.name;
-      map[id] = chain.AddTensor(copy);
-      for (TensorId in : g.inputs)
-        if (in == id) chain.inputs.push_back(map[id]);
-    }
-    for (const Node& node : g.nodes()) {
-      Node copy = node;
-      copy.name = prefix + node.name;
-      for (TensorId& t : copy.inputs)
-        if (t != kNoTensor) t = map[t];
-      for (TensorId& t : copy.outputs) t = map[t];
-      chain.AddNode(copy);
-    }
-    prev = map[g.outputs.front()];
-  }
-  chain.outputs = {prev};
-  LATTE_RETURN_IF_ERROR(chain.Validate());
-  return chain;
-}
 
 int Fail(const Status& status) {
   std::fprintf(stderr, "error: %s\n", status.message().c_str());
@@ -76,9 +37,10 @@ int main(int argc, char** argv) {
       BinaryKernel(OpKind::kAdd, h, h, c),        ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1),
       NhwcKernel(OpKind::kSigmoid, h, h, c),      ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1),
       BinaryKernel(OpKind::kMul, h, h, c),        NhwcKernel(OpKind::kHardSwish, h, h, c)};
-  std::vector<Kernel> kernels;
-  for (int r = 0; r < repeats; ++r) kernels.insert(kernels.end(), kinds.begin(), kinds.end());
-  Expected<Graph> chain = Chain(kernels);
+  std::vector<JoinedKernel> kernels;  // each reads the one before
+  for (int r = 0; r < repeats; ++r)
+    for (const Kernel& k : kinds) kernels.push_back({k, {static_cast<int>(kernels.size()) - 1}});
+  Expected<Graph> chain = JoinKernels(kernels);
   if (!chain.ok()) return Fail(chain.status());
   MeasureOptions measure = KernelMeasureOptions();
   measure.min_secs = 0.5;

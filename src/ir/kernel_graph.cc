@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <queue>
 #include <random>
+
+#include <fmt/format.h>
 
 #include "ir/graph_builder.h"
 #include "ir/op_params.h"
@@ -929,6 +932,54 @@ Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
   if (!(built == kernel))
     return InvalidInput("kernel params do not describe one kernel: asked for " + kernel.Key() + ", built " + built.Key());
   return graph;
+}
+
+
+Expected<Graph> JoinKernels(const std::vector<JoinedKernel>& kernels) {
+  if (kernels.empty()) return InvalidInput("no kernels to join");
+  Graph joined;
+  std::vector<TensorId> outputs;
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+    LATTE_ASSIGN_OR_RETURN(Graph g, BuildKernelGraph(kernels[ki].kernel, static_cast<unsigned>(ki)));
+    std::string prefix = "k";  // built in steps: GCC 12 warns (-Wrestrict) on "k" + to_string(ki) + ":"
+    prefix += std::to_string(ki);
+    prefix += ':';
+    std::map<TensorId, TensorId> map;
+    for (std::size_t i = 0; i < g.inputs.size() && i < kernels[ki].from.size(); ++i) {
+      const int source = kernels[ki].from[i];
+      if (source < 0) continue;
+      if (static_cast<std::size_t>(source) >= ki) {
+        return InvalidInput(fmt::format("kernel {} reads kernel {}: only earlier kernels can be read", ki, source));
+      }
+      const TensorId from = outputs[static_cast<std::size_t>(source)];
+      if (joined.tensor(from).shape != g.tensor(g.inputs[i]).shape) {
+        return InvalidInput(fmt::format("kernel {} input {} is {} but kernel {} writes {}", ki, i,
+                                        ShapeToString(g.tensor(g.inputs[i]).shape), source,
+                                        ShapeToString(joined.tensor(from).shape)));
+      }
+      map[g.inputs[i]] = from;
+    }
+    for (std::size_t t = 0; t < g.num_tensors(); ++t) {
+      const TensorId id = static_cast<TensorId>(t);
+      if (map.count(id)) continue;
+      Tensor copy = g.tensor(id);
+      copy.name = prefix + copy.name;
+      map[id] = joined.AddTensor(copy);
+      if (std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end()) joined.inputs.push_back(map[id]);
+    }
+    for (const Node& node : g.nodes()) {
+      Node copy = node;
+      copy.name = prefix + node.name;
+      for (TensorId& t : copy.inputs)
+        if (t != kNoTensor) t = map[t];
+      for (TensorId& t : copy.outputs) t = map[t];
+      joined.AddNode(copy);
+    }
+    outputs.push_back(map[g.outputs.front()]);
+  }
+  joined.outputs = {outputs.back()};
+  LATTE_RETURN_IF_ERROR(joined.Validate());
+  return joined;
 }
 
 }  // namespace latte

@@ -89,4 +89,17 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredic
 /// above 2^31 elements; kUnsupported for non-float32 kernels and kinds with no family.
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed = 0);
 
+/// A kernel of a joined graph and where its activation inputs come from: from[i] is, for the i-th
+/// graph input of the kernel's own graph (BuildKernelGraph), the index of the earlier kernel
+/// whose output it reads, or -1 for a graph input of the joined graph. Missing entries are -1.
+struct JoinedKernel {
+  Kernel kernel;
+  std::vector<int> from;
+};
+
+/// The kernels' graphs joined as `from` says, in order (kernel i's weights seeded with i); the
+/// last kernel's output is the output. kInvalidInput for a kernel reading itself or a later one,
+/// or whose input does not match the shape of the output it reads.
+Expected<Graph> JoinKernels(const std::vector<JoinedKernel>& kernels);
+
 }  // namespace latte

@@ -532,3 +532,51 @@ TEST(KernelGraphTest, GroupingFollowsOnlyAllowedKindsAndKeepsGraphOutputs) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+Kernel Conv3x3(std::int64_t h, std::int64_t c) {
+  Kernel k;
+  k.op = OpKind::kConv2D;
+  k.params = {{"n", 1},  {"ih", h},  {"iw", h},  {"ic", c},  {"oc", c},  {"kh", 3},  {"kw", 3},  {"sh", 1}, {"sw", 1},
+              {"dh", 1}, {"dw", 1},  {"g", 1},   {"pt", 1},  {"pl", 1},  {"pb", 1},  {"pr", 1},  {"bias", 1}};
+  return k;
+}
+
+Kernel AddOf(std::int64_t h, std::int64_t c) {
+  Kernel k;
+  k.op = OpKind::kAdd;
+  k.params = {{"a0", 1}, {"a1", h}, {"a2", h}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", h}, {"b3", c}};
+  return k;
+}
+
+TEST(KernelGraphTest, JoinedKernelsReadWhatTheySayAndNothingElse) {
+  // conv → conv → add(second conv, first conv): a residual block.
+  auto joined = JoinKernels({{Conv3x3(8, 4), {}}, {Conv3x3(8, 4), {0}}, {AddOf(8, 4), {1, 0}}});
+  ASSERT_TRUE(joined.ok()) << joined.status().message();
+  ASSERT_EQ(joined->num_nodes(), 3u);
+  EXPECT_EQ(joined->inputs.size(), 1u);  // only the first conv's input
+  const Node& add = joined->node(2);
+  EXPECT_EQ(joined->Producer(add.inputs[0]), 1);
+  EXPECT_EQ(joined->Producer(add.inputs[1]), 0);
+  EXPECT_EQ(joined->outputs, add.outputs);
+  auto grouping = GroupIntoKernels(*joined, FusionRules());
+  ASSERT_TRUE(grouping.ok());
+  ASSERT_EQ(grouping->kernels.size(), 3u);
+  EXPECT_EQ(grouping->kernels[2].kernel, AddOf(8, 4));
+}
+
+TEST(KernelGraphTest, JoiningRefusesLaterKernelsAndMismatchedShapes) {
+  auto later = JoinKernels({{Conv3x3(8, 4), {1}}, {Conv3x3(8, 4), {}}});
+  ASSERT_FALSE(later.ok());
+  EXPECT_NE(later.status().message().find("kernel 0 reads kernel 1"), std::string::npos);
+  auto shapes = JoinKernels({{Conv3x3(8, 4), {}}, {Conv3x3(8, 8), {0}}});
+  ASSERT_FALSE(shapes.ok());
+  EXPECT_NE(shapes.status().message().find("1x8x8x8 but kernel 0 writes 1x8x8x4"), std::string::npos)
+      << shapes.status().message();
+  EXPECT_FALSE(JoinKernels({}).ok());
+}
+
+}  // namespace
+}  // namespace latte

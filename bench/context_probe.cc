@@ -1,0 +1,162 @@
+// What a layer costs inside a graph beyond what it costs alone, and what that depends on: for
+// every layer of a graph (a MODEL, or N random MobileNet-like graphs), its time in the graph's
+// per-layer profile and alone under the campaigns' protocol (same run), with what it touches
+// (ir/cache_reuse's LayerTraffic: weight and output bytes, and each input's producing layer and
+// bytes). Prints one tab-separated row per layer. xnnpack, 1 thread; run it while nothing else runs.
+// Usage: context_probe PACK MODEL [INPUT=SHAPE]
+//        context_probe PACK --random N [SEED=0]
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "import/import.h"
+#include "ir/cache_reuse.h"
+#include "ir/kernel_graph.h"
+#include "predict/validation.h"
+#include "profile/campaign.h"
+#include "profile/space.h"
+#include "run/xnnpack/xnnpack_backend.h"
+
+using namespace latte;
+
+namespace {
+
+using I = std::int64_t;
+
+template <typename T>
+T Pick(SplitMix64& rng, const std::vector<T>& choices) {
+  return choices[rng.Below(choices.size())];
+}
+
+Kernel WithRelu6(Kernel k) {
+  k.fused = {OpKind::kRelu6};
+  return k;
+}
+
+// A MobileNet-like graph: a stem conv, inverted-residual blocks (1×1 expand, k×k depthwise,
+// 1×1 project, residual add when shapes allow) down to a small map, then sometimes a decoder
+// (bilinear ×2 resize and a 1×1 conv, up to twice), like the segmentation and landmark heads.
+std::vector<JoinedKernel> RandomNet(SplitMix64& rng) {
+  std::vector<JoinedKernel> net;
+  auto last = [&] { return static_cast<int>(net.size()) - 1; };
+  const I r = Pick<I>(rng, {64, 96, 128, 160, 192, 224, 256});
+  I c = Pick<I>(rng, {8, 16, 24, 32});
+  const I stem_stride = Pick<I>(rng, {1, 2});
+  net.push_back({WithRelu6(ConvKernel(OpKind::kConv2D, r, r, 3, c, 3, stem_stride)), {-1}});
+  I h = (r + stem_stride - 1) / stem_stride;
+  const int blocks = 4 + static_cast<int>(rng.Below(9));
+  for (int b = 0; b < blocks; ++b) {
+    const I t = Pick<I>(rng, {1, 2, 4, 6});
+    const I stride = (h > 8 && rng.Uniform() < 0.35) ? 2 : 1;
+    I cout = c;
+    if (stride == 2) cout = std::min<I>(320, (c * Pick<I>(rng, {2, 3, 4}) / 2 + 7) / 8 * 8);
+    const I k = Pick<I>(rng, {3, 3, 5});
+    const int in = last();
+    I mid = c;
+    if (t > 1) {
+      mid = c * t;
+      net.push_back({WithRelu6(ConvKernel(OpKind::kConv2D, h, h, c, mid, 1, 1)), {last()}});
+    }
+    net.push_back({WithRelu6(ConvKernel(OpKind::kDepthwiseConv2D, h, h, mid, mid, k, stride)), {last()}});
+    h = (h + stride - 1) / stride;
+    net.push_back({ConvKernel(OpKind::kConv2D, h, h, mid, cout, 1, 1), {last()}});
+    if (stride == 1 && cout == c) net.push_back({BinaryKernel(OpKind::kAdd, h, h, c), {last(), in}});
+    c = cout;
+  }
+  const int ups = static_cast<int>(rng.Below(3));
+  for (int u = 0; u < ups && 2 * h <= r; ++u) {
+    Kernel resize;
+    resize.op = OpKind::kResize;
+    resize.params = {{"n", 1}, {"ih", h}, {"iw", h}, {"c", c}, {"oh", 2 * h}, {"ow", 2 * h}, {"mode", 1}};
+    net.push_back({resize, {last()}});
+    h *= 2;
+    const I cout = std::max<I>(8, c / 2 / 8 * 8);
+    net.push_back({WithRelu6(ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1)), {last()}});
+    c = cout;
+  }
+  return net;
+}
+
+// Prints one row per layer of the validated graph.
+Status PrintLayers(const std::string& name, const ModelValidation& v, const BackendRegistry& registry,
+                   const RunOptions& run, std::map<std::string, double>& alone_us) {
+  std::vector<std::vector<NodeId>> nodes;
+  for (const LayerPrediction& p : v.prediction.layers) nodes.push_back(p.nodes);
+  const std::vector<LayerTraffic> traffic = LayerTrafficOf(v.plan.graph, nodes);
+  double sum_alone = 0, sum_model = 0;
+  for (const LayerComparison& layer : v.layers) {
+    const LayerPrediction& p = v.prediction.layers[layer.layer];
+    const std::string key = p.kernel.Key();
+    if (!alone_us.count(key)) {
+      LATTE_ASSIGN_OR_RETURN(Measurement m, MeasureKernel(p.kernel, "xnnpack", registry, run, KernelMeasureOptions()));
+      alone_us[key] = m.stats.p50;
+    }
+    const LayerTraffic& t = traffic[layer.layer];
+    const double alone_ms = alone_us[key] / 1000;
+    sum_alone += alone_ms;
+    sum_model += layer.measured_ms;
+    const std::string inputs = InputsToText(t);
+    std::printf("%s\t%zu\t%s\t%.5f\t%.5f\t%lld\t%lld\t%s\t%s\n", name.c_str(), layer.layer, p.kernel.Kind().c_str(),
+                layer.measured_ms, alone_ms, static_cast<long long>(t.weight_bytes),
+                static_cast<long long>(t.output_bytes), inputs.empty() ? "-" : inputs.c_str(), key.c_str());
+  }
+  std::fprintf(stderr, "%s: whole %.3f ms, layers in graph %.3f ms, alone %.3f ms (alone/in graph %.3f)\n", name.c_str(),
+               v.measured_ms, sum_model, sum_alone, sum_alone / sum_model);
+  return Status::Ok();
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: context_probe PACK MODEL [INPUT=SHAPE] | PACK --random N [SEED]\n");
+    return 2;
+  }
+  Expected<Pack> pack = Pack::Load(argv[1]);
+  if (!pack.ok()) return Fail(pack.status());
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  BenchOptions bench;
+  bench.run.num_threads = 1;
+  bench.measure.num_runs = 50;
+  bench.measure.min_secs = 1;
+  std::map<std::string, double> alone_us;
+  std::printf("graph\tlayer\tkind\tgraph_ms\talone_ms\tweight_b\tout_b\tinputs\tkey\n");
+  const std::string what = argv[2];
+  if (what == "--random") {
+    const int n = argc > 3 ? std::atoi(argv[3]) : 0;
+    SplitMix64 rng(argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0);
+    if (n < 1) return Fail(InvalidInput("--random wants a count of graphs"));
+    for (int i = 0; i < n; ++i) {
+      Expected<Graph> graph = JoinKernels(RandomNet(rng));
+      if (!graph.ok()) return Fail(graph.status());
+      const std::string name = "random" + std::to_string(i);
+      Expected<ModelValidation> v = ValidateModel(*graph, name, *pack, bench, registry);
+      if (!v.ok()) return Fail(v.status());
+      if (Status s = PrintLayers(name, *v, registry, bench.run, alone_us); !s.ok()) return Fail(s);
+      std::fflush(stdout);
+    }
+    return 0;
+  }
+  ImportOptions import;
+  if (argc == 4) {
+    const std::string arg = argv[3];
+    const std::size_t eq = arg.find('=');
+    Expected<Shape> shape = ParseShape(eq == std::string::npos ? "" : arg.substr(eq + 1));
+    if (!shape.ok()) return Fail(shape.status());
+    import.input_shapes[arg.substr(0, eq)] = *shape;
+  }
+  Expected<Graph> graph = ImportModel(what, import);
+  if (!graph.ok()) return Fail(graph.status());
+  Expected<ModelValidation> v = ValidateModel(*graph, what, *pack, bench, registry);
+  if (!v.ok()) return Fail(v.status());
+  if (Status s = PrintLayers(what, *v, registry, bench.run, alone_us); !s.ok()) return Fail(s);
+  return 0;
+}

@@ -1,0 +1,151 @@
+#include "ir/cache_reuse.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <string>
+#include <system_error>
+
+namespace latte {
+namespace {
+
+// Sums over positions, with point updates (a Fenwick tree).
+class PositionSums {
+ public:
+  explicit PositionSums(std::size_t n) : tree_(n + 1, 0) {}
+  void Add(std::size_t pos, double value) {
+    for (std::size_t i = pos + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += value;
+  }
+  double Prefix(std::size_t end) const {  // positions [0, end)
+    double sum = 0;
+    for (std::size_t i = end; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+    return sum;
+  }
+
+ private:
+  std::vector<double> tree_;
+};
+
+// The share of a tensor of `bytes` missed when `distance` bytes (itself included) were touched
+// since its last use.
+double MissedShare(double distance, double bytes, double cache) {
+  if (bytes <= 0) return 0;
+  return std::clamp((distance - cache) / bytes, 0.0, 1.0);
+}
+
+// The tensors a layer touches, as (id, bytes): weights, inputs, output. Ids: 3k weights of layer
+// k, 3k+1 its output, 3k+2 a graph input it reads (graph inputs are rewritten before each run).
+std::vector<std::pair<std::size_t, double>> Touched(const std::vector<LayerTraffic>& layers, std::size_t k) {
+  std::vector<std::pair<std::size_t, double>> touched;
+  const LayerTraffic& layer = layers[k];
+  if (layer.weight_bytes > 0) touched.push_back({3 * k, static_cast<double>(layer.weight_bytes)});
+  for (const auto& [from, bytes] : layer.inputs) {
+    const bool produced = from >= 0 && static_cast<std::size_t>(from) < k;
+    const std::size_t id = produced ? 3 * static_cast<std::size_t>(from) + 1 : 3 * k + 2;
+    if (std::none_of(touched.begin(), touched.end(), [&](const auto& t) { return t.first == id; }))
+      touched.push_back({id, static_cast<double>(bytes)});
+  }
+  touched.push_back({3 * k + 1, static_cast<double>(layer.output_bytes)});
+  return touched;
+}
+
+}  // namespace
+
+std::vector<LayerTraffic> LayerTrafficOf(const Graph& graph, const std::vector<std::vector<NodeId>>& layers) {
+  std::map<NodeId, int> layer_of;
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    for (NodeId n : layers[i]) layer_of[n] = static_cast<int>(i);
+  auto bytes = [&](TensorId t) { return graph.tensor(t).num_bytes().value_or(0); };
+  std::vector<LayerTraffic> traffic(layers.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    LayerTraffic& layer = traffic[i];
+    for (NodeId n : layers[i]) {
+      for (TensorId t : graph.node(n).inputs) {
+        if (t == kNoTensor) continue;
+        if (graph.tensor(t).is_constant()) {
+          layer.weight_bytes += bytes(t);
+          continue;
+        }
+        const NodeId producer = graph.Producer(t);
+        auto it = producer < 0 ? layer_of.end() : layer_of.find(producer);
+        const int from = it == layer_of.end() ? -1 : it->second;
+        if (from == static_cast<int>(i)) continue;  // passed between the layer's own nodes
+        layer.inputs.push_back({from, bytes(t)});
+      }
+    }
+    if (!layers[i].empty())
+      for (TensorId t : graph.node(layers[i].back()).outputs) layer.output_bytes += bytes(t);
+  }
+  return traffic;
+}
+
+std::vector<double> ExtraMissBytes(const std::vector<LayerTraffic>& layers, std::int64_t cache_bytes) {
+  const std::size_t n = layers.size();
+  const double cache = static_cast<double>(cache_bytes);
+  std::vector<double> extra(n, 0.0);
+  if (n == 0) return extra;
+  // Two inferences: the first leaves the state the second (the one scored) starts from.
+  PositionSums sums(2 * n);
+  std::vector<std::ptrdiff_t> last(3 * n, -1);  // position of each tensor's latest use
+  std::vector<double> size(3 * n, 0.0);
+  for (std::size_t pos = 0; pos < 2 * n; ++pos) {
+    const std::size_t k = pos % n;
+    const auto touched = Touched(layers, k);
+    if (pos >= n) {
+      double own = 0;
+      for (const auto& t : touched) own += t.second;
+      for (const auto& [id, bytes] : touched) {
+        // Distinct bytes whose latest use is at or after this tensor's: what came in since.
+        const double distance = last[id] < 0 ? cache + bytes : sums.Prefix(pos) - sums.Prefix(last[id]);
+        extra[k] += bytes * (MissedShare(distance, bytes, cache) - MissedShare(own, bytes, cache));
+      }
+    }
+    for (const auto& [id, bytes] : touched) {
+      if (last[id] >= 0) sums.Add(static_cast<std::size_t>(last[id]), -size[id]);
+      sums.Add(pos, bytes);
+      last[id] = static_cast<std::ptrdiff_t>(pos);
+      size[id] = bytes;
+    }
+  }
+  return extra;
+}
+
+std::string InputsToText(const LayerTraffic& layer) {
+  std::string text;
+  for (const auto& [from, bytes] : layer.inputs) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(from);
+    text += ':';
+    text += std::to_string(bytes);
+  }
+  return text;
+}
+
+Expected<std::vector<std::pair<int, std::int64_t>>> ParseInputsText(const std::string& text) {
+  std::vector<std::pair<int, std::int64_t>> inputs;
+  if (text.empty()) return inputs;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = text.find(',', start);
+    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::size_t colon = part.find(':');
+    int from = 0;
+    std::int64_t bytes = 0;
+    const char* p = part.data();
+    const char* e = p + part.size();
+    auto whole = [](const char* first, const char* last, auto& value) {
+      const auto [ptr, ec] = std::from_chars(first, last, value);
+      return ec == std::errc() && ptr == last;
+    };
+    if (colon == std::string::npos || !whole(p, p + colon, from) || !whole(p + colon + 1, e, bytes) || from < -1 ||
+        bytes < 0) {
+      return InvalidInput("layer inputs: '" + part + "' is not LAYER:BYTES");
+    }
+    inputs.push_back({from, bytes});
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return inputs;
+}
+
+}  // namespace latte
