@@ -86,6 +86,24 @@ CREATE TABLE reference_measurements(
   kernel_key TEXT NOT NULL);
 CREATE INDEX reference_by_campaign ON reference_measurements(campaign_id);
 )sql",
+    // 2 -> 3: layers measured inside graphs and alone (the in-graph context of a pack).
+    R"sql(
+CREATE TABLE graph_layers(
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  backend_id INTEGER NOT NULL REFERENCES backends(id),
+  graph TEXT NOT NULL,
+  layer INTEGER NOT NULL,
+  kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+  in_graph_us REAL NOT NULL,
+  alone_us REAL NOT NULL,
+  weight_bytes INTEGER NOT NULL,
+  output_bytes INTEGER NOT NULL,
+  inputs TEXT NOT NULL,
+  time TEXT NOT NULL,
+  UNIQUE(campaign_id, graph, layer));
+)sql",
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion);
 
@@ -627,6 +645,97 @@ void BindFilter(Statement& stmt, const FilterSql& sql) {
 }
 
 }  // namespace
+
+Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int64_t backend_id,
+                                              std::int64_t campaign_id, std::span<const GraphLayerRecord> layers) {
+  if (version_ < 3) return InvalidInput(path_ + ": schema version " + std::to_string(version_) + " has no graph layers");
+  std::size_t inserted = 0;
+  LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
+    Statement insert(db_, path_);
+    LATTE_RETURN_IF_ERROR(insert.Prepare(
+        "INSERT INTO graph_layers(campaign_id, device_id, backend_id, graph, layer, kernel_id, in_graph_us, alone_us, "
+        "weight_bytes, output_bytes, inputs, time) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "ON CONFLICT(campaign_id, graph, layer) DO NOTHING"));
+    const std::string now = NowIso();
+    for (const GraphLayerRecord& layer : layers) {
+      if (!(layer.in_graph_us >= 0) || !(layer.alone_us > 0)) {
+        return InvalidInput(fmt::format("graph {} layer {}: times must be positive (in graph {} us, alone {} us)",
+                                        layer.graph, layer.layer, layer.in_graph_us, layer.alone_us));
+      }
+      LATTE_ASSIGN_OR_RETURN(std::int64_t kernel_id, UpsertKernel(layer.kernel));
+      insert.Reset();
+      insert.Bind(1, campaign_id);
+      insert.Bind(2, device_id);
+      insert.Bind(3, backend_id);
+      insert.Bind(4, layer.graph);
+      insert.Bind(5, static_cast<std::int64_t>(layer.layer));
+      insert.Bind(6, kernel_id);
+      insert.Bind(7, layer.in_graph_us);
+      insert.Bind(8, layer.alone_us);
+      insert.Bind(9, layer.traffic.weight_bytes);
+      insert.Bind(10, layer.traffic.output_bytes);
+      insert.Bind(11, InputsToText(layer.traffic));
+      insert.Bind(12, layer.time.empty() ? now : layer.time);
+      LATTE_RETURN_IF_ERROR(insert.Run());
+      inserted += static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+    return Status::Ok();
+  }));
+  return inserted;
+}
+
+Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const MeasurementFilter& filter) const {
+  std::vector<StoredGraphLayer> rows;
+  if (version_ < 3) return rows;
+  FilterSql where = BuildFilter(filter);
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
+      "SELECT x.id, k.key, x.graph, x.layer, x.in_graph_us, x.alone_us, x.weight_bytes, x.output_bytes, x.inputs, "
+      "x.time, x.campaign_id, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision "
+      "FROM graph_layers x JOIN devices d ON d.id = x.device_id JOIN backends b ON b.id = x.backend_id "
+      "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.campaign_id, x.graph, x.layer",
+      where.where)));
+  BindFilter(select, where);
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    const std::string context = fmt::format("{}: not a Latte database (graph layer {})", path_, select.Int(0));
+    StoredGraphLayer stored;
+    GraphLayerRecord& r = stored.record;
+    Expected<Kernel> kernel = ParseKernelKey(select.Text(1));
+    if (!kernel.ok()) return kernel.status().WithContext(context);
+    r.kernel = std::move(kernel).value();
+    r.graph = select.Text(2);
+    r.layer = static_cast<int>(select.Int(3));
+    r.in_graph_us = select.Real(4);
+    r.alone_us = select.Real(5);
+    r.traffic.weight_bytes = select.Int(6);
+    r.traffic.output_bytes = select.Int(7);
+    Expected<std::vector<std::pair<int, std::int64_t>>> inputs = ParseInputsText(select.Text(8));
+    if (!inputs.ok()) return inputs.status().WithContext(context);
+    r.traffic.inputs = std::move(inputs).value();
+    r.time = select.Text(9);
+    stored.campaign = select.Int(10);
+    stored.device = {select.Text(11), select.Text(12), select.Text(13)};
+    stored.backend = {select.Text(14), select.Text(15), static_cast<int>(select.Int(16)), select.Text(17)};
+    rows.push_back(std::move(stored));
+  }
+  return rows;
+}
+
+Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) const {
+  std::set<std::string> graphs;
+  if (version_ < 3) return graphs;
+  Statement select(db_, path_);
+  LATTE_RETURN_IF_ERROR(select.Prepare("SELECT DISTINCT graph FROM graph_layers WHERE campaign_id = ?1"));
+  select.Bind(1, campaign_id);
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    graphs.insert(select.Text(0));
+  }
+  return graphs;
+}
 
 Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter) const {
   FilterSql where = BuildFilter(filter);

@@ -18,6 +18,7 @@
 #include "core/device.h"
 #include "core/stats.h"
 #include "core/status.h"
+#include "ir/cache_reuse.h"
 #include "ir/kernel.h"
 
 struct sqlite3;
@@ -26,7 +27,7 @@ namespace latte {
 
 /// The schema version this binary writes (PRAGMA user_version). Older files are migrated
 /// forward on open; newer ones are refused.
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
 std::string DefaultStorePath();
@@ -107,6 +108,26 @@ struct ReferenceMeasurement {
   std::string kernel_key;
 };
 
+/// One layer of a graph measured inside the graph and alone, minutes apart at most (how packs
+/// learn what a layer costs in a model beyond its time alone). Times in microseconds.
+struct GraphLayerRecord {
+  std::string graph;     // which graph of the campaign ("random-net 3")
+  int layer = 0;         // index in execution order
+  Kernel kernel;
+  double in_graph_us = 0;  // the layer's nodes in the graph's per-node profile
+  double alone_us = 0;     // the kernel alone under the campaigns' protocol (p50)
+  LayerTraffic traffic;    // what it touches (inputs by producing layer)
+  std::string time;        // ISO 8601 UTC; empty = now
+};
+
+/// A stored GraphLayerRecord with its campaign and configuration.
+struct StoredGraphLayer {
+  GraphLayerRecord record;
+  std::int64_t campaign = 0;
+  DeviceInfo device;
+  BackendInfo backend;
+};
+
 /// The store. Not thread-safe (one per thread); many processes may share one file.
 class Store {
  public:
@@ -154,6 +175,15 @@ class Store {
   Status RecordReference(const ReferenceMeasurement& reference);
   Expected<std::vector<ReferenceMeasurement>> ListReferences(std::int64_t campaign_id) const;
 
+  /// Stores the layers of one or more graphs in ONE transaction; a (campaign, graph, layer) already
+  /// stored is skipped. Returns how many rows were inserted. Fails on a schema before version 3.
+  Expected<std::size_t> InsertGraphLayers(std::int64_t device_id, std::int64_t backend_id, std::int64_t campaign_id,
+                                          std::span<const GraphLayerRecord> layers);
+  /// Graph layers matching `filter` (kind and campaign apply too), by campaign, graph and layer.
+  /// Empty on a schema before version 3. A damaged row fails naming the file and the row.
+  Expected<std::vector<StoredGraphLayer>> QueryGraphLayers(const MeasurementFilter& filter = {}) const;
+  /// The graphs of a campaign with layers stored: what a resumed campaign skips.
+  Expected<std::set<std::string>> CampaignGraphs(std::int64_t campaign_id) const;
   /// Measurements matching `filter`, oldest first.
   Expected<std::vector<StoredMeasurement>> QueryMeasurements(const MeasurementFilter& filter = {}) const;
   /// (kernel, why) recorded unsupported, filtered like measurements (kind and campaign apply too).
