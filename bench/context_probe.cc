@@ -1,5 +1,5 @@
 // What a layer costs inside a graph beyond what it costs alone, and what that depends on: for
-// every layer of a graph (a MODEL, or N random MobileNet-like graphs), its time in the graph's
+// every layer of a graph (a MODEL, or N of profile/space's RandomNetwork), its time in the graph's
 // per-layer profile and alone under the campaigns' protocol (same run), with what it touches
 // (ir/cache_reuse's LayerTraffic: weight and output bytes, and each input's producing layer and
 // bytes). Prints one tab-separated row per layer. xnnpack, 1 thread; run it while nothing else runs.
@@ -22,62 +22,6 @@
 using namespace latte;
 
 namespace {
-
-using I = std::int64_t;
-
-template <typename T>
-T Pick(SplitMix64& rng, const std::vector<T>& choices) {
-  return choices[rng.Below(choices.size())];
-}
-
-Kernel WithRelu6(Kernel k) {
-  k.fused = {OpKind::kRelu6};
-  return k;
-}
-
-// A MobileNet-like graph: a stem conv, inverted-residual blocks (1×1 expand, k×k depthwise,
-// 1×1 project, residual add when shapes allow) down to a small map, then sometimes a decoder
-// (bilinear ×2 resize and a 1×1 conv, up to twice), like the segmentation and landmark heads.
-std::vector<JoinedKernel> RandomNet(SplitMix64& rng) {
-  std::vector<JoinedKernel> net;
-  auto last = [&] { return static_cast<int>(net.size()) - 1; };
-  const I r = Pick<I>(rng, {64, 96, 128, 160, 192, 224, 256});
-  I c = Pick<I>(rng, {8, 16, 24, 32});
-  const I stem_stride = Pick<I>(rng, {1, 2});
-  net.push_back({WithRelu6(ConvKernel(OpKind::kConv2D, r, r, 3, c, 3, stem_stride)), {-1}});
-  I h = (r + stem_stride - 1) / stem_stride;
-  const int blocks = 4 + static_cast<int>(rng.Below(9));
-  for (int b = 0; b < blocks; ++b) {
-    const I t = Pick<I>(rng, {1, 2, 4, 6});
-    const I stride = (h > 8 && rng.Uniform() < 0.35) ? 2 : 1;
-    I cout = c;
-    if (stride == 2) cout = std::min<I>(320, (c * Pick<I>(rng, {2, 3, 4}) / 2 + 7) / 8 * 8);
-    const I k = Pick<I>(rng, {3, 3, 5});
-    const int in = last();
-    I mid = c;
-    if (t > 1) {
-      mid = c * t;
-      net.push_back({WithRelu6(ConvKernel(OpKind::kConv2D, h, h, c, mid, 1, 1)), {last()}});
-    }
-    net.push_back({WithRelu6(ConvKernel(OpKind::kDepthwiseConv2D, h, h, mid, mid, k, stride)), {last()}});
-    h = (h + stride - 1) / stride;
-    net.push_back({ConvKernel(OpKind::kConv2D, h, h, mid, cout, 1, 1), {last()}});
-    if (stride == 1 && cout == c) net.push_back({BinaryKernel(OpKind::kAdd, h, h, c), {last(), in}});
-    c = cout;
-  }
-  const int ups = static_cast<int>(rng.Below(3));
-  for (int u = 0; u < ups && 2 * h <= r; ++u) {
-    Kernel resize;
-    resize.op = OpKind::kResize;
-    resize.params = {{"n", 1}, {"ih", h}, {"iw", h}, {"c", c}, {"oh", 2 * h}, {"ow", 2 * h}, {"mode", 1}};
-    net.push_back({resize, {last()}});
-    h *= 2;
-    const I cout = std::max<I>(8, c / 2 / 8 * 8);
-    net.push_back({WithRelu6(ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1)), {last()}});
-    c = cout;
-  }
-  return net;
-}
 
 // Prints one row per layer of the validated graph.
 Status PrintLayers(const std::string& name, const ModelValidation& v, const BackendRegistry& registry,
@@ -135,7 +79,7 @@ int main(int argc, char** argv) {
     SplitMix64 rng(argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0);
     if (n < 1) return Fail(InvalidInput("--random wants a count of graphs"));
     for (int i = 0; i < n; ++i) {
-      Expected<Graph> graph = JoinKernels(RandomNet(rng));
+      Expected<Graph> graph = JoinKernels(RandomNetwork(rng));
       if (!graph.ok()) return Fail(graph.status());
       const std::string name = "random" + std::to_string(i);
       Expected<ModelValidation> v = ValidateModel(*graph, name, *pack, bench, registry);

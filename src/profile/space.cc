@@ -747,4 +747,49 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
   return sample;
 }
 
+std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
+  std::vector<JoinedKernel> net;
+  auto last = [&] { return static_cast<int>(net.size()) - 1; };
+  auto relu6 = [](Kernel k) {
+    k.fused = {OpKind::kRelu6};
+    return k;
+  };
+  const I r = Pick<I>(rng, {64, 96, 128, 160, 192, 224, 256});
+  I c = Pick<I>(rng, {8, 16, 24, 32});
+  const I stem_stride = Pick<I>(rng, {1, 2});
+  net.push_back({relu6(ConvKernel(OpKind::kConv2D, r, r, 3, c, 3, stem_stride)), {-1}});
+  I h = (r + stem_stride - 1) / stem_stride;
+  const int blocks = 4 + static_cast<int>(rng.Below(9));
+  for (int b = 0; b < blocks; ++b) {
+    const I t = Pick<I>(rng, {1, 2, 4, 6});
+    const I stride = (h > 8 && rng.Uniform() < 0.35) ? 2 : 1;
+    I cout = c;
+    if (stride == 2) cout = std::min<I>(320, (c * Pick<I>(rng, {2, 3, 4}) / 2 + 7) / 8 * 8);
+    const I k = Pick<I>(rng, {3, 3, 5});
+    const int in = last();
+    I mid = c;
+    if (t > 1) {
+      mid = c * t;
+      net.push_back({relu6(ConvKernel(OpKind::kConv2D, h, h, c, mid, 1, 1)), {last()}});
+    }
+    net.push_back({relu6(ConvKernel(OpKind::kDepthwiseConv2D, h, h, mid, mid, k, stride)), {last()}});
+    h = (h + stride - 1) / stride;
+    net.push_back({ConvKernel(OpKind::kConv2D, h, h, mid, cout, 1, 1), {last()}});
+    if (stride == 1 && cout == c) net.push_back({BinaryKernel(OpKind::kAdd, h, h, c), {last(), in}});
+    c = cout;
+  }
+  const int ups = static_cast<int>(rng.Below(3));
+  for (int u = 0; u < ups && 2 * h <= r; ++u) {
+    Kernel resize;
+    resize.op = OpKind::kResize;
+    resize.params = {{"n", 1}, {"ih", h}, {"iw", h}, {"c", c}, {"oh", 2 * h}, {"ow", 2 * h}, {"mode", 1}};
+    net.push_back({resize, {last()}});
+    h *= 2;
+    const I cout = std::max<I>(8, c / 2 / 8 * 8);
+    net.push_back({relu6(ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1)), {last()}});
+    c = cout;
+  }
+  return net;
+}
+
 }  // namespace latte

@@ -15,6 +15,7 @@
 
 #include "core/status.h"
 #include "ir/kernel.h"
+#include "ir/kernel_graph.h"
 #include "ir/tensor.h"
 
 namespace latte {
@@ -91,6 +92,15 @@ struct Sample {
 /// still covers every kind evenly), model kernels in model order followed by their neighbours.
 /// Truncated to max_kernels when set. Models that fail to import fail the call, naming the file.
 Expected<Sample> SampleKernels(const SamplerConfig& config);
+
+class SplitMix64;
+
+/// A random MobileNet-like network for measuring layers in context: a 3×3 stem conv (stride 1 or
+/// 2) on a square RGB input of 64–256, 4–12 inverted-residual blocks (1×1 expand by 1, 2, 4 or 6,
+/// 3×3 or 5×5 depthwise with stride 2 a third of the time while the map is over 8, 1×1 project,
+/// a residual add when the shape allows; relu6 after expand and depthwise), then up to two decoder
+/// steps (bilinear ×2 resize and a 1×1 conv), like segmentation and landmark heads. Drawn from `rng`.
+std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng);
 
 /// Deterministic 64-bit generator (splitmix64): the same sequence on every platform and library,
 /// unlike std:: distributions.

@@ -1,0 +1,150 @@
+#include "profile/graph_context.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/device.h"
+#include "ir/cache_reuse.h"
+#include "profile/profile.h"
+#include "profile/space.h"
+#include "profile/store_writer.h"
+#include "run/benchmark.h"
+#include "run/graph_prep.h"
+
+namespace latte {
+
+MeasureOptions GraphContextOptions::GraphContextMeasureOptions() {
+  MeasureOptions options;
+  options.warmup_runs = 3;
+  options.num_runs = 30;
+  options.min_secs = 0.3;
+  options.max_secs = 20;
+  options.max_remeasures = 1;
+  return options;
+}
+
+Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, const std::string& name,
+                                                           const FusionRules& rules, const CampaignOptions& campaign,
+                                                           const MeasureOptions& graph_measure,
+                                                           const BackendRegistry& registry) {
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan,
+                         PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), campaign.backend)));
+  LATTE_ASSIGN_OR_RETURN(KernelGrouping grouping, GroupIntoKernels(plan.graph, rules));
+  if (!grouping.uncovered.empty()) {
+    const UncoveredNode& node = grouping.uncovered.front();
+    return Unsupported(fmt::format("{}: node {} ({}) is in no kernel: {}", name, node.node, node.op, node.why));
+  }
+  // The executor runs the plan's nodes in order: a kernel runs when its last node does.
+  std::sort(grouping.kernels.begin(), grouping.kernels.end(),
+            [](const KernelGroup& a, const KernelGroup& b) { return a.nodes.back() < b.nodes.back(); });
+  std::vector<std::vector<NodeId>> layers;
+  for (const KernelGroup& group : grouping.kernels) layers.push_back(group.nodes);
+  const std::vector<LayerTraffic> traffic = LayerTrafficOf(plan.graph, layers);
+
+  BenchOptions bench;
+  bench.placement.default_backend = campaign.backend;
+  bench.run = campaign.run;
+  bench.measure = graph_measure;
+  bench.op_profiling = true;
+  LATTE_ASSIGN_OR_RETURN(BenchResult result, BenchmarkGraph(graph, bench, registry));
+  if (result.node_avg_us.size() != plan.graph.num_nodes()) {
+    return Status(StatusCode::kInternal, fmt::format("{}: the executor ran {} nodes but the plan has {}", name,
+                                                     result.node_avg_us.size(), plan.graph.num_nodes()));
+  }
+  std::vector<GraphLayerRecord> records;
+  std::map<std::string, double> alone_us;  // a kernel repeated in the graph is measured once
+  for (std::size_t i = 0; i < grouping.kernels.size(); ++i) {
+    const KernelGroup& group = grouping.kernels[i];
+    GraphLayerRecord record;
+    record.graph = name;
+    record.layer = static_cast<int>(i);
+    record.kernel = group.kernel;
+    for (NodeId id : group.nodes) record.in_graph_us += result.node_avg_us[static_cast<std::size_t>(id)];
+    const std::string key = group.kernel.Key();
+    if (!alone_us.count(key)) {
+      Expected<Measurement> alone = MeasureKernel(group.kernel, campaign.backend, registry, campaign.run, campaign.measure);
+      if (!alone.ok()) return alone.status().WithContext(fmt::format("{}: layer {} ({}) alone", name, i, key));
+      alone_us[key] = alone->stats.p50;
+    }
+    record.alone_us = alone_us[key];
+    record.traffic = traffic[i];
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options, const BackendRegistry& registry,
+                                             std::ostream& log) {
+  LATTE_RETURN_IF_ERROR(options.graph_measure.Validate());
+  LATTE_ASSIGN_OR_RETURN(FusionRules rules, FusionRules::FromKinds(options.fusion_rules));
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(options.campaign.backend, options.campaign.run));
+  CampaignStart start{options.campaign.backend, backend->Version(), options.campaign.run, options.graphs, 0};
+  backend.reset();
+
+  LATTE_ASSIGN_OR_RETURN(Store store, Store::Open(options.db));
+  const DeviceInfo device = DeviceInfoFrom(ReadDeviceFingerprint());
+  LATTE_ASSIGN_OR_RETURN(std::int64_t device_id, store.UpsertDevice(device));
+  LATTE_ASSIGN_OR_RETURN(std::int64_t backend_id, store.UpsertBackend(StoreBackendInfo(start)));
+  // The campaign's identity: what runs the networks, which networks, how they are split and timed.
+  const MeasureOptions& g = options.graph_measure;
+  const nlohmann::json space = {{"graphs", "random-network"},     {"count", options.graphs},
+                                {"seed", options.seed},            {"fusion_rules", rules.ToJson()},
+                                {"graph_runs", g.num_runs},        {"graph_min_secs", g.min_secs}};
+  const std::string command = CampaignCommand(options.campaign) + " --graph-context";
+  LATTE_ASSIGN_OR_RETURN(CampaignInfo campaign,
+                         store.FindOrCreateCampaign(command, space.dump(), static_cast<std::int64_t>(options.graphs)));
+  LATTE_ASSIGN_OR_RETURN(std::set<std::string> done, store.CampaignGraphs(campaign.id));
+
+  GraphContextResult result;
+  result.campaign_id = campaign.id;
+  result.planned = options.graphs;
+  const double started = options.campaign.clock();
+  SplitMix64 rng(options.seed);
+  for (std::size_t i = 0; i < options.graphs; ++i) {
+    // Every network is drawn, stored or not, so the i-th is the same in every run.
+    const std::vector<JoinedKernel> network = RandomNetwork(rng);
+    const std::string name = fmt::format("random-net {}", i);
+    if (done.count(name)) {
+      ++result.done_before;
+      continue;
+    }
+    if (options.campaign.stop != nullptr && options.campaign.stop->load()) {
+      result.interrupted = true;
+      break;
+    }
+    if (options.campaign.budget_secs > 0 && options.campaign.clock() - started >= options.campaign.budget_secs) {
+      result.budget_spent = true;
+      break;
+    }
+    Expected<Graph> graph = JoinKernels(network);
+    Expected<std::vector<GraphLayerRecord>> layers =
+        graph.ok() ? MeasureGraphLayers(*graph, name, rules, options.campaign, options.graph_measure, registry)
+                   : Expected<std::vector<GraphLayerRecord>>(graph.status());
+    if (!layers.ok()) {
+      if (layers.status().code() == StatusCode::kInternal) return layers.status();
+      result.skipped.push_back(name + ": " + layers.status().message());
+      continue;
+    }
+    LATTE_ASSIGN_OR_RETURN(std::size_t stored, store.InsertGraphLayers(device_id, backend_id, campaign.id, *layers));
+    result.layers_stored += stored;
+    ++result.measured;
+    double in_graph = 0, alone = 0;
+    for (const GraphLayerRecord& layer : *layers) {
+      in_graph += layer.in_graph_us;
+      alone += layer.alone_us;
+    }
+    log << fmt::format("graph context: {} ({} layers): {:.3f} ms in the graph, {:.3f} ms alone ({:+.1f}%)\n", name,
+                       layers->size(), in_graph / 1000, alone / 1000, 100 * (in_graph - alone) / alone);
+  }
+  const std::size_t finished = result.done_before + result.measured + result.skipped.size();
+  LATTE_RETURN_IF_ERROR(store.UpdateCampaign(campaign.id, static_cast<std::int64_t>(result.done_before + result.measured),
+                                             finished == options.graphs ? "done" : "stopped"));
+  return result;
+}
+
+}  // namespace latte

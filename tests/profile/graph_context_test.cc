@@ -1,0 +1,146 @@
+#include "profile/graph_context.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "../cli/run_latte.h"
+#include "ir/cache_reuse.h"
+#include "profile/space.h"
+#include "run/xnnpack/xnnpack_backend.h"
+
+namespace latte {
+namespace {
+
+// Short runs: these tests check what is stored, not how well it is timed.
+CampaignOptions QuickCampaign() {
+  CampaignOptions campaign;
+  campaign.measure.warmup_runs = 1;
+  campaign.measure.min_warmup_secs = 0;
+  campaign.measure.num_runs = 3;
+  campaign.measure.min_secs = 0;
+  return campaign;
+}
+
+TEST(RandomNetwork, IsDeterministicJoinsAndVariesAcrossDraws) {
+  SplitMix64 a(7), b(7);
+  for (int i = 0; i < 3; ++i) {
+    const auto first = RandomNetwork(a);
+    const auto second = RandomNetwork(b);
+    ASSERT_EQ(first.size(), second.size());
+    for (std::size_t k = 0; k < first.size(); ++k) EXPECT_EQ(first[k].kernel, second[k].kernel);
+  }
+  SplitMix64 rng(0);
+  std::set<std::int64_t> inputs;
+  bool add = false, resize = false, stride2 = false, five = false;
+  for (int i = 0; i < 30; ++i) {
+    const auto network = RandomNetwork(rng);
+    auto graph = JoinKernels(network);
+    ASSERT_TRUE(graph.ok()) << "network " << i << ": " << graph.status().message();
+    inputs.insert(network.front().kernel.Param("ih"));
+    for (const JoinedKernel& k : network) {
+      add |= k.kernel.op == OpKind::kAdd && k.from.size() == 2 && k.from[1] >= 0;
+      resize |= k.kernel.op == OpKind::kResize;
+      stride2 |= k.kernel.op == OpKind::kDepthwiseConv2D && k.kernel.Param("sh") == 2;
+      five |= k.kernel.op == OpKind::kDepthwiseConv2D && k.kernel.Param("kh") == 5;
+    }
+  }
+  EXPECT_GE(inputs.size(), 5u);
+  EXPECT_TRUE(add && resize && stride2 && five);
+}
+
+TEST(GraphContext, MeasuresEachLayerInTheGraphAndAlone) {
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  // conv → depthwise → conv + residual add of the first conv's output (fused by the default rules).
+  const Kernel conv = ConvKernel(OpKind::kConv2D, 16, 16, 8, 8, 3, 1);
+  auto graph = JoinKernels({{conv, {-1}},
+                            {ConvKernel(OpKind::kDepthwiseConv2D, 16, 16, 8, 8, 3, 1), {0}},
+                            {ConvKernel(OpKind::kConv2D, 16, 16, 8, 8, 1, 1), {1}},
+                            {BinaryKernel(OpKind::kAdd, 16, 16, 8), {2, 0}}});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto layers = MeasureGraphLayers(*graph, "block", FusionRules::Default(), QuickCampaign(), QuickCampaign().measure, registry);
+  ASSERT_TRUE(layers.ok()) << layers.status().message();
+  ASSERT_EQ(layers->size(), 3u);
+  EXPECT_EQ((*layers)[0].kernel, conv);
+  EXPECT_EQ((*layers)[1].kernel.op, OpKind::kDepthwiseConv2D);
+  EXPECT_EQ((*layers)[2].kernel.Kind(), "conv2d+add");
+  for (std::size_t i = 0; i < 3; ++i) {
+    const GraphLayerRecord& layer = (*layers)[i];
+    EXPECT_EQ(layer.graph, "block");
+    EXPECT_EQ(layer.layer, static_cast<int>(i));
+    EXPECT_GT(layer.in_graph_us, 0);
+    EXPECT_GT(layer.alone_us, 0);
+    EXPECT_EQ(layer.traffic.output_bytes, 16 * 16 * 8 * 4);
+    EXPECT_GT(layer.traffic.weight_bytes, 0);
+  }
+  // The fused add reads the depthwise's output through the 1×1 conv and the first conv's output.
+  const auto& inputs = (*layers)[2].traffic.inputs;
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0].first, 1);
+  EXPECT_EQ(inputs[1].first, 0);
+}
+
+GraphContextOptions SmallCampaign(const std::string& db) {
+  GraphContextOptions options;
+  options.campaign = QuickCampaign();
+  options.graph_measure = QuickCampaign().measure;
+  const FusionRules rules = FusionRules::Default();
+  options.fusion_rules.assign(rules.kinds().begin(), rules.kinds().end());
+  options.graphs = 2;
+  options.seed = 25;  // two networks on 64×64 inputs: quick to run
+  options.db = db;
+  return options;
+}
+
+TEST(GraphContext, CampaignStoresEveryLayerAndResumes) {
+  testing::TempDir dir;
+  const std::string db = (dir.path() / "g.db").string();
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  {
+    SplitMix64 rng(25);
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(RandomNetwork(rng).front().kernel.Param("ih"), 64) << "pick another seed";
+  }
+  std::ostringstream log;
+  auto first = RunGraphContext(SmallCampaign(db), registry, log);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->measured, 2u);
+  EXPECT_EQ(first->done_before, 0u);
+  EXPECT_TRUE(first->skipped.empty());
+  EXPECT_NE(log.str().find("graph context: random-net 1"), std::string::npos) << log.str();
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto rows = store->QueryGraphLayers();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), first->layers_stored);
+  EXPECT_GT(first->layers_stored, 20u);
+  for (const StoredGraphLayer& row : *rows) {
+    EXPECT_EQ(row.campaign, first->campaign_id);
+    EXPECT_EQ(row.backend.name, "xnnpack");
+  }
+  auto again = RunGraphContext(SmallCampaign(db), registry, log);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->campaign_id, first->campaign_id);
+  EXPECT_EQ(again->done_before, 2u);
+  EXPECT_EQ(again->measured, 0u);
+  EXPECT_EQ(store->QueryGraphLayers()->size(), rows->size());
+}
+
+TEST(GraphContext, StopsWhenTheBudgetIsSpent) {
+  testing::TempDir dir;
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  GraphContextOptions options = SmallCampaign((dir.path() / "g.db").string());
+  double now = 0;
+  options.campaign.clock = [&] { return now += 10; };
+  options.campaign.budget_secs = 5;
+  std::ostringstream log;
+  auto result = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_TRUE(result->budget_spent);
+  EXPECT_EQ(result->measured, 0u);
+}
+
+}  // namespace
+}  // namespace latte
