@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <stdexcept>
 
 namespace latte {
 namespace {
@@ -73,6 +74,33 @@ std::string DeviceFingerprint::Key() const {
   std::string key = cpu_model + "|" + std::to_string(logical_cores) + "|";
   for (const auto& f : isa_flags) key += f + ",";
   return key;
+}
+
+CacheSizes ReadCacheSizes(const std::string& root) {
+  CacheSizes caches;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = root + "/index" + std::to_string(index) + "/";
+    const std::string level = Trim(ReadText(dir + "level")), type = Trim(ReadText(dir + "type"));
+    const std::string size = Trim(ReadText(dir + "size"));
+    if (level.empty() || size.empty() || type == "Instruction") continue;
+    // "48K", "1024K", "32768K", "1M"
+    long long bytes = 0;
+    std::size_t used = 0;
+    try {
+      bytes = std::stoll(size, &used);
+    } catch (const std::exception&) {
+      continue;
+    }
+    const std::string unit = size.substr(used);
+    if (unit == "K") bytes <<= 10;
+    else if (unit == "M") bytes <<= 20;
+    else if (unit == "G") bytes <<= 30;
+    else if (!unit.empty()) continue;
+    if (level == "1") caches.l1d = bytes;
+    else if (level == "2") caches.l2 = bytes;
+    else if (level == "3") caches.l3 = bytes;
+  }
+  return caches;
 }
 
 }  // namespace latte

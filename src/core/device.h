@@ -23,6 +23,14 @@ struct DeviceFingerprint {
 /// Reads the fingerprint of this machine from /proc and /sys (fields it cannot read stay empty).
 DeviceFingerprint ReadDeviceFingerprint();
 
+/// The data caches one core sees, in bytes (0 when not exposed).
+struct CacheSizes {
+  long long l1d = 0, l2 = 0, l3 = 0;
+};
+
+/// Reads the caches of cpu0 from `root` (sysfs's cpu0/cache folder: index*/level, type, size).
+CacheSizes ReadCacheSizes(const std::string& root = "/sys/devices/system/cpu/cpu0/cache");
+
 /// Parses /proc/cpuinfo text (exposed for tests).
 void ParseCpuInfo(const std::string& cpuinfo, DeviceFingerprint& device);
 

@@ -5,6 +5,10 @@
 #include <ctime>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "predict/context_model.h"
+
 namespace latte {
 namespace {
 
@@ -12,6 +16,56 @@ std::string JoinSet(const std::set<std::string>& items) {
   std::string text;
   for (const std::string& item : items) text += (text.empty() ? "" : "; ") + item;
   return text;
+}
+
+// Fits the pack's in-graph context on the layers measured in context with the measurements'
+// device and backend configuration; says in `result.context_note` what it did or why not.
+Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& result) {
+  MeasurementFilter filter;
+  filter.backend = first.backend.name;
+  filter.threads = first.backend.threads;
+  filter.precision = first.backend.precision;
+  filter.device = first.device.key;
+  auto stored = store.QueryGraphLayers(filter);
+  if (!stored.ok()) return stored.status().WithContext(store.path());
+  std::vector<StoredGraphLayer> layers;
+  for (StoredGraphLayer& layer : *stored)
+    if (layer.backend.version == first.backend.version) layers.push_back(std::move(layer));
+  if (layers.empty()) {
+    result.context_note = "no layers measured in context on this configuration (latte calibrate measures them): "
+                          "the pack predicts each layer as its kernel alone";
+    return Status::Ok();
+  }
+  // The caches the networks ran on, from their campaigns' spaces.
+  auto campaigns = store.ListCampaigns();
+  if (!campaigns.ok()) return campaigns.status().WithContext(store.path());
+  std::set<std::pair<std::int64_t, std::int64_t>> caches;
+  for (const CampaignInfo& campaign : *campaigns) {
+    if (std::none_of(layers.begin(), layers.end(), [&](const StoredGraphLayer& l) { return l.campaign == campaign.id; }))
+      continue;
+    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
+    const bool known = space.is_object() && space.contains("l2_bytes") && space.contains("l3_bytes") &&
+                       space["l2_bytes"].is_number_integer() && space["l3_bytes"].is_number_integer();
+    caches.insert(known ? std::pair{space["l2_bytes"].get<std::int64_t>(), space["l3_bytes"].get<std::int64_t>()}
+                        : std::pair<std::int64_t, std::int64_t>{0, 0});
+  }
+  if (caches.size() != 1) {
+    result.context_note = "no in-graph context: the networks measured in context ran with different cache sizes";
+    return Status::Ok();
+  }
+  auto model = FitContextModel(layers, {caches.begin()->first, caches.begin()->second});
+  if (!model.ok()) {
+    result.context_note = "no in-graph context: " + model.status().message();
+    return Status::Ok();
+  }
+  result.fit.pack.context = *model;
+  result.context_note = fmt::format(
+      "in-graph context: {:.1f}% of the time alone + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
+      "from L3 ({} MiB simulated); fitted on {} layers of {} random networks; held-out networks' layer sums "
+      "{:.1f}% RMSPE alone, {:.1f}% with it",
+      100 * model->share, model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
+      model->layers, model->graphs, model->cv_alone_rmspe_pct, model->cv_rmspe_pct);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -106,6 +160,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   auto fit = FitPack(samples, info, request.options);
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);
+  LATTE_RETURN_IF_ERROR(FitContext(*store, first, result));
   return result;
 }
 

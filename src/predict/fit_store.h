@@ -26,9 +26,14 @@ struct StoreFit {
   FitResult fit;
   std::size_t measurements = 0;  // rows the fit was given
   std::string device_key;
+  /// What became of the in-graph context: fitted (on how many networks, how well), or why the
+  /// pack has none (no layers measured in context for this configuration, too few networks).
+  std::string context_note;
 };
 
-/// Reads the matching measurements and fits a pack on them. Errors name the store file.
+/// Reads the matching measurements and fits a pack on them, with the in-graph context fitted on
+/// the layers measured in context (profile/graph_context) on the same device and configuration
+/// when there are enough. Errors name the store file.
 Expected<StoreFit> FitFromStore(const StoreFitRequest& request);
 
 /// The current time as ISO 8601 UTC ("2026-11-23T09:34:00Z"), as packs record it.

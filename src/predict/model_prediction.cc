@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/cache_reuse.h"
+
 
 namespace latte {
 
@@ -34,9 +36,16 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
   ModelPrediction result;
   result.total_nodes = graph.num_nodes();
   double spread_sum = 0;
+  // Every unit the executor runs (a kernel, or an uncovered node) and its layer in the result.
+  struct Unit {
+    std::vector<NodeId> nodes;
+    int layer = -1;
+  };
+  std::vector<Unit> units;
   for (KernelGroup& group : grouping.kernels) {
     Expected<Prediction> predicted = pack.Predict(group.kernel);
     if (!predicted.ok()) {
+      units.push_back({group.nodes, -1});
       result.uncovered.push_back({group.nodes, NodeOpName(graph.node(group.nodes.front())), predicted.status().message()});
       continue;
     }
@@ -45,10 +54,31 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     spread_sum += predicted->spread_ms;
     if (predicted->outside_training_range) ++result.outside_range;
     result.ms_by_source[std::string(PredictionSourceName(predicted->source))] += predicted->ms;
+    units.push_back({group.nodes, static_cast<int>(result.layers.size())});
     result.layers.push_back({std::move(group.nodes), std::move(group.kernel), *predicted});
   }
   for (UncoveredNode& node : grouping.uncovered) {
+    units.push_back({{node.node}, -1});
     result.uncovered.push_back({{node.node}, std::move(node.op), std::move(node.why)});
+  }
+  if (pack.context) {
+    // The executor runs the nodes in order: a unit runs when its last node does.
+    std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.nodes.back() < b.nodes.back(); });
+    std::vector<std::vector<NodeId>> nodes;
+    std::vector<double> alone_ms;
+    for (const Unit& unit : units) {
+      nodes.push_back(unit.nodes);
+      alone_ms.push_back(unit.layer < 0 ? 0.0 : result.layers[static_cast<std::size_t>(unit.layer)].prediction.ms);
+    }
+    const std::vector<double> extra = pack.context->ExtraMs(LayerTrafficOf(graph, nodes), alone_ms);
+    for (std::size_t i = 0; i < units.size(); ++i) {
+      if (units[i].layer < 0) continue;  // not predicted: neither is its context
+      result.layers[static_cast<std::size_t>(units[i].layer)].context_ms = extra[i];
+      result.context_ms += extra[i];
+    }
+    result.total_ms += result.context_ms;
+    result.ms_by_source["in-graph context"] = result.context_ms;
+    result.context_applied = true;
   }
   result.interval_lo_ms = std::max(0.0, result.total_ms - spread_sum);
   result.interval_hi_ms = result.total_ms + spread_sum;

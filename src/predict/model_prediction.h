@@ -21,7 +21,12 @@ namespace latte {
 struct LayerPrediction {
   std::vector<NodeId> nodes;  // main node first
   Kernel kernel;
-  Prediction prediction;
+  Prediction prediction;  // the kernel alone
+  /// What the layer costs inside this model beyond its kernel alone (the pack's context model;
+  /// 0 when the pack has none). Negative when the model leaves it more in cache than alone.
+  double context_ms = 0;
+  /// The layer's predicted time in the model.
+  double ms() const { return prediction.ms + context_ms; }
 };
 
 /// A node (or a kernel's nodes) the prediction does not cover, and why.
@@ -34,7 +39,9 @@ struct UncoveredLayer {
 struct ModelPrediction {
   std::vector<LayerPrediction> layers;  // in execution order
   std::vector<UncoveredLayer> uncovered;
-  double total_ms = 0;        // sum over `layers` (uncovered layers excluded, see coverage)
+  double total_ms = 0;        // sum of the layers' ms() (uncovered layers excluded, see coverage)
+  double context_ms = 0;      // of which the layers' in-graph context (0 without a context model)
+  bool context_applied = false;  // the pack has a context model and it was applied
   double interval_lo_ms = 0;  // total ∓ the summed spreads (errors of one pack share a bias,
   double interval_hi_ms = 0;  // so spreads add like fully correlated errors, not in quadrature)
   std::size_t covered_nodes = 0;
@@ -52,7 +59,9 @@ Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack)
 /// it differs (the predictions stay those of the pack's machine).
 std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here);
 
-/// Predicts every kernel of `graph` with `pack`. `graph` must have known shapes and be laid out as
+/// Predicts every kernel of `graph` with `pack`, and when the pack has a context model, each
+/// layer's in-graph context from the traffic of all layers (uncovered ones included: they run and
+/// touch memory too) in the order the executor runs them. `graph` must have known shapes and be laid out as
 /// the pack's backend runs it (see PlanGraphForPrediction). Fails only on a malformed graph.
 Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack);
 

@@ -161,6 +161,7 @@ nlohmann::json Pack::ToJson() const {
     kinds_json[kind] = k;
   }
   out["kinds"] = kinds_json;
+  if (context) out["context"] = context->ToJson();
   return out;
 }
 
@@ -218,6 +219,9 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
       for (const std::string& name : model.order)
         if (!model.fitted.count(name)) return InvalidInput("kind " + kind + ": order names '" + name + "' but it is not in predictors");
       pack.kinds[kind] = std::move(model);
+    }
+    if (json.contains("context")) {  // optional: packs fitted without layers measured in context
+      LATTE_ASSIGN_OR_RETURN(pack.context, ContextModel::FromJson(json.at("context")));
     }
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput(std::string("malformed pack: ") + e.what());

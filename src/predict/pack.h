@@ -6,12 +6,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "ir/kernel.h"
+#include "predict/context_model.h"
 #include "predict/predictor.h"
 
 namespace latte {
@@ -78,6 +80,9 @@ class Pack {
  public:
   PackInfo info;
   std::map<std::string, KindModel> kinds;  // by Kernel::Kind()
+  /// What a layer costs inside a model beyond its kernel alone; unset for packs fitted without
+  /// layers measured in context (their predictions are the kernels' times alone).
+  std::optional<ContextModel> context;
 
   /// Predicts `kernel` at the pack's thread count: table hit, else the best fitted predictor
   /// of its kind that has an answer, else roofline. kUnsupported (naming the kind and the kinds

@@ -29,7 +29,7 @@ Expected<ModelValidation> ValidateModel(const Graph& graph, const std::string& m
   }
   for (std::size_t i = 0; i < result.prediction.layers.size(); ++i) {
     const LayerPrediction& layer = result.prediction.layers[i];
-    LayerComparison comparison{i, layer.prediction.ms, 0};
+    LayerComparison comparison{i, layer.ms(), 0};
     for (NodeId id : layer.nodes) comparison.measured_ms += entry_us[static_cast<size_t>(id)] / 1000.0;
     result.layers.push_back(comparison);
   }

@@ -92,9 +92,13 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   LATTE_ASSIGN_OR_RETURN(std::int64_t backend_id, store.UpsertBackend(StoreBackendInfo(start)));
   // The campaign's identity: what runs the networks, which networks, how they are split and timed.
   const MeasureOptions& g = options.graph_measure;
-  const nlohmann::json space = {{"graphs", "random-network"},     {"count", options.graphs},
-                                {"seed", options.seed},            {"fusion_rules", rules.ToJson()},
-                                {"graph_runs", g.num_runs},        {"graph_min_secs", g.min_secs}};
+  // The caches are part of it: a fit simulates the layers' traffic with the sizes of the machine
+  // that ran them, whichever machine fits.
+  const CacheSizes caches = ReadCacheSizes();
+  const nlohmann::json space = {{"graphs", "random-network"}, {"count", options.graphs},
+                                {"seed", options.seed},        {"fusion_rules", rules.ToJson()},
+                                {"graph_runs", g.num_runs},    {"graph_min_secs", g.min_secs},
+                                {"l2_bytes", caches.l2},       {"l3_bytes", caches.l3}};
   const std::string command = CampaignCommand(options.campaign) + " --graph-context";
   LATTE_ASSIGN_OR_RETURN(CampaignInfo campaign,
                          store.FindOrCreateCampaign(command, space.dump(), static_cast<std::int64_t>(options.graphs)));

@@ -34,6 +34,7 @@ std::string FitReportText(const StoreFit& fit, int folds) {
   if (fit.fit.skipped_samples > 0) {
     text += fmt::format("{} measurements with latency <= 0 were left out\n", fit.fit.skipped_samples);
   }
+  if (!fit.context_note.empty()) text += fit.context_note + "\n";
   return text;
 }
 

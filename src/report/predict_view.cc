@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "report/inspect_view.h"
@@ -93,14 +94,20 @@ std::string PredictView::Text() const {
   table.AddColumn("geometry");
   table.AddColumn("ms", TextTable::Align::kRight);
   table.AddColumn("±ms", TextTable::Align::kRight);
+  const bool context = prediction_.context_applied;
+  if (context) table.AddColumn("of which in graph", TextTable::Align::kRight);
   table.AddColumn("source");
   int index = 0;
   for (const LayerPrediction& layer : prediction_.layers) {
     const Prediction& p = layer.prediction;
     std::string source(PredictionSourceName(p.source));
     if (p.outside_training_range) source += " (outside training range)";
-    table.AddRow({std::to_string(index++), KeepTail(LayerName(graph_, layer.nodes), 40), layer.kernel.Kind(),
-                  DescribeKernel(layer.kernel), Ms(p.ms), Ms(p.spread_ms), source});
+    std::vector<std::string> row = {std::to_string(index++), KeepTail(LayerName(graph_, layer.nodes), 40),
+                                    layer.kernel.Kind(),     DescribeKernel(layer.kernel),
+                                    Ms(layer.ms()),          Ms(p.spread_ms)};
+    if (context) row.push_back(fmt::format("{}{}", layer.context_ms < 0 ? "-" : "+", Ms(std::abs(layer.context_ms))));
+    row.push_back(source);
+    table.AddRow(row);
   }
   out << table.Render();
 
@@ -113,6 +120,15 @@ std::string PredictView::Text() const {
     sources += fmt::format("{}{} {} ms", sources.empty() ? "" : ", ", source, Ms(ms));
   }
   if (!sources.empty()) out << "by source: " << sources << "\n";
+  if (m.context_applied) {
+    const ContextModel& c = *pack_.context;
+    out << fmt::format("in graph: {}{} ms beyond the kernels alone ({:.1f}% of their time + cache misses the model "
+                       "adds at L2 {} KiB / L3 {} MiB; fitted on {} random networks, held-out error {:.1f}% → {:.1f}%)\n",
+                       m.context_ms < 0 ? "-" : "+", Ms(std::abs(m.context_ms)), 100 * c.share, c.l2_bytes >> 10,
+                       c.l3_bytes >> 20, c.graphs, c.cv_alone_rmspe_pct, c.cv_rmspe_pct);
+  } else {
+    out << "in graph: the pack has no context model: each layer is its kernel's time alone\n";
+  }
   if (m.outside_range > 0) {
     out << fmt::format("{} kernel(s) lie outside the pack's training ranges: their predictions extrapolate\n",
                        m.outside_range);
@@ -141,7 +157,9 @@ nlohmann::json PredictView::Json() const {
                       {"kernel", layer.kernel.Kind()},
                       {"key", layer.kernel.Key()},
                       {"geometry", DescribeKernel(layer.kernel)},
-                      {"predicted_ms", layer.prediction.ms},
+                      {"predicted_ms", layer.ms()},
+                      {"kernel_ms", layer.prediction.ms},
+                      {"context_ms", layer.context_ms},
                       {"spread_ms", layer.prediction.spread_ms},
                       {"source", PredictionSourceName(layer.prediction.source)},
                       {"outside_training_range", layer.prediction.outside_training_range}});
@@ -160,6 +178,8 @@ nlohmann::json PredictView::Json() const {
                     {"device", pack_.info.device}}},
           {"machine_note", machine_note_},
           {"total_ms", m.total_ms},
+          {"context_ms", m.context_ms},
+          {"context", m.context_applied ? pack_.context->ToJson() : nlohmann::json(nullptr)},
           {"interval_ms", {m.interval_lo_ms, m.interval_hi_ms}},
           {"ms_by_source", m.ms_by_source},
           {"outside_training_range", m.outside_range},
@@ -171,7 +191,7 @@ std::string PredictView::Csv() const {
   // The TFLite estimator's columns first (conv geometry; blank for other kernels), then Latte's.
   std::string out =
       "name,kernel_size,filter_size,input_channel,input_h,input_w,stride,estimated latency,"
-      "kernel,geometry,spread_ms,source,outside_training_range,nodes\n";
+      "kernel,geometry,spread_ms,source,outside_training_range,nodes,context_ms\n";
   for (const LayerPrediction& layer : prediction_.layers) {
     const Kernel& k = layer.kernel;
     std::string conv_columns = ",,,,,";
@@ -181,14 +201,14 @@ std::string PredictView::Csv() const {
     } else if (k.op == OpKind::kFullyConnected) {
       conv_columns = fmt::format("1,{},{},1,1,1", k.Param("n"), k.Param("k"));
     }
-    out += fmt::format("{},{},{:.6f},{},{},{:.6f},{},{},{}\n", CsvField(graph_.node(layer.nodes.front()).name),
-                       conv_columns, layer.prediction.ms, k.Kind(), CsvField(DescribeKernel(k)),
-                       layer.prediction.spread_ms, PredictionSourceName(layer.prediction.source),
-                       layer.prediction.outside_training_range ? 1 : 0, layer.nodes.size());
+    out += fmt::format("{},{},{:.6f},{},{},{:.6f},{},{},{},{:.6f}\n", CsvField(graph_.node(layer.nodes.front()).name),
+                       conv_columns, layer.ms(), k.Kind(), CsvField(DescribeKernel(k)), layer.prediction.spread_ms,
+                       PredictionSourceName(layer.prediction.source), layer.prediction.outside_training_range ? 1 : 0,
+                       layer.nodes.size(), layer.context_ms);
   }
   // Uncovered layers keep a row with no latency: a reader summing the column sees the gap.
   for (const UncoveredLayer& u : prediction_.uncovered) {
-    out += fmt::format("{},,,,,,,,{},,,{},,{}\n", CsvField(graph_.node(u.nodes.front()).name), CsvField(u.op),
+    out += fmt::format("{},,,,,,,,{},,,{},,{},\n", CsvField(graph_.node(u.nodes.front()).name), CsvField(u.op),
                        CsvField("not predicted: " + u.why), u.nodes.size());
   }
   return out;

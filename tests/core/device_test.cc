@@ -1,5 +1,7 @@
 #include "core/device.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 namespace latte {
@@ -37,6 +39,41 @@ TEST(Device, ReadsThisMachine) {
   DeviceFingerprint d = ReadDeviceFingerprint();
   EXPECT_GE(d.logical_cores, 1);
   EXPECT_FALSE(d.os.empty());
+}
+
+}  // namespace
+}  // namespace latte
+
+#include <filesystem>
+#include <fstream>
+
+namespace latte {
+namespace {
+
+void WriteCache(const std::filesystem::path& root, int index, const char* level, const char* type, const char* size) {
+  const auto dir = root / ("index" + std::to_string(index));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "level") << level << "\n";
+  std::ofstream(dir / "type") << type << "\n";
+  std::ofstream(dir / "size") << size << "\n";
+}
+
+TEST(CacheSizes, ReadsDataAndUnifiedLevelsAndSkipsInstructionCaches) {
+  const auto root = std::filesystem::temp_directory_path() / ("latte-cache-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  WriteCache(root, 0, "1", "Data", "48K");
+  WriteCache(root, 1, "1", "Instruction", "32K");
+  WriteCache(root, 2, "2", "Unified", "1024K");
+  WriteCache(root, 3, "3", "Unified", "32M");
+  const CacheSizes caches = ReadCacheSizes(root.string());
+  EXPECT_EQ(caches.l1d, 48 << 10);
+  EXPECT_EQ(caches.l2, 1 << 20);
+  EXPECT_EQ(caches.l3, 32ll << 20);
+  WriteCache(root, 3, "3", "Unified", "lots");  // unreadable: left at 0
+  EXPECT_EQ(ReadCacheSizes(root.string()).l3, 0);
+  std::filesystem::remove_all(root);
+  const CacheSizes none = ReadCacheSizes(root.string());
+  EXPECT_EQ(none.l1d + none.l2 + none.l3, 0);
 }
 
 }  // namespace

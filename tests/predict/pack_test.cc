@@ -158,6 +158,14 @@ TEST(PackTest, RoundTripsBitForBit) {
   info.reference_readings = 7;
   Expected<FitResult> fit = FitPack(Samples(), info, SmallFit());
   ASSERT_TRUE(fit.ok());
+  ContextModel context;
+  context.share = 0.1 / 3;
+  context.l2_ms_per_mib = 0.0021;
+  context.l3_ms_per_mib = 0.0093;
+  context.l2_bytes = 1 << 20;
+  context.l3_bytes = 24 << 20;
+  context.graphs = 40;
+  fit->pack.context = context;
   std::filesystem::path dir = std::filesystem::temp_directory_path() / ("latte_pack_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string first = (dir / "a.json").string(), second = (dir / "b.json").string();
@@ -175,6 +183,8 @@ TEST(PackTest, RoundTripsBitForBit) {
   EXPECT_EQ(loaded->info.reference_kernel, info.reference_kernel);
   EXPECT_EQ(loaded->info.reference_p50_us, 48.25);
   EXPECT_EQ(loaded->info.reference_readings, 7u);
+  ASSERT_TRUE(loaded->context.has_value());
+  EXPECT_EQ(*loaded->context, context);
   std::mt19937 rng(7);
   for (int i = 0; i < 200; ++i) {
     Kernel k = i % 2 ? Conv(8 + rng() % 80, 5 + rng() % 60, 12 + rng() % 60) : Add(4 + rng() % 70, 5 + rng() % 60);

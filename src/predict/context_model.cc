@@ -1,0 +1,254 @@
+#include "predict/context_model.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace latte {
+namespace {
+
+constexpr double kMiB = 1 << 20;
+// L3 sizes tried, as shares of the machine's: other tenants of a shared L3 leave a layer less.
+constexpr double kL3Shares[] = {0.25, 0.5, 0.75, 1.0};
+constexpr std::size_t kMinGraphs = 4;
+constexpr std::size_t kMaxFolds = 5;
+// Layers are weighted by their relative error, floored so a microsecond-long layer does not
+// outweigh the rest.
+constexpr double kWeightFloorMs = 0.01;
+
+// One measured network: its layers' traffic, times alone and in the graph (ms).
+struct Network {
+  std::vector<LayerTraffic> traffic;
+  std::vector<double> alone_ms, in_graph_ms;
+};
+
+std::vector<Network> Networks(const std::vector<StoredGraphLayer>& layers) {
+  std::map<std::pair<std::int64_t, std::string>, Network> by_graph;
+  for (const StoredGraphLayer& layer : layers) {  // ordered by campaign, graph, layer
+    Network& network = by_graph[{layer.campaign, layer.record.graph}];
+    network.traffic.push_back(layer.record.traffic);
+    network.alone_ms.push_back(layer.record.alone_us / 1000);
+    network.in_graph_ms.push_back(layer.record.in_graph_us / 1000);
+  }
+  std::vector<Network> networks;
+  for (auto& [key, network] : by_graph) networks.push_back(std::move(network));
+  return networks;
+}
+
+// A layer's features (time alone, MiB lost from L2, from L3) and target (extra ms in the graph).
+struct Row {
+  std::array<double, 3> x;
+  double y = 0, weight = 0;
+};
+
+std::vector<std::vector<Row>> Rows(const std::vector<Network>& networks, std::int64_t l2, std::int64_t l3) {
+  std::vector<std::vector<Row>> rows;
+  for (const Network& network : networks) {
+    const std::vector<double> lost2 = ExtraMissBytes(network.traffic, l2);
+    const std::vector<double> lost3 = ExtraMissBytes(network.traffic, l3);
+    std::vector<Row>& out = rows.emplace_back();
+    for (std::size_t i = 0; i < network.traffic.size(); ++i) {
+      const double alone = network.alone_ms[i];
+      const double w = 1 / std::pow(std::max(alone, kWeightFloorMs), 2);
+      out.push_back({{alone, lost2[i] / kMiB, lost3[i] / kMiB}, network.in_graph_ms[i] - alone, w});
+    }
+  }
+  return rows;
+}
+
+// Weighted least squares with non-negative coefficients, exactly: every subset of coefficients
+// allowed to be non-zero is solved, and the best whose solution is non-negative wins.
+std::array<double, 3> FitNonNegative(const std::vector<std::vector<Row>>& rows, const std::vector<bool>& use) {
+  std::array<std::array<double, 3>, 3> a{};
+  std::array<double, 3> b{};
+  double yy = 0;
+  for (std::size_t g = 0; g < rows.size(); ++g) {
+    if (!use[g]) continue;
+    for (const Row& r : rows[g]) {
+      for (int i = 0; i < 3; ++i) {
+        b[i] += r.weight * r.x[i] * r.y;
+        for (int j = 0; j < 3; ++j) a[i][j] += r.weight * r.x[i] * r.x[j];
+      }
+      yy += r.weight * r.y * r.y;
+    }
+  }
+  std::array<double, 3> best{};
+  double best_loss = yy;  // all coefficients zero
+  for (int mask = 1; mask < 8; ++mask) {
+    std::vector<int> free;
+    for (int i = 0; i < 3; ++i)
+      if (mask & (1 << i)) free.push_back(i);
+    const std::size_t n = free.size();
+    // Gaussian elimination with partial pivoting on the free coefficients' normal equations.
+    std::vector<std::vector<double>> m(n, std::vector<double>(n + 1));
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) m[i][j] = a[free[i]][free[j]];
+      m[i][n] = b[free[i]];
+    }
+    bool singular = false;
+    for (std::size_t col = 0; col < n && !singular; ++col) {
+      std::size_t pivot = col;
+      for (std::size_t r = col + 1; r < n; ++r)
+        if (std::abs(m[r][col]) > std::abs(m[pivot][col])) pivot = r;
+      if (std::abs(m[pivot][col]) < 1e-12 * (1 + std::abs(a[free[col]][free[col]]))) {
+        singular = true;
+        break;
+      }
+      std::swap(m[col], m[pivot]);
+      for (std::size_t r = 0; r < n; ++r) {
+        if (r == col) continue;
+        const double f = m[r][col] / m[col][col];
+        for (std::size_t c = col; c <= n; ++c) m[r][c] -= f * m[col][c];
+      }
+    }
+    if (singular) continue;
+    std::array<double, 3> coef{};
+    bool negative = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      coef[free[i]] = m[i][n] / m[i][i];
+      negative |= coef[free[i]] < 0;
+    }
+    if (negative) continue;
+    double loss = yy;
+    for (int i = 0; i < 3; ++i) {
+      loss -= 2 * coef[i] * b[i];
+      for (int j = 0; j < 3; ++j) loss += coef[i] * a[i][j] * coef[j];
+    }
+    if (loss < best_loss) {
+      best_loss = loss;
+      best = coef;
+    }
+  }
+  return best;
+}
+
+ContextModel WithCoefficients(const std::array<double, 3>& coef, std::int64_t l2, std::int64_t l3) {
+  ContextModel model;
+  model.share = coef[0];
+  model.l2_ms_per_mib = coef[1];
+  model.l3_ms_per_mib = coef[2];
+  model.l2_bytes = l2;
+  model.l3_bytes = l3;
+  return model;
+}
+
+// Relative error of a network's summed layers against their sum in the graph: alone, or with
+// `model`'s extra time.
+double NetworkError(const Network& network, const ContextModel* model) {
+  double measured = 0, predicted = 0;
+  for (std::size_t i = 0; i < network.alone_ms.size(); ++i) {
+    measured += network.in_graph_ms[i];
+    predicted += network.alone_ms[i];
+  }
+  if (model != nullptr)
+    for (double extra : model->ExtraMs(network.traffic, network.alone_ms)) predicted += extra;
+  return measured > 0 ? (predicted - measured) / measured : 0;
+}
+
+double Rms(const std::vector<double>& errors) {
+  double sum = 0;
+  for (double e : errors) sum += e * e;
+  return errors.empty() ? 0 : 100 * std::sqrt(sum / static_cast<double>(errors.size()));
+}
+
+}  // namespace
+
+std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traffic,
+                                          const std::vector<double>& alone_ms) const {
+  std::vector<double> extra(traffic.size(), 0.0);
+  if (traffic.empty()) return extra;
+  const std::vector<double> lost2 = ExtraMissBytes(traffic, l2_bytes);
+  const std::vector<double> lost3 = ExtraMissBytes(traffic, l3_bytes);
+  for (std::size_t i = 0; i < traffic.size(); ++i) {
+    const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
+    const double e = share * alone + l2_ms_per_mib * lost2[i] / kMiB + l3_ms_per_mib * lost3[i] / kMiB;
+    extra[i] = std::max(e, -0.5 * alone);
+  }
+  return extra;
+}
+
+nlohmann::json ContextModel::ToJson() const {
+  return {{"share", share},
+          {"l2_ms_per_mib", l2_ms_per_mib},
+          {"l3_ms_per_mib", l3_ms_per_mib},
+          {"l2_bytes", l2_bytes},
+          {"l3_bytes", l3_bytes},
+          {"graphs", graphs},
+          {"layers", layers},
+          {"cv", {{"folds", folds}, {"alone_rmspe_pct", cv_alone_rmspe_pct}, {"rmspe_pct", cv_rmspe_pct}}}};
+}
+
+Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
+  ContextModel model;
+  try {
+    auto number = [&](const nlohmann::json& from, const char* name) -> Expected<double> {
+      const double value = from.at(name).get<double>();
+      if (!std::isfinite(value) || value < 0) return InvalidInput(fmt::format("context: {} must be a number ≥ 0", name));
+      return value;
+    };
+    LATTE_ASSIGN_OR_RETURN(model.share, number(json, "share"));
+    LATTE_ASSIGN_OR_RETURN(model.l2_ms_per_mib, number(json, "l2_ms_per_mib"));
+    LATTE_ASSIGN_OR_RETURN(model.l3_ms_per_mib, number(json, "l3_ms_per_mib"));
+    model.l2_bytes = json.at("l2_bytes").get<std::int64_t>();
+    model.l3_bytes = json.at("l3_bytes").get<std::int64_t>();
+    if (model.l2_bytes <= 0 || model.l3_bytes <= 0) return InvalidInput("context: cache sizes must be positive");
+    model.graphs = json.at("graphs").get<std::size_t>();
+    model.layers = json.at("layers").get<std::size_t>();
+    const nlohmann::json& cv = json.at("cv");
+    model.folds = cv.at("folds").get<int>();
+    LATTE_ASSIGN_OR_RETURN(model.cv_alone_rmspe_pct, number(cv, "alone_rmspe_pct"));
+    LATTE_ASSIGN_OR_RETURN(model.cv_rmspe_pct, number(cv, "rmspe_pct"));
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidInput(std::string("context: ") + e.what());
+  }
+  return model;
+}
+
+Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches) {
+  if (caches.l2_bytes <= 0 || caches.l3_bytes <= 0) {
+    return InvalidInput("the graph-context measurements do not say the machine's L2 and L3 sizes");
+  }
+  const std::vector<Network> networks = Networks(layers);
+  if (networks.size() < kMinGraphs) {
+    return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
+  }
+  const std::size_t folds = std::min(kMaxFolds, networks.size());
+  // Choose the L3 size by the held-out networks' error.
+  double best_rmspe = 0;
+  std::int64_t best_l3 = 0;
+  for (double l3_share : kL3Shares) {
+    const auto l3 = static_cast<std::int64_t>(l3_share * static_cast<double>(caches.l3_bytes));
+    if (l3 <= caches.l2_bytes) continue;
+    const std::vector<std::vector<Row>> rows = Rows(networks, caches.l2_bytes, l3);
+    std::vector<double> errors;
+    for (std::size_t fold = 0; fold < folds; ++fold) {
+      std::vector<bool> train(networks.size());
+      for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
+      const ContextModel model = WithCoefficients(FitNonNegative(rows, train), caches.l2_bytes, l3);
+      for (std::size_t g = 0; g < networks.size(); ++g)
+        if (!train[g]) errors.push_back(NetworkError(networks[g], &model));
+    }
+    const double rmspe = Rms(errors);
+    if (best_l3 == 0 || rmspe < best_rmspe) {
+      best_rmspe = rmspe;
+      best_l3 = l3;
+    }
+  }
+  if (best_l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
+  const std::vector<std::vector<Row>> rows = Rows(networks, caches.l2_bytes, best_l3);
+  ContextModel model = WithCoefficients(FitNonNegative(rows, std::vector<bool>(networks.size(), true)),
+                                        caches.l2_bytes, best_l3);
+  model.graphs = networks.size();
+  model.layers = layers.size();
+  model.folds = static_cast<int>(folds);
+  std::vector<double> alone;
+  for (const Network& network : networks) alone.push_back(NetworkError(network, nullptr));
+  model.cv_alone_rmspe_pct = Rms(alone);
+  model.cv_rmspe_pct = best_rmspe;
+  return model;
+}
+
+}  // namespace latte

@@ -1,0 +1,59 @@
+#pragma once
+// A pack's in-graph context: what a layer costs inside a model beyond its kernel's time alone.
+// Kernels are measured alone, run after run; inside a model a layer finds part of its data gone
+// from the caches (weights and output buffer last used an inference ago, skip connections
+// written long before) and, when its producer has just written its input, part of it closer.
+// ir/cache_reuse counts, per layer, the bytes a cache of each level loses inside the graph
+// against alone; the extra time is
+//   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
+// with non-negative coefficients fitted on layers of random networks measured both ways
+// (profile/graph_context), never on the models a pack is judged on. The L3 size the traffic is
+// simulated with is chosen among fractions of the machine's L3 (other tenants share it) by
+// cross-validation over networks.
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "db/store.h"
+#include "ir/cache_reuse.h"
+
+namespace latte {
+
+struct ContextModel {
+  double share = 0;           // extra time as a share of the time alone
+  double l2_ms_per_mib = 0;   // per MiB lost from L2 inside the graph (negative MiB: found)
+  double l3_ms_per_mib = 0;   // per MiB lost from L3
+  std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
+  std::int64_t l3_bytes = 0;
+  std::size_t graphs = 0;     // networks and layers it was fitted on
+  std::size_t layers = 0;
+  int folds = 0;              // networks held out in turn, in this many folds
+  double cv_alone_rmspe_pct = 0;  // held-out networks: the sum of their layers alone vs in the graph
+  double cv_rmspe_pct = 0;        // the same with this model's extra time
+
+  /// Per layer, the extra ms inside the graph, given each layer's time alone (predicted or
+  /// measured) and the graph's traffic (same length). A layer never comes out below half its
+  /// time alone.
+  std::vector<double> ExtraMs(const std::vector<LayerTraffic>& traffic, const std::vector<double>& alone_ms) const;
+
+  nlohmann::json ToJson() const;
+  /// Fails naming the field that is missing, negative or not finite.
+  static Expected<ContextModel> FromJson(const nlohmann::json& json);
+  bool operator==(const ContextModel& other) const = default;
+};
+
+/// The caches a graph-context campaign ran on (its space records them).
+struct ContextCaches {
+  std::int64_t l2_bytes = 0, l3_bytes = 0;
+};
+
+/// Fits on `layers` (all layers of each network, as QueryGraphLayers returns them; grouped by
+/// campaign and graph) with `caches`. Needs at least 4 networks; holds out networks in up to 5
+/// folds to choose the L3 size and to report the accuracy, then fits on all. kInvalidInput when
+/// there are too few networks or the caches are unknown, saying which.
+Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches);
+
+}  // namespace latte

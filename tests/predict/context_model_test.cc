@@ -1,0 +1,207 @@
+#include "predict/context_model.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "profile/space.h"
+
+namespace latte {
+namespace {
+
+constexpr std::int64_t kMiB = 1 << 20;
+
+// A network of chained layers (each reading the one before, every third also the one three back)
+// with tensors of 0.25–12 MiB, times alone drawn at random and times in the graph from `truth`.
+std::vector<StoredGraphLayer> SyntheticNetwork(const std::string& name, SplitMix64& rng, const ContextModel& truth) {
+  std::vector<LayerTraffic> traffic;
+  std::vector<double> alone;
+  const int layers = 8 + static_cast<int>(rng.Below(8));
+  for (int i = 0; i < layers; ++i) {
+    LayerTraffic t;
+    t.weight_bytes = static_cast<std::int64_t>(rng.Uniform() * 2 * kMiB);
+    t.output_bytes = kMiB / 4 + static_cast<std::int64_t>(rng.Uniform() * 12 * kMiB);
+    t.inputs.push_back({i - 1, i == 0 ? kMiB : traffic.back().output_bytes});
+    if (i >= 3 && i % 3 == 0) t.inputs.push_back({i - 3, traffic[static_cast<std::size_t>(i - 3)].output_bytes});
+    traffic.push_back(t);
+    alone.push_back(0.05 + 2 * rng.Uniform());
+  }
+  const std::vector<double> extra = truth.ExtraMs(traffic, alone);
+  std::vector<StoredGraphLayer> rows;
+  for (int i = 0; i < layers; ++i) {
+    StoredGraphLayer row;
+    row.campaign = 1;
+    row.record.graph = name;
+    row.record.layer = i;
+    row.record.traffic = traffic[static_cast<std::size_t>(i)];
+    row.record.alone_us = 1000 * alone[static_cast<std::size_t>(i)];
+    row.record.in_graph_us = 1000 * (alone[static_cast<std::size_t>(i)] + extra[static_cast<std::size_t>(i)]);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+ContextModel Truth() {
+  ContextModel truth;
+  truth.share = 0.03;
+  truth.l2_ms_per_mib = 0.002;
+  truth.l3_ms_per_mib = 0.009;
+  truth.l2_bytes = kMiB;
+  truth.l3_bytes = 16 * kMiB;  // half of the 32 MiB L3 below: other tenants take the rest
+  return truth;
+}
+
+std::vector<StoredGraphLayer> Networks(int count) {
+  SplitMix64 rng(3);
+  std::vector<StoredGraphLayer> all;
+  for (int g = 0; g < count; ++g) {
+    auto network = SyntheticNetwork("net " + std::to_string(g), rng, Truth());
+    all.insert(all.end(), network.begin(), network.end());
+  }
+  return all;
+}
+
+TEST(ContextModel, RecoversTheCoefficientsAndTheL3ShareOfExactData) {
+  const std::vector<StoredGraphLayer> layers = Networks(12);
+  auto model = FitContextModel(layers, {kMiB, 32 * kMiB});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->l2_bytes, kMiB);
+  EXPECT_EQ(model->l3_bytes, 16 * kMiB);
+  EXPECT_NEAR(model->share, 0.03, 1e-9);
+  EXPECT_NEAR(model->l2_ms_per_mib, 0.002, 1e-9);
+  EXPECT_NEAR(model->l3_ms_per_mib, 0.009, 1e-9);
+  EXPECT_EQ(model->graphs, 12u);
+  EXPECT_EQ(model->layers, layers.size());
+  EXPECT_EQ(model->folds, 5);
+  EXPECT_LT(model->cv_rmspe_pct, 0.01);
+  EXPECT_GT(model->cv_alone_rmspe_pct, 1);  // the networks do run slower than their layers alone
+}
+
+TEST(ContextModel, KeepsCoefficientsNonNegative) {
+  // Layers that run faster in the graph than alone, by a share of their time: nothing negative
+  // is fitted; the model predicts no extra time instead.
+  std::vector<StoredGraphLayer> layers = Networks(6);
+  for (StoredGraphLayer& row : layers) row.record.in_graph_us = 0.9 * row.record.alone_us;
+  auto model = FitContextModel(layers, {kMiB, 32 * kMiB});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_GE(model->share, 0);
+  EXPECT_GE(model->l2_ms_per_mib, 0);
+  EXPECT_GE(model->l3_ms_per_mib, 0);
+}
+
+TEST(ContextModel, RefusesTooFewNetworksAndUnknownCaches) {
+  auto few = FitContextModel(Networks(3), {kMiB, 32 * kMiB});
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.status().message().find("3 networks measured in context; at least 4"), std::string::npos)
+      << few.status().message();
+  auto caches = FitContextModel(Networks(6), {0, 0});
+  ASSERT_FALSE(caches.ok());
+  EXPECT_NE(caches.status().message().find("L2 and L3 sizes"), std::string::npos);
+}
+
+TEST(ContextModel, NeverTakesALayerBelowHalfItsTimeAlone) {
+  ContextModel model = Truth();
+  model.l2_ms_per_mib = 100;  // a layer whose producer left its input in L2 "gains" a lot
+  LayerTraffic first{0, 512 * 1024, {{-1, 1024}}};
+  LayerTraffic second{0, 1024, {{0, 512 * 1024}}};
+  const std::vector<double> extra = model.ExtraMs({first, second}, {1.0, 1.0});
+  ASSERT_EQ(extra.size(), 2u);
+  EXPECT_GE(extra[1], -0.5);
+}
+
+TEST(ContextModel, JsonRoundTripsExactlyAndNamesBadFields) {
+  ContextModel model = Truth();
+  model.share = 0.1 / 3;
+  model.graphs = 40;
+  model.layers = 1234;
+  model.folds = 5;
+  model.cv_alone_rmspe_pct = 10.0 / 3;
+  model.cv_rmspe_pct = 7.0 / 3;
+  auto back = ContextModel::FromJson(nlohmann::json::parse(model.ToJson().dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, model);
+  nlohmann::json bad = model.ToJson();
+  bad["share"] = -0.5;
+  auto negative = ContextModel::FromJson(bad);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("share"), std::string::npos);
+  bad = model.ToJson();
+  bad.erase("l3_bytes");
+  EXPECT_FALSE(ContextModel::FromJson(bad).ok());
+  bad = model.ToJson();
+  bad["l2_bytes"] = 0;
+  EXPECT_FALSE(ContextModel::FromJson(bad).ok());
+}
+
+}  // namespace
+}  // namespace latte
+
+#include "../cli/run_latte.h"
+#include "predict/fit_store.h"
+
+namespace latte {
+namespace {
+
+// A store with conv measurements and, optionally, networks measured in context on 1 MiB L2 and
+// 32 MiB L3; returns its path.
+std::string StoreWithNetworks(const testing::TempDir& dir, int networks) {
+  const std::string path = (dir.path() / "ctx.db").string();
+  auto store = Store::Open(path);
+  EXPECT_TRUE(store.ok()) << store.status().message();
+  const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
+  const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
+  std::vector<MeasurementRecord> measurements;
+  for (std::int64_t c = 8; c <= 64; c += 8) {
+    MeasurementRecord record;
+    record.kernel = ConvKernel(OpKind::kConv2D, 16, 16, c, c, 3, 1);
+    record.stats.n = 10;
+    record.stats.p50 = 10.0 * static_cast<double>(c);
+    record.stats.p10 = record.stats.p90 = record.stats.p50;
+    measurements.push_back(record);
+  }
+  EXPECT_TRUE(store->InsertMeasurements(device, backend, measurements).ok());
+  if (networks > 0) {
+    auto campaign = store->FindOrCreateCampaign("graph-context", R"({"l2_bytes":1048576,"l3_bytes":33554432})");
+    EXPECT_TRUE(campaign.ok());
+    std::vector<GraphLayerRecord> records;
+    for (const StoredGraphLayer& row : Networks(networks)) {
+      records.push_back(row.record);
+      records.back().kernel = ConvKernel(OpKind::kConv2D, 16, 16, 8, 8, 3, 1);
+    }
+    EXPECT_TRUE(store->InsertGraphLayers(device, backend, campaign->id, records).ok());
+  }
+  return path;
+}
+
+StoreFitRequest Request(const std::string& db) {
+  StoreFitRequest request;
+  request.db = db;
+  request.filter.backend = "xnnpack";
+  request.options.folds = 2;
+  return request;
+}
+
+TEST(ContextModel, StoreFitFitsItFromTheLayersMeasuredInContext) {
+  testing::TempDir dir;
+  auto fit = FitFromStore(Request(StoreWithNetworks(dir, 8)));
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  ASSERT_TRUE(fit->fit.pack.context.has_value());
+  EXPECT_EQ(fit->fit.pack.context->graphs, 8u);
+  EXPECT_EQ(fit->fit.pack.context->l3_bytes, 16 * kMiB);
+  EXPECT_NE(fit->context_note.find("in-graph context: 3.0% of the time alone"), std::string::npos) << fit->context_note;
+}
+
+TEST(ContextModel, StoreFitSaysWhyAPackHasNone) {
+  testing::TempDir none_dir, few_dir;
+  auto none = FitFromStore(Request(StoreWithNetworks(none_dir, 0)));
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->fit.pack.context.has_value());
+  EXPECT_NE(none->context_note.find("no layers measured in context"), std::string::npos) << none->context_note;
+  auto few = FitFromStore(Request(StoreWithNetworks(few_dir, 2)));
+  ASSERT_TRUE(few.ok()) << few.status().message();
+  EXPECT_FALSE(few->fit.pack.context.has_value());
+  EXPECT_NE(few->context_note.find("2 networks measured in context; at least 4"), std::string::npos) << few->context_note;
+}
+
+}  // namespace
+}  // namespace latte
