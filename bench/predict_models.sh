@@ -73,6 +73,13 @@ w5 = 100 * sum(abs(e) <= 5 for e in errors) / n
 w10 = 100 * sum(abs(e) <= 10 for e in errors) / n
 rmspe = math.sqrt(sum(e * e for e in errors) / n)
 print(f"\n{n} models: within ±5% {w5:.0f}%, within ±10% {w10:.0f}%, RMSPE {rmspe:.1f}%")
+if any(r.get("context_ms", 0) for r in rows):
+    # The same measurements against the kernels alone: what the pack's in-graph context changed.
+    alone = [100 * (r["predicted_ms"] - r["context_ms"] - r["measured_ms"]) / r["measured_ms"] for r in rows]
+    print("kernels alone (each prediction minus its in-graph context, "
+          + ", ".join(f'{os.path.basename(r["model"]).split(".")[0]} {e:+.1f}%' for r, e in zip(rows, alone))
+          + f"): within ±5% {100 * sum(abs(e) <= 5 for e in alone) / n:.0f}%, within ±10% "
+          + f"{100 * sum(abs(e) <= 10 for e in alone) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in alone) / n):.1f}%")
 if len(scaled) == n:
     print(f"scaled by the drift of the reference kernel: within ±5% {100 * sum(abs(e) <= 5 for e in scaled) / n:.0f}%, "
           f"within ±10% {100 * sum(abs(e) <= 10 for e in scaled) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in scaled) / n):.1f}%")

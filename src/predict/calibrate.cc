@@ -20,6 +20,10 @@ constexpr std::size_t kAdaptiveRoundKernels = 60;
 constexpr int kMaxAdaptiveRounds = 50;
 // A phase given less than this is skipped: a campaign needs its reference readings and a few kernels.
 constexpr double kMinPhaseSecs = 5;
+// The networks measured in context: a campaign of this many (a budget ends it sooner), given this
+// share of what the models' kernels leave of the budget (about 2 s a network on one core).
+constexpr std::size_t kGraphContextNetworks = 80;
+constexpr double kGraphContextShare = 0.5;
 
 }  // namespace
 
@@ -106,6 +110,32 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
     sampler.fusion_rules = result.fusion_rules;
     sampler.seed = options.seed;
     LATTE_RETURN_IF_ERROR(run_phase("the models' kernels and their neighbours", sampler, 0.5));
+  }
+  // Random networks, layer by layer in the graph and alone: what the pack's context model is
+  // fitted on. A share of what is left, after the models' kernels.
+  if (!stopped()) {
+    const double budget = (deadline - Now()) * kGraphContextShare;
+    if (budget >= kMinPhaseSecs) {
+      GraphContextOptions context;
+      context.campaign = campaign;
+      context.campaign.budget_secs = budget;
+      // Shorter runs than the kernel campaigns' (both ways): the fit needs many networks more than
+      // a precise time for each of their layers.
+      context.campaign.measure.min_secs = 0.05;
+      context.graph_measure.min_secs = 0.2;
+      context.fusion_rules = result.fusion_rules;
+      context.graphs = kGraphContextNetworks;
+      context.seed = options.seed;
+      context.db = options.db;
+      log << "calibrate: random networks in context (" << static_cast<int>(budget) << " s of the budget)\n";
+      const double phase_start = Now();
+      LATTE_ASSIGN_OR_RETURN(result.graph_context, RunGraphContext(context, registry, log));
+      result.graph_context_secs = Now() - phase_start;
+      if (result.graph_context->interrupted) {
+        result.interrupted = true;
+        return result;
+      }
+    }
   }
   {
     SamplerConfig sampler;

@@ -1,9 +1,10 @@
 #pragma once
 // `latte calibrate` as a library call: everything needed to predict on this machine, within a
 // time budget. It finds which op chains the backend fuses, profiles the kernels of the given
-// models (and their neighbourhoods), then random kernels of every common kind, then adaptive
-// rounds where the current fit explains the store worst, and fits a pack on all of it with the
-// detected fusion rules. Every phase is a resumable campaign in the store: the same command run
+// models (and their neighbourhoods), measures random networks layer by layer in the graph and
+// alone (the in-graph context), then random kernels of every common kind, then adaptive rounds
+// where the current fit explains the store worst, and fits a pack on all of it with the detected
+// fusion rules. Every phase is a resumable campaign in the store: the same command run
 // again continues where it stopped, and its measurements are kept for later fits.
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "ir/tensor.h"
 #include "predict/fit_store.h"
 #include "profile/fusion.h"
+#include "profile/graph_context.h"
 #include "profile/profile.h"
 
 namespace latte {
@@ -55,6 +57,9 @@ struct CalibrateResult {
   std::vector<std::string> fusion_rules;  // written into the pack
   double fusion_secs = 0;
   std::vector<CalibratePhase> phases;
+  /// The networks measured in context (for the pack's in-graph context model), when that phase ran.
+  std::optional<GraphContextResult> graph_context;
+  double graph_context_secs = 0;
   bool interrupted = false;               // stopped by the stop flag: nothing fitted
   StoreFit fit;                           // the pack (when not interrupted)
 };

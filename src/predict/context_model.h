@@ -51,8 +51,8 @@ struct ContextCaches {
 };
 
 /// Fits on `layers` (all layers of each network, as QueryGraphLayers returns them; grouped by
-/// campaign and graph) with `caches`. Needs at least 4 networks; holds out networks in up to 5
-/// folds to choose the L3 size and to report the accuracy, then fits on all. kInvalidInput when
+/// campaign and graph) with `caches`. Needs at least 4 networks; holds each network out in turn
+/// (in up to 20 folds) to choose the L3 size and to report the accuracy, then fits on all. kInvalidInput when
 /// there are too few networks or the caches are unknown, saying which.
 Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches);
 

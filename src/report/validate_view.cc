@@ -115,12 +115,14 @@ nlohmann::json ValidateView::Json() const {
                         {"kernel", layer.kernel.Kind()},
                         {"key", layer.kernel.Key()},
                         {"predicted_ms", l.predicted_ms},
+                        {"context_ms", layer.context_ms},
                         {"measured_ms", l.measured_ms},
                         {"source", PredictionSourceName(layer.prediction.source)}});
     }
     const Stats& s = m.bench.latency.stats;
     models.push_back({{"model", m.model},
                       {"predicted_ms", m.predicted_ms},
+                      {"context_ms", m.prediction.context_ms},
                       {"interval_ms", {m.prediction.interval_lo_ms, m.prediction.interval_hi_ms}},
                       {"measured_ms", m.measured_ms},
                       {"measured_us", {{"n", s.n}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}, {"std", s.std}}},
