@@ -250,8 +250,19 @@ std::optional<Kernel> DrawKernel(OpKind op, SplitMix64& rng) {
       return NhwcKernel(op, h, h, c);
     }
     case Family::kBinary: {
+      // A third on equal shapes, a third with one operand a scalar, a third with one a vector of
+      // channels (1×1×1×C), either side: models multiply by constants and scale channels, and such
+      // an op reads one full tensor, not two.
       const I h = LogUniform(rng, 2, 224);
-      return BinaryKernel(op, h, h, LogUniform(rng, 8, 1024));
+      Kernel kernel = BinaryKernel(op, h, h, LogUniform(rng, 8, 1024));
+      const std::uint64_t shape = rng.Below(3);
+      if (shape > 0) {
+        const std::string side = rng.Below(2) == 0 ? "a" : "b";
+        kernel.params[side + "1"] = 1;
+        kernel.params[side + "2"] = 1;
+        if (shape == 1) kernel.params[side + "3"] = 1;
+      }
+      return kernel;
     }
     case Family::kConcat: {
       const I h = LogUniform(rng, 4, 112);
@@ -286,11 +297,12 @@ bool SmallEnough(const Kernel& k) {
     return k.Param("oh") * k.Param("ow") * k.Param("oc") <= kMaxElements;
   }
   if (family == Family::kMatMul) return k.Param("m") * k.Param("k") * k.Param("n") <= I{1} << 30;
-  if (family == Family::kNhwc || family == Family::kBinary) {
-    const I h = k.params.count("h") ? k.Param("h") : k.Param("a1");
-    const I c = k.params.count("c") ? k.Param("c") : k.Param("a3");
-    return h * h * c <= kMaxElements;
+  if (family == Family::kBinary) {  // the larger operand (the other may be broadcast)
+    return std::max(k.Param("a1"), k.Param("b1")) * std::max(k.Param("a2"), k.Param("b2")) *
+               std::max(k.Param("a3"), k.Param("b3")) <=
+           kMaxElements;
   }
+  if (family == Family::kNhwc) return k.Param("h") * k.Param("h") * k.Param("c") <= kMaxElements;
   return true;
 }
 

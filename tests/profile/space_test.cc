@@ -173,6 +173,30 @@ TEST(Random, DrawsWideAndTallMapsAndOneWayStrides) {
   }
 }
 
+TEST(Random, BinaryDrawsBroadcastScalarsAndChannelVectorsOnEitherSide) {
+  for (const char* kind : {"mul", "add", "sub"}) {
+    auto kernels = RandomKernels(Kind(kind), 300, 5);
+    ASSERT_TRUE(kernels.ok()) << kind;
+    int equal = 0, scalar = 0, channels = 0, first = 0, second = 0;
+    for (const Kernel& k : *kernels) {
+      const bool a_small = k.Param("a1") == 1 && k.Param("a2") == 1 && k.Param("b1") > 1;
+      const bool b_small = k.Param("b1") == 1 && k.Param("b2") == 1 && k.Param("a1") > 1;
+      const std::string small = a_small ? "a" : b_small ? "b" : "";
+      equal += small.empty() && k.Param("a1") == k.Param("b1") && k.Param("a3") == k.Param("b3");
+      scalar += !small.empty() && k.Param(small + "3") == 1;
+      channels += !small.empty() && k.Param(small + "3") > 1;
+      first += a_small;
+      second += b_small;
+      EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
+    }
+    EXPECT_GT(equal, 60) << kind;
+    EXPECT_GT(scalar, 60) << kind;
+    EXPECT_GT(channels, 60) << kind;
+    EXPECT_GT(first, 60) << kind;
+    EXPECT_GT(second, 60) << kind;
+  }
+}
+
 TEST(Random, LogUniformFavoursNoSizeRange) {
   // Log-uniform over [4, 224]: about as many draws below 30 (ln 30/4 ≈ 2.0) as above (ln 224/30 ≈ 2.0).
   auto kernels = RandomKernels(Kind("relu"), 400, 1);
