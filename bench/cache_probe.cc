@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "import/import.h"
+#include "probe_args.h"
 #include "ir/kernel_graph.h"
 #include "predict/validation.h"
 #include "profile/campaign.h"
@@ -106,13 +107,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   ImportOptions import;
-  if (argc == 4) {
-    const std::string arg = argv[3];
-    const std::size_t eq = arg.find('=');
-    Expected<Shape> shape = ParseShape(eq == std::string::npos ? "" : arg.substr(eq + 1));
-    if (!shape.ok()) return Fail(shape.status());
-    import.input_shapes[arg.substr(0, eq)] = *shape;
-  }
+  if (argc == 4)
+    if (Status added = AddInputShapeArg(argv[3], import); !added.ok()) return Fail(added);
   Expected<Pack> pack = Pack::Load(argv[1]);
   if (!pack.ok()) return Fail(pack.status());
   Expected<Graph> graph = ImportModel(argv[2], import);

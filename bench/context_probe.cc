@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "import/import.h"
+#include "probe_args.h"
 #include "ir/cache_reuse.h"
 #include "ir/kernel_graph.h"
 #include "predict/validation.h"
@@ -90,13 +91,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   ImportOptions import;
-  if (argc == 4) {
-    const std::string arg = argv[3];
-    const std::size_t eq = arg.find('=');
-    Expected<Shape> shape = ParseShape(eq == std::string::npos ? "" : arg.substr(eq + 1));
-    if (!shape.ok()) return Fail(shape.status());
-    import.input_shapes[arg.substr(0, eq)] = *shape;
-  }
+  if (argc == 4)
+    if (Status added = AddInputShapeArg(argv[3], import); !added.ok()) return Fail(added);
   Expected<Graph> graph = ImportModel(what, import);
   if (!graph.ok()) return Fail(graph.status());
   Expected<ModelValidation> v = ValidateModel(*graph, what, *pack, bench, registry);
