@@ -46,16 +46,26 @@ struct Row {
   double y = 0, weight = 0;
 };
 
-std::vector<std::vector<Row>> Rows(const std::vector<Network>& networks, std::int64_t l2, std::int64_t l3) {
+// The extra ms of a layer given its features: what ExtraMs and the fit's scoring both use. A layer
+// never comes out below half its time alone.
+double LayerExtraMs(const std::array<double, 3>& coef, const std::array<double, 3>& x) {
+  const double e = coef[0] * x[0] + coef[1] * x[1] + coef[2] * x[2];
+  return std::max(e, -0.5 * x[0]);
+}
+
+// The networks' rows for one L3 size; `lost2` (per network, per layer, bytes lost from L2) does not
+// depend on it and is simulated once by the caller.
+std::vector<std::vector<Row>> Rows(const std::vector<Network>& networks, const std::vector<std::vector<double>>& lost2,
+                                   std::int64_t l3) {
   std::vector<std::vector<Row>> rows;
-  for (const Network& network : networks) {
-    const std::vector<double> lost2 = ExtraMissBytes(network.traffic, l2);
+  for (std::size_t g = 0; g < networks.size(); ++g) {
+    const Network& network = networks[g];
     const std::vector<double> lost3 = ExtraMissBytes(network.traffic, l3);
     std::vector<Row>& out = rows.emplace_back();
     for (std::size_t i = 0; i < network.traffic.size(); ++i) {
       const double alone = network.alone_ms[i];
       const double w = 1 / std::pow(std::max(alone, kWeightFloorMs), 2);
-      out.push_back({{alone, lost2[i] / kMiB, lost3[i] / kMiB}, network.in_graph_ms[i] - alone, w});
+      out.push_back({{alone, lost2[g][i] / kMiB, lost3[i] / kMiB}, network.in_graph_ms[i] - alone, w});
     }
   }
   return rows;
@@ -137,16 +147,14 @@ ContextModel WithCoefficients(const std::array<double, 3>& coef, std::int64_t l2
   return model;
 }
 
-// Relative error of a network's summed layers against their sum in the graph: alone, or with
-// `model`'s extra time.
-double NetworkError(const Network& network, const ContextModel* model) {
+// Relative error of a network's summed layers against their sum in the graph: alone (no `coef`),
+// or with the extra time of `coef`.
+double NetworkError(const std::vector<Row>& rows, const std::array<double, 3>* coef) {
   double measured = 0, predicted = 0;
-  for (std::size_t i = 0; i < network.alone_ms.size(); ++i) {
-    measured += network.in_graph_ms[i];
-    predicted += network.alone_ms[i];
+  for (const Row& r : rows) {
+    measured += r.x[0] + r.y;
+    predicted += r.x[0] + (coef != nullptr ? LayerExtraMs(*coef, r.x) : 0);
   }
-  if (model != nullptr)
-    for (double extra : model->ExtraMs(network.traffic, network.alone_ms)) predicted += extra;
   return measured > 0 ? (predicted - measured) / measured : 0;
 }
 
@@ -164,10 +172,10 @@ std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traff
   if (traffic.empty()) return extra;
   const std::vector<double> lost2 = ExtraMissBytes(traffic, l2_bytes);
   const std::vector<double> lost3 = ExtraMissBytes(traffic, l3_bytes);
+  const std::array<double, 3> coef = {share, l2_ms_per_mib, l3_ms_per_mib};
   for (std::size_t i = 0; i < traffic.size(); ++i) {
     const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
-    const double e = share * alone + l2_ms_per_mib * lost2[i] / kMiB + l3_ms_per_mib * lost3[i] / kMiB;
-    extra[i] = std::max(e, -0.5 * alone);
+    extra[i] = LayerExtraMs(coef, {alone, lost2[i] / kMiB, lost3[i] / kMiB});
   }
   return extra;
 }
@@ -218,36 +226,39 @@ Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& laye
     return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
   }
   const std::size_t folds = std::min(kMaxFolds, networks.size());
+  std::vector<std::vector<double>> lost2;
+  for (const Network& network : networks) lost2.push_back(ExtraMissBytes(network.traffic, caches.l2_bytes));
   // Choose the L3 size by the held-out networks' error.
   double best_rmspe = 0;
   std::int64_t best_l3 = 0;
+  std::vector<std::vector<Row>> best_rows;
   for (double l3_share : kL3Shares) {
     const auto l3 = static_cast<std::int64_t>(l3_share * static_cast<double>(caches.l3_bytes));
     if (l3 <= caches.l2_bytes) continue;
-    const std::vector<std::vector<Row>> rows = Rows(networks, caches.l2_bytes, l3);
+    std::vector<std::vector<Row>> rows = Rows(networks, lost2, l3);
     std::vector<double> errors;
     for (std::size_t fold = 0; fold < folds; ++fold) {
       std::vector<bool> train(networks.size());
       for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
-      const ContextModel model = WithCoefficients(FitNonNegative(rows, train), caches.l2_bytes, l3);
+      const std::array<double, 3> coef = FitNonNegative(rows, train);
       for (std::size_t g = 0; g < networks.size(); ++g)
-        if (!train[g]) errors.push_back(NetworkError(networks[g], &model));
+        if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
     }
     const double rmspe = Rms(errors);
     if (best_l3 == 0 || rmspe < best_rmspe) {
       best_rmspe = rmspe;
       best_l3 = l3;
+      best_rows = std::move(rows);
     }
   }
   if (best_l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
-  const std::vector<std::vector<Row>> rows = Rows(networks, caches.l2_bytes, best_l3);
-  ContextModel model = WithCoefficients(FitNonNegative(rows, std::vector<bool>(networks.size(), true)),
+  ContextModel model = WithCoefficients(FitNonNegative(best_rows, std::vector<bool>(networks.size(), true)),
                                         caches.l2_bytes, best_l3);
   model.graphs = networks.size();
   model.layers = layers.size();
   model.folds = static_cast<int>(folds);
   std::vector<double> alone;
-  for (const Network& network : networks) alone.push_back(NetworkError(network, nullptr));
+  for (const std::vector<Row>& rows : best_rows) alone.push_back(NetworkError(rows, nullptr));
   model.cv_alone_rmspe_pct = Rms(alone);
   model.cv_rmspe_pct = best_rmspe;
   return model;
