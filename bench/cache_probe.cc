@@ -115,10 +115,7 @@ int main(int argc, char** argv) {
   if (!graph.ok()) return Fail(graph.status());
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
-  BenchOptions bench;
-  bench.run.num_threads = 1;
-  bench.measure.num_runs = 50;
-  bench.measure.min_secs = 1;
+  const BenchOptions bench = ProbeBenchOptions();
   Expected<ModelValidation> validation = ValidateModel(*graph, argv[2], *pack, bench, registry);
   if (!validation.ok()) return Fail(validation.status());
 

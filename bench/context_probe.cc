@@ -68,10 +68,7 @@ int main(int argc, char** argv) {
   if (!pack.ok()) return Fail(pack.status());
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
-  BenchOptions bench;
-  bench.run.num_threads = 1;
-  bench.measure.num_runs = 50;
-  bench.measure.min_secs = 1;
+  const BenchOptions bench = ProbeBenchOptions();
   std::map<std::string, double> alone_us;
   std::printf("graph\tlayer\tkind\tgraph_ms\talone_ms\tweight_b\tout_b\tinputs\tkey\n");
   const std::string what = argv[2];

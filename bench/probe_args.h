@@ -1,8 +1,9 @@
 #pragma once
-// Argument helpers the probes share.
+// What the probes share: argument parsing and how they run a model.
 #include <string>
 
 #include "import/import.h"
+#include "run/benchmark.h"
 
 namespace latte {
 
@@ -13,6 +14,15 @@ inline Status AddInputShapeArg(const std::string& arg, ImportOptions& import) {
   if (!shape.ok()) return shape.status();
   import.input_shapes[arg.substr(0, eq)] = *shape;
   return Status::Ok();
+}
+
+/// How the probes run a whole model: xnnpack's 1 thread, 50 runs and at least 1 s.
+inline BenchOptions ProbeBenchOptions() {
+  BenchOptions bench;
+  bench.run.num_threads = 1;
+  bench.measure.num_runs = 50;
+  bench.measure.min_secs = 1;
+  return bench;
 }
 
 }  // namespace latte
