@@ -41,11 +41,12 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     std::vector<NodeId> nodes;
     int layer = -1;
   };
-  std::vector<Unit> units;
+  std::vector<Unit> units;  // only needed for the context: not collected without one (a hot path)
+  const bool context = pack.context.has_value();
   for (KernelGroup& group : grouping.kernels) {
     Expected<Prediction> predicted = pack.Predict(group.kernel);
     if (!predicted.ok()) {
-      units.push_back({group.nodes, -1});
+      if (context) units.push_back({group.nodes, -1});
       result.uncovered.push_back({group.nodes, NodeOpName(graph.node(group.nodes.front())), predicted.status().message()});
       continue;
     }
@@ -54,14 +55,14 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     spread_sum += predicted->spread_ms;
     if (predicted->outside_training_range) ++result.outside_range;
     result.ms_by_source[std::string(PredictionSourceName(predicted->source))] += predicted->ms;
-    units.push_back({group.nodes, static_cast<int>(result.layers.size())});
+    if (context) units.push_back({group.nodes, static_cast<int>(result.layers.size())});
     result.layers.push_back({std::move(group.nodes), std::move(group.kernel), *predicted});
   }
   for (UncoveredNode& node : grouping.uncovered) {
-    units.push_back({{node.node}, -1});
+    if (context) units.push_back({{node.node}, -1});
     result.uncovered.push_back({{node.node}, std::move(node.op), std::move(node.why)});
   }
-  if (pack.context) {
+  if (context) {
     // The executor runs the nodes in order: a unit runs when its last node does.
     std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.nodes.back() < b.nodes.back(); });
     std::vector<std::vector<NodeId>> nodes;
