@@ -342,6 +342,9 @@ bool AllPositive(const Kernel& k) {
   return true;
 }
 
+// Random draws per kind (RandomShares): a binary kind has three operand shapes to cover.
+std::size_t RandomWeight(const Kernel& kind) { return FamilyOf(kind.op) == Family::kBinary ? 3 : 1; }
+
 }  // namespace
 
 Kernel NhwcKernel(OpKind op, I h, I w, I c) {
@@ -669,6 +672,19 @@ nlohmann::json SamplerConfig::ToJson() const {
   return json;
 }
 
+std::vector<std::size_t> RandomShares(const std::vector<Kernel>& kinds, std::size_t count) {
+  std::size_t total = 0;
+  for (const Kernel& kind : kinds) total += RandomWeight(kind);
+  std::vector<std::size_t> shares;
+  std::size_t given = 0;
+  for (const Kernel& kind : kinds) {
+    shares.push_back(count * RandomWeight(kind) / std::max<std::size_t>(1, total));
+    given += shares.back();
+  }
+  for (std::size_t i = 0; given < count && !shares.empty(); i = (i + 1) % shares.size(), ++given) ++shares[i];
+  return shares;
+}
+
 Expected<Sample> SampleKernels(const SamplerConfig& config) {
   Sample sample;
   std::vector<Kernel> kinds;
@@ -685,11 +701,11 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     if (config.strategy == "random" && config.max_kernels == 0) {
       return InvalidInput("the random strategy needs a count (--max-kernels)");
     }
-    for (const Kernel& kind : kinds) {
-      // Random: each kind gets an equal share of max_kernels (the remainder to the first kinds).
-      const std::size_t share = config.max_kernels / kinds.size() +
-                                (static_cast<std::size_t>(&kind - kinds.data()) < config.max_kernels % kinds.size());
-      auto kernels = config.strategy == "grid" ? GridKernels(kind, config.grid) : RandomKernels(kind, share, config.seed);
+    const std::vector<std::size_t> shares = RandomShares(kinds, config.max_kernels);
+    for (std::size_t index = 0; index < kinds.size(); ++index) {
+      const Kernel& kind = kinds[index];
+      auto kernels = config.strategy == "grid" ? GridKernels(kind, config.grid)
+                                               : RandomKernels(kind, shares[index], config.seed);
       if (!kernels.ok()) return kernels.status();
       for (const Kernel& k : *kernels) add(k);
       sample.notes.push_back(kind.Kind() + ": " + std::to_string(kernels->size()) + " kernels" +

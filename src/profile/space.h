@@ -54,6 +54,12 @@ Expected<std::vector<Kernel>> GridKernels(const Kernel& kind, std::string_view g
 /// uniformly among its discrete choices (kernel sizes, strides), from `seed`.
 Expected<std::vector<Kernel>> RandomKernels(const Kernel& kind, std::size_t count, std::uint64_t seed);
 
+/// How the random strategy splits `count` draws across `kinds`: evenly, except that a binary kind
+/// (add, mul, sub, div, ...) counts three times, once per operand shape it is drawn with (equal,
+/// a scalar, a channel vector): each shape then gets as many draws as a plain kind. The remainder
+/// goes one by one to the first kinds.
+std::vector<std::size_t> RandomShares(const std::vector<Kernel>& kinds, std::size_t count);
+
 /// Kernels one step away from `kernel`: channels ±8 (one at a time: in, out) and spatial size
 /// ±max(1, size/8) (height and width together), pads recomputed when the original used SAME
 /// padding. Non-positive or otherwise impossible neighbours are left out. Kinds whose params

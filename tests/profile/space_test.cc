@@ -246,9 +246,14 @@ TEST(Sampler, RandomSplitsTheCountAcrossKinds) {
   ASSERT_TRUE(sample.ok()) << sample.status().message();
   std::map<std::string, int> per_kind;
   for (const Kernel& k : sample->kernels) ++per_kind[k.Kind()];
-  EXPECT_EQ(per_kind["conv2d"], 4);
-  EXPECT_EQ(per_kind["fully_connected"], 3);
-  EXPECT_EQ(per_kind["add"], 3);
+  // add counts three times (equal shapes, a scalar, a channel vector): 10 · 3/5 = 6.
+  EXPECT_EQ(per_kind["conv2d"], 2);
+  EXPECT_EQ(per_kind["fully_connected"], 2);
+  EXPECT_EQ(per_kind["add"], 6);
+  EXPECT_EQ(RandomShares({ParseKindAlias("relu").value(), ParseKindAlias("mul").value()}, 9),
+            (std::vector<std::size_t>{3, 6}));
+  EXPECT_EQ(RandomShares({ParseKindAlias("relu").value(), ParseKindAlias("conv2d").value()}, 3),
+            (std::vector<std::size_t>{2, 1}));  // the remainder to the first
   config.max_kernels = 0;
   EXPECT_FALSE(SampleKernels(config).ok());
 }
