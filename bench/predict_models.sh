@@ -10,7 +10,10 @@
 # round), and each model's measured time and drift ratio are the medians over the rounds (the
 # range of the measured times is shown): a model's single run moves by ±10% on this host.
 #
-# Usage: bench/predict_models.sh PACK [NUM_RUNS=50] [MIN_SECS=1] [REPEATS=1]
+# With OTHER_PACK=FILE, the same measurements are also compared with that pack's predictions (a
+# pack before and after a change, side by side in one run: the host moves by more than the change).
+#
+# Usage: [OTHER_PACK=FILE] bench/predict_models.sh PACK [NUM_RUNS=50] [MIN_SECS=1] [REPEATS=1]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 latte="${LATTE:-$root/build/latte}"  # LATTE=...: another build
@@ -31,7 +34,16 @@ for ((r = 0; r < repeats; ++r)); do
     "$latte" "${args[@]}" >"$tmp/$i.$r.json"
   done
 done
-python3 - "$tmp" <<'PY'
+if [[ -n "${OTHER_PACK:-}" ]]; then
+  mkdir "$tmp/other"
+  for ((i = 0; i < ${#models[@]}; i += 2)); do
+    m="${models[$i]}" shape="${models[$((i + 1))]}"
+    args=(predict "$root/models/$m" --pack "$OTHER_PACK" --format json)
+    [[ -n "$shape" ]] && args+=(--input-shape "$shape")
+    "$latte" "${args[@]}" >"$tmp/other/$i.json"
+  done
+fi
+python3 - "$tmp" "${OTHER_PACK:-}" <<'PY'
 import glob, json, math, os, statistics, sys
 by_model = {}
 for path in glob.glob(os.path.join(sys.argv[1], "*.json")):
@@ -51,6 +63,7 @@ for index in sorted(by_model):
     r["drift_ratio"] = statistics.median(ratios) if len(ratios) == len(runs) else None
     r["noisy"] = any(x["noisy"] for x in runs)
     r["range"] = f" ({min(measured):.3f}–{max(measured):.3f})" if len(runs) > 1 else ""
+    r["index"] = index
     rows.append(r)
 print("| model | predicted ms | measured ms | error | reference now / at calibration | error, prediction × that | coverage, noise |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -80,6 +93,13 @@ if any(r.get("context_ms", 0) for r in rows):
           + ", ".join(f'{os.path.basename(r["model"]).split(".")[0]} {e:+.1f}%' for r, e in zip(rows, alone))
           + f"): within ±5% {100 * sum(abs(e) <= 5 for e in alone) / n:.0f}%, within ±10% "
           + f"{100 * sum(abs(e) <= 10 for e in alone) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in alone) / n):.1f}%")
+if sys.argv[2]:
+    other = [100 * (json.load(open(os.path.join(sys.argv[1], "other", f'{r["index"]}.json')))["total_ms"] - r["measured_ms"])
+             / r["measured_ms"] for r in rows]
+    print(f"{sys.argv[2]} against the same measurements ("
+          + ", ".join(f'{os.path.basename(r["model"]).split(".")[0]} {e:+.1f}%' for r, e in zip(rows, other))
+          + f"): within ±5% {100 * sum(abs(e) <= 5 for e in other) / n:.0f}%, within ±10% "
+          + f"{100 * sum(abs(e) <= 10 for e in other) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in other) / n):.1f}%")
 if len(scaled) == n:
     print(f"scaled by the drift of the reference kernel: within ±5% {100 * sum(abs(e) <= 5 for e in scaled) / n:.0f}%, "
           f"within ±10% {100 * sum(abs(e) <= 10 for e in scaled) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in scaled) / n):.1f}%")
