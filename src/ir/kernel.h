@@ -22,8 +22,9 @@ namespace latte {
 ///   pt pl pb pr (pads top, left, bottom, right) bias (0/1); transpose_conv2d also oh ow.
 /// - fully_connected: m (rows) k (in features) n (out features) bias. matmul: b m k n.
 /// - max_pool2d, avg_pool2d: n ih iw c kh kw sh sw pt pl pb pr.
-/// - global_avg_pool, global_max_pool, unary ops (activations, exp, ...), softmax, mean:
-///   n h w c (the input); mean/reductions also axes (bit i set = axis i of NHWC reduced).
+/// - global_avg_pool, global_max_pool, unary ops (activations, exp, ..., and batch_norm in
+///   inference: a scale and shift per channel), softmax, mean: n h w c (the input);
+///   mean/reductions also axes (bit i set = axis i of NHWC reduced).
 /// - binary elementwise (add, mul, ...): a0 a1 a2 a3 b0 b1 b2 b3 (the two input shapes).
 /// - concat: n h w c (output) axis inputs d0 d1 ... (each input's size along axis).
 /// - resize: n ih iw c oh ow mode (0 nearest, 1 bilinear).
@@ -33,8 +34,8 @@ namespace latte {
 /// - depth_to_space, space_to_depth: n h w c block.
 /// A fused activation or add is listed in `fused`; an add's other operand has the output's shape.
 /// Not kept (same work, other semantics): pad mode, resize coordinate transform, matmul transposes,
-/// clip bounds of a main clip op. Kinds with no family (slice, split, gather, cast, batch_norm,
-/// quantize, dequantize) are reported uncovered, never approximated.
+/// clip bounds of a main clip op. Kinds with no family (slice, split, gather, cast, quantize,
+/// dequantize) are reported uncovered, never approximated.
 struct Kernel {
   OpKind op = OpKind::kOpaque;
   std::vector<OpKind> fused;  // in order after the main op: e.g. {kAdd, kRelu}

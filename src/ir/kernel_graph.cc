@@ -39,7 +39,7 @@ Family FamilyOf(OpKind kind) {
     case K::kRelu: case K::kRelu6: case K::kReluN1To1: case K::kClip: case K::kSigmoid: case K::kTanh:
     case K::kHardSwish: case K::kHardSigmoid: case K::kLeakyRelu: case K::kPRelu: case K::kElu: case K::kGelu:
     case K::kSoftplus: case K::kExp: case K::kLog: case K::kSqrt: case K::kRsqrt: case K::kAbs: case K::kNeg:
-    case K::kReciprocal: case K::kErf: case K::kFloor: case K::kCeil:
+    case K::kReciprocal: case K::kErf: case K::kFloor: case K::kCeil: case K::kBatchNorm:
       return Family::kUnary;
     case K::kSoftmax: case K::kLogSoftmax: return Family::kSoftmax;
     case K::kMean: case K::kReduceSum: case K::kReduceMax: case K::kReduceMin: return Family::kReduce;
@@ -59,7 +59,8 @@ Family FamilyOf(OpKind kind) {
 
 // Ops that may follow a main op inside one kernel: one-input activations and binary elementwise ops.
 bool IsFusableFollower(OpKind kind) {
-  return (FamilyOf(kind) == Family::kUnary && kind != OpKind::kPRelu) || FamilyOf(kind) == Family::kBinary;
+  return (FamilyOf(kind) == Family::kUnary && kind != OpKind::kPRelu && kind != OpKind::kBatchNorm) ||
+         FamilyOf(kind) == Family::kBinary;
 }
 
 Status NoFamily(OpKind kind) {
@@ -204,8 +205,8 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
       return Params{{"n", q.batch}, {"h", q.in_h}, {"w", q.in_w}, {"c", q.channels}};
     }
-    case Family::kUnary: case Family::kReshape:
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
+    case Family::kUnary: case Family::kReshape:  // batch_norm says its layout (channel axis)
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, node.kind == OpKind::kBatchNorm ? node_nchw : nchw));
       return p;
     case Family::kSoftmax: {
       const std::int64_t axis = node.attrs.GetInt("axis", -1);
@@ -472,6 +473,10 @@ class KernelGraphBuilder {
     const float scale = 1.0f / std::sqrt(static_cast<float>(std::max<std::int64_t>(fan_in, 1)));
     return b_.Constant(name, shape, RandomValues(*ShapeElements(shape), rng_, scale));
   }
+  Expected<TensorId> Constant(const std::string& name, const Shape& shape, float value) {
+    LATTE_RETURN_IF_ERROR(CheckElements("constant '" + name + "'", shape));
+    return b_.Constant(name, shape, std::vector<float>(static_cast<size_t>(*ShapeElements(shape)), value));
+  }
   Expected<TensorId> Op(OpKind kind, const std::string& name, std::vector<TensorId> inputs, Attributes attrs) {
     TensorId out = b_.Op1(kind, name, std::move(inputs), std::move(attrs));
     const auto id = static_cast<NodeId>(b_.graph().num_nodes() - 1);
@@ -643,6 +648,16 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
           if (k.op == K::kPRelu) {
             LATTE_ASSIGN_OR_RETURN(TensorId slope, b.Weights("slope", {c}, 1));
             inputs.push_back(slope);
+          }
+          if (k.op == K::kBatchNorm) {  // inference: scale, bias, mean, then a variance above 0
+            for (const char* param : {"scale", "bias", "mean"}) {
+              LATTE_ASSIGN_OR_RETURN(TensorId t, b.Weights(param, {c}, 1));
+              inputs.push_back(t);
+            }
+            LATTE_ASSIGN_OR_RETURN(TensorId var, b.Constant("var", {c}, 1.0f));
+            inputs.push_back(var);
+            a.Set("epsilon", 1e-5);
+            a.Set("layout", std::string("NHWC"));
           }
           break;
         case Family::kSoftmax:

@@ -28,13 +28,14 @@ constexpr double kGraphContextShare = 0.5;
 }  // namespace
 
 // Standalone activations too: a relu is usually folded into the op before it, but not when the
-// two run on different backends (latte pareto) or the op cannot carry it.
+// two run on different backends (latte pareto) or the op cannot carry it. Likewise batch_norm:
+// folded into a conv before it at import, but not after a concat, an add or a pool.
 std::vector<std::string> CalibrateOptions::DefaultCalibrationKinds() {
   return {"conv2d",     "depthwise_conv2d", "transpose_conv2d", "fully_connected", "add",
           "mul",        "max_pool2d",       "avg_pool2d",       "global_avg_pool", "mean",
           "concat",     "pad",              "resize",           "reshape",         "transpose",
           "softmax",    "hard_swish",       "sigmoid",          "prelu",           "relu",
-          "relu6",      "hard_sigmoid",     "sub",              "div"};
+          "relu6",      "hard_sigmoid",     "sub",              "div",             "batch_norm"};
 }
 
 Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,

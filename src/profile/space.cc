@@ -40,6 +40,7 @@ Family FamilyOf(OpKind op) {
     case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool: case OpKind::kSoftmax: case OpKind::kLogSoftmax:
     case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
     case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
+    case OpKind::kBatchNorm:
       return Family::kNhwc;
     default:
       break;

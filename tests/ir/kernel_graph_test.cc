@@ -96,6 +96,7 @@ TEST(KernelGraphTest, ElementwiseFamiliesRoundTrip) {
       ExpectRoundTrip(MakeKernel(kind, nhwc));
     }
   }
+  ExpectRoundTrip(MakeKernel(OpKind::kBatchNorm, nhwc));  // inference: a scale and shift per channel
   const std::map<std::string, std::int64_t> ab = {{"a0", 1}, {"a1", 4}, {"a2", 4}, {"a3", 8},
                                                   {"b0", 1}, {"b1", 1}, {"b2", 1}, {"b3", 8}};
   for (OpKind kind : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow, OpKind::kMaximum,
@@ -309,7 +310,12 @@ TEST(KernelGraphTest, NchwGraphsGiveTheSameKernelsAsNhwc) {
   Attributes tr;
   tr.Set("perm", std::vector<std::int64_t>{0, 2, 3, 1});  // NCHW → NHWC data order
   TensorId t = b.Op1(OpKind::kTranspose, "transpose", {s}, tr);
-  Expected<Graph> g = b.Finish({m, t});
+  Attributes bn;  // a batch_norm not after a conv (after the softmax), in ONNX layout
+  bn.Set("layout", std::string("NCHW"));
+  bn.Set("epsilon", 1e-5);
+  TensorId nb_out = b.Op1(OpKind::kBatchNorm, "bn", {s, b.Constant("scale", {6}), b.Constant("shift", {6}),
+                                                     b.Constant("mean", {6}), b.Constant("var", {6})}, bn);
+  Expected<Graph> g = b.Finish({m, t, nb_out});
   ASSERT_TRUE(g.ok()) << g.status().message();
 
   Expected<Kernel> conv = KernelOfNodes(*g, {0});
@@ -333,6 +339,9 @@ TEST(KernelGraphTest, NchwGraphsGiveTheSameKernelsAsNhwc) {
   EXPECT_EQ(transpose->Param("perm2"), 3);
   EXPECT_EQ(transpose->Param("perm3"), 1);
   ExpectRoundTrip(*transpose);
+  Expected<Kernel> norm = KernelOfNodes(*g, {5});
+  ASSERT_TRUE(norm.ok()) << norm.status().message();
+  EXPECT_EQ(*norm, MakeKernel(OpKind::kBatchNorm, {{"n", 1}, {"h", 4}, {"w", 8}, {"c", 6}}));
 
   // The same conv in TFLite layout gives the identical kernel.
   GraphBuilder nb;

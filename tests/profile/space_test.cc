@@ -7,7 +7,10 @@
 
 #include "ir/kernel_graph.h"
 #include "import/import.h"
+#include "profile/campaign.h"
 #include "profile/profile.h"
+#include "run/onednn/onednn_backend.h"
+#include "run/xnnpack/xnnpack_backend.h"
 #include "run/graph_prep.h"
 #include "test_paths.h"
 
@@ -401,6 +404,37 @@ TEST(FromModels, OneListOfInputShapesServesSeveralModels) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--input-shape names 'nope', but no model"), std::string::npos)
       << bad.status().message();
+}
+
+// A standalone batch_norm (after a concat, an add or a pool: nothing to fold it into) is a kind
+// of its own: drawn at random, built as one node with its four per-channel constants, measured on
+// both CPU backends.
+TEST(Sampler, BatchNormIsDrawnBuiltAndMeasured) {
+  Kernel kind;
+  kind.op = OpKind::kBatchNorm;
+  auto kernels = RandomKernels(kind, 3, 11);
+  ASSERT_TRUE(kernels.ok()) << kernels.status().message();
+  ASSERT_EQ(kernels->size(), 3u);
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  RegisterOnednnBackend(registry);
+  MeasureOptions quick;
+  quick.warmup_runs = 1;
+  quick.min_warmup_secs = 0;
+  quick.num_runs = 2;
+  quick.min_secs = 0;
+  for (const Kernel& k : *kernels) {
+    EXPECT_EQ(k.Kind(), "batch_norm");
+    for (const char* name : {"n", "h", "w", "c"}) EXPECT_GT(k.Param(name), 0) << k.Key();
+    auto graph = BuildKernelGraph(k);
+    ASSERT_TRUE(graph.ok()) << graph.status().message();
+    EXPECT_EQ(graph->node(0).inputs.size(), 5u);
+    for (const char* backend : {"xnnpack", "onednn"}) {
+      auto m = MeasureKernel(k, backend, registry, RunOptions{}, quick);
+      ASSERT_TRUE(m.ok()) << backend << " " << k.Key() << ": " << m.status().message();
+      EXPECT_GT(m->stats.p50, 0) << backend;
+    }
+  }
 }
 
 }  // namespace
