@@ -41,6 +41,17 @@ Expected<std::vector<double>> CrossValidate(std::span<const TrainingSample> samp
   return predicted;
 }
 
+double SelectionRmspePct(std::span<const double> predicted, std::span<const double> measured) {
+  const std::size_t n = std::min(predicted.size(), measured.size());
+  if (n == 0) return 0;
+  double sum_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = std::min(1.0, std::abs((predicted[i] - measured[i]) / measured[i]));
+    sum_sq += e * e;
+  }
+  return 100 * std::sqrt(sum_sq / static_cast<double>(n));
+}
+
 Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options) {
   for (const std::string& name : options.predictors) {
     if (std::find(FittedPredictorNames().begin(), FittedPredictorNames().end(), name) == FittedPredictorNames().end())
@@ -72,10 +83,11 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     report.kind = kind;
     report.samples = kind_samples.size();
     bool cross_validate = kind_samples.size() >= options.min_samples_for_cv;
-    std::vector<std::pair<double, std::string>> ranked;  // (rmspe, name)
+    std::vector<std::pair<double, std::string>> ranked;  // (SelectionRmspePct, name)
     for (const std::string& name : options.predictors) {
       PredictorScore score;
       score.name = name;
+      double selection_pct = 0;
       if (!cross_validate && name != "interp" && name != "roofline") {
         score.why = "too few samples (" + std::to_string(kind_samples.size()) + ") to fit";
         report.scores.push_back(score);
@@ -93,6 +105,7 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
           }
         }
         score.cv = ComputeAccuracy(got, measured);
+        selection_pct = SelectionRmspePct(got, measured);
       }
       LATTE_ASSIGN_OR_RETURN(std::unique_ptr<KernelPredictor> predictor, MakePredictor(name, options.predictor));
       Status fitted = predictor->Fit(kind_samples);
@@ -106,7 +119,7 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
       if (cross_validate) model.cv[name] = score.cv;
       // A predictor that failed on held-out samples ranks after every one that answered all.
       double failed_share = score.cv.n + score.failed > 0 ? double(score.failed) / double(score.cv.n + score.failed) : 0;
-      double key = cross_validate ? score.cv.rmspe_pct + (failed_share > 0 ? 1e6 * failed_share : 0)
+      double key = cross_validate ? selection_pct + (failed_share > 0 ? 1e6 * failed_share : 0)
                                   : (name == "interp" ? 0 : 1);
       ranked.emplace_back(key, name);
       model.fitted[name] = std::move(predictor);

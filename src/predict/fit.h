@@ -49,6 +49,14 @@ struct FitResult {
 /// an option is invalid (unknown predictor name, folds < 2).
 Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options);
 
+/// What FitPack ranks predictors by: the RMSPE of held-out predictions with each error capped at
+/// ±100%. A kernel in a regime of its own (XNNPACK runs a batch_norm of one channel as a scalar
+/// multiply, 150× faster than its 9-channel neighbours) is missed by every predictor that learns
+/// from neighbours, and uncapped its one error outweighs hundreds of others: the roofline, which
+/// knows no regimes and is 45% off everywhere, would be selected. Beyond 100% all are equally wrong.
+/// The RMSPE reported (and the spread) stays uncapped.
+double SelectionRmspePct(std::span<const double> predicted, std::span<const double> measured);
+
 /// Held-out predictions of one predictor type by k-fold cross-validation: `predicted[i]` is the
 /// prediction for samples[i] (NaN when it had none). Exposed for benchmarks and tests.
 Expected<std::vector<double>> CrossValidate(std::span<const TrainingSample> samples, const std::string& predictor,

@@ -87,6 +87,37 @@ TEST(FitPackTest, ReportsEveryPredictorPerKindAndSelectsTheBest) {
   EXPECT_EQ(conv.selected, "roofline");
 }
 
+TEST(FitPackTest, OneKernelInARegimeOfItsOwnDoesNotMakeTheRooflineBest) {
+  // Per element, small channel counts cost more (1 + 100/c: a slow broadcast path): neighbours
+  // learn that, the roofline (work only) cannot. One kernel, c = 1, runs 100× cheaper per element
+  // than the rule says (a scalar path): a predictor that learns from neighbours misses it by ~30×.
+  std::vector<TrainingSample> samples;
+  auto norm = [](std::int64_t h, std::int64_t c) {
+    Kernel k;
+    k.op = OpKind::kBatchNorm;
+    k.params = {{"n", 1}, {"h", h}, {"w", h}, {"c", c}};
+    return k;
+  };
+  for (std::int64_t c : {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256})
+    for (std::int64_t h : {8, 12, 16, 24, 32, 48})
+      samples.push_back({norm(h, c), 1, 2e-4 + 4e-8 * double(h * h * c) * (1 + 100.0 / double(c)), 0});
+  samples.push_back({norm(48, 1), 1, 2e-4 + 4e-8 * 48 * 48, 0});
+  FitOptions options = SmallFit();
+  options.predictors = {"gbdt", "roofline"};
+  Expected<FitResult> fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  const KindFitReport& report = fit->report.at(0);
+  ASSERT_EQ(report.scores.size(), 2u);
+  const PredictorScore& trees = report.scores[0];
+  const PredictorScore& roofline = report.scores[1];
+  EXPECT_EQ(trees.cv.n, samples.size());
+  // Uncapped, the one miss makes the trees look worse than the roofline ...
+  EXPECT_GT(trees.cv.rmspe_pct, roofline.cv.rmspe_pct);
+  // ... which is right for far fewer kernels.
+  EXPECT_GT(trees.cv.within10_pct, roofline.cv.within10_pct + 30);
+  EXPECT_EQ(report.selected, "gbdt");
+}
+
 TEST(FitPackTest, KeepsNothingAfterTheFirstTreeModelInTheOrder) {
   // Trees answer every kernel: a predictor ranked after one is never reached, so it is not kept.
   FitOptions options = SmallFit();
@@ -241,6 +272,12 @@ TEST(PackTest, LoadErrorsNameTheFileAndTheProblem) {
   ASSERT_FALSE(damaged.ok());
   EXPECT_NE(damaged.status().message().find("kind add"), std::string::npos) << damaged.status().message();
   EXPECT_FALSE(Pack::FromJson(nlohmann::json::array()).ok());
+}
+
+TEST(AccuracyTest, SelectionCapsEachErrorAt100Percent) {
+  std::vector<double> predicted = {1.1, 150.0, 0.5}, measured = {1.0, 1.0, 1.0};
+  EXPECT_NEAR(SelectionRmspePct(predicted, measured), 100 * std::sqrt((0.01 + 1.0 + 0.25) / 3), 1e-9);
+  EXPECT_EQ(SelectionRmspePct({}, {}), 0);
 }
 
 TEST(AccuracyTest, KnownValues) {
