@@ -659,7 +659,10 @@ std::vector<Kernel> NeighbourKernels(const Kernel& kernel) {
 }
 
 nlohmann::json SamplerConfig::ToJson() const {
-  nlohmann::json json = {{"strategy", strategy}, {"kinds", kinds}, {"seed", seed}, {"max_kernels", max_kernels}};
+  nlohmann::json json = {{"strategy", strategy}, {"kinds", kinds}, {"max_kernels", max_kernels}};
+  // The seed draws and shuffles grid and random kernels. A from-models sample does not use it: left
+  // out, a calibration with another seed resumes the models' campaign instead of measuring it again.
+  if (strategy != "from-models") json["seed"] = seed;
   if (strategy == "grid") json["grid"] = grid;
   if (strategy == "from-models") {
     json["models"] = models;

@@ -373,6 +373,14 @@ TEST(FromModels, LaidOutForABackendTheKernelsAreThoseItRuns) {
   EXPECT_EQ(got, expected);
   // Part of the campaign's identity: a profile laid out otherwise is another campaign.
   EXPECT_EQ(config.ToJson().value("layout_backend", ""), "xnnpack");
+  // The seed is not: the models' kernels do not depend on it (a random sample's do).
+  const nlohmann::json before = config.ToJson();
+  config.seed = 7;
+  EXPECT_EQ(config.ToJson(), before);
+  EXPECT_FALSE(before.contains("seed"));
+  SamplerConfig random = config;
+  random.strategy = "random";
+  EXPECT_EQ(random.ToJson().value("seed", 0), 7);
 
   // As imported (NCHW, default rules) the kernels differ: the layout matters.
   config.layout_backend.clear();
