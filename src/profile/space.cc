@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "import/import.h"
 #include "ir/kernel_graph.h"
 #include "run/graph_prep.h"
@@ -704,6 +706,13 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     if (kinds.empty()) return InvalidInput("no kernel kinds to sample (--kernels)");
     if (config.strategy == "random" && config.max_kernels == 0) {
       return InvalidInput("the random strategy needs a count (--max-kernels)");
+    }
+    // Draws are kept in memory before the campaign starts: a count no campaign could measure
+    // (100,000 is hours of kernels; more is a typo), refused rather than drawn for ever.
+    constexpr std::size_t kMaxRandomKernels = 100'000;
+    if (config.strategy == "random" && config.max_kernels > kMaxRandomKernels) {
+      return InvalidInput(fmt::format("--max-kernels {} is more than the random strategy draws (at most {})",
+                                      config.max_kernels, kMaxRandomKernels));
     }
     const std::vector<std::size_t> shares = RandomShares(kinds, config.max_kernels);
     for (std::size_t index = 0; index < kinds.size(); ++index) {
