@@ -10,7 +10,15 @@ namespace {
 
 std::atomic<bool> g_stop_requested{false};
 
-extern "C" void RequestStop(int) { g_stop_requested.store(true); }
+// The first Ctrl-C asks the command to stop at its next safe point (after the current kernel,
+// keeping every measurement); a second one, for when that point is far (a long kernel, a fit),
+// ends the process at once as the signal would have (committed measurements stay committed).
+extern "C" void RequestStop(int sig) {
+  if (g_stop_requested.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
 
 }  // namespace
 

@@ -196,6 +196,25 @@ TEST(ProfileCli, SigintStopsAfterTheCurrentKernelKeepsEverythingAndExits130) {
   EXPECT_EQ(campaigns->front().status, "stopped");
 }
 
+TEST(ProfileCli, ASecondSigintEndsAtOnceKeepingWhatWasCommitted) {
+  // Each kernel runs for at least 2 s: the first SIGINT would wait for the current one to end.
+  TempDir dir;
+  const std::string db = (dir.path() / "j.db").string();
+  const pid_t pid = SpawnLatte(Quick({"profile", "--kernels", "relu", "--batch", "1"}, db, "2"));
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  bool exited = false;
+  const std::size_t seen = WaitForStoredRows(db, pid, 1, status, exited);
+  ASSERT_FALSE(exited) << "the profile finished before it could be interrupted";
+  ::kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // two pending SIGINTs are one
+  ::kill(pid, SIGINT);
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "a second SIGINT must end the profile at once";
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_GE(StoredP50(db).size(), seen);
+}
+
 TEST(ProfileCli, ResumesAfterSigkillWithNothingLostOrDuplicated) {
   TempDir dir;
   const std::string db = (dir.path() / "r.db").string();
