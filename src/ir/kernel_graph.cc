@@ -205,8 +205,8 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
       return Params{{"n", q.batch}, {"h", q.in_h}, {"w", q.in_w}, {"c", q.channels}};
     }
-    case Family::kUnary: case Family::kReshape:  // batch_norm says its layout (channel axis)
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, node.kind == OpKind::kBatchNorm ? node_nchw : nchw));
+    case Family::kUnary: case Family::kReshape:  // batch_norm says its layout; the others have none
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
       return p;
     case Family::kSoftmax: {
       const std::int64_t axis = node.attrs.GetInt("axis", -1);
