@@ -42,14 +42,7 @@ Expected<std::vector<double>> CrossValidate(std::span<const TrainingSample> samp
 }
 
 double SelectionRmspePct(std::span<const double> predicted, std::span<const double> measured) {
-  const std::size_t n = std::min(predicted.size(), measured.size());
-  if (n == 0) return 0;
-  double sum_sq = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = std::min(1.0, std::abs((predicted[i] - measured[i]) / measured[i]));
-    sum_sq += e * e;
-  }
-  return 100 * std::sqrt(sum_sq / static_cast<double>(n));
+  return RmspePct(predicted, measured, 1.0);
 }
 
 Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options) {

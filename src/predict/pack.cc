@@ -24,20 +24,29 @@ Expected<AccuracyMetrics> AccuracyMetrics::FromJson(const nlohmann::json& json) 
   return m;
 }
 
+double RmspePct(std::span<const double> predicted, std::span<const double> measured, double cap) {
+  const std::size_t n = std::min(predicted.size(), measured.size());
+  if (n == 0) return 0;
+  double sum_sq = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = std::min(cap, std::abs((predicted[i] - measured[i]) / measured[i]));
+    sum_sq += e * e;
+  }
+  return 100 * std::sqrt(sum_sq / static_cast<double>(n));
+}
+
 AccuracyMetrics ComputeAccuracy(std::span<const double> predicted, std::span<const double> measured) {
   AccuracyMetrics m;
   m.n = std::min(predicted.size(), measured.size());
   if (m.n == 0) return m;
-  double sum_sq = 0;
   std::size_t within5 = 0, within10 = 0;
   for (std::size_t i = 0; i < m.n; ++i) {
-    double e = (predicted[i] - measured[i]) / measured[i];
-    sum_sq += e * e;
+    const double e = (predicted[i] - measured[i]) / measured[i];
     within5 += std::abs(e) <= 0.05;
     within10 += std::abs(e) <= 0.10;
   }
-  double n = static_cast<double>(m.n);
-  m.rmspe_pct = 100 * std::sqrt(sum_sq / n);
+  const double n = static_cast<double>(m.n);
+  m.rmspe_pct = RmspePct(predicted, measured);
   m.within5_pct = 100 * static_cast<double>(within5) / n;
   m.within10_pct = 100 * static_cast<double>(within10) / n;
   return m;

@@ -4,12 +4,15 @@
 // fusion rules, provenance, and per kernel kind the training ranges, the fitted predictors,
 // their cross-validated accuracy and which one was selected.
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
-#include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "ir/kernel.h"
@@ -30,6 +33,11 @@ struct AccuracyMetrics {
   nlohmann::json ToJson() const;
   static Expected<AccuracyMetrics> FromJson(const nlohmann::json& json);
 };
+
+/// Root mean square of (predicted - measured) / measured, in %, each |error| counted at most `cap`
+/// (fit ranks predictors with a cap of 1: SelectionRmspePct in fit.h).
+double RmspePct(std::span<const double> predicted, std::span<const double> measured,
+                double cap = std::numeric_limits<double>::infinity());
 
 /// Metrics of `predicted` against `measured` (same length, measured > 0).
 AccuracyMetrics ComputeAccuracy(std::span<const double> predicted, std::span<const double> measured);
