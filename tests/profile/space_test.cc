@@ -253,9 +253,9 @@ TEST(Sampler, RandomSplitsTheCountAcrossKinds) {
   EXPECT_EQ(per_kind["conv2d"], 2);
   EXPECT_EQ(per_kind["fully_connected"], 2);
   EXPECT_EQ(per_kind["add"], 6);
-  EXPECT_EQ(RandomShares({ParseKindAlias("relu").value(), ParseKindAlias("mul").value()}, 9),
+  EXPECT_EQ(RandomShares({Kind("relu"), Kind("mul")}, 9),
             (std::vector<std::size_t>{3, 6}));
-  EXPECT_EQ(RandomShares({ParseKindAlias("relu").value(), ParseKindAlias("conv2d").value()}, 3),
+  EXPECT_EQ(RandomShares({Kind("relu"), Kind("conv2d")}, 3),
             (std::vector<std::size_t>{2, 1}));  // the remainder to the first
   config.max_kernels = 0;
   EXPECT_FALSE(SampleKernels(config).ok());
