@@ -26,21 +26,22 @@ repeats="${4:-1}"
 source "$root/bench/six_models.sh"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+# latte COMMAND on the six models' i-th entry (its input shape added when it has one).
+on_model() {
+  local i="$1" command="$2"
+  shift 2
+  local shape="${models[$((i + 1))]}"
+  "$latte" "$command" "$root/models/${models[$i]}" ${shape:+--input-shape "$shape"} "$@"
+}
 for ((r = 0; r < repeats; ++r)); do
   for ((i = 0; i < ${#models[@]}; i += 2)); do
-    m="${models[$i]}" shape="${models[$((i + 1))]}"
-    args=(validate "$root/models/$m" --pack "$pack" --num_runs "$runs" --min_secs "$secs" --format json)
-    [[ -n "$shape" ]] && args+=(--input-shape "$shape")
-    "$latte" "${args[@]}" >"$tmp/$i.$r.json"
+    on_model "$i" validate --pack "$pack" --num_runs "$runs" --min_secs "$secs" --format json >"$tmp/$i.$r.json"
   done
 done
 if [[ -n "${OTHER_PACK:-}" ]]; then
   mkdir "$tmp/other"
   for ((i = 0; i < ${#models[@]}; i += 2)); do
-    m="${models[$i]}" shape="${models[$((i + 1))]}"
-    args=(predict "$root/models/$m" --pack "$OTHER_PACK" --format json)
-    [[ -n "$shape" ]] && args+=(--input-shape "$shape")
-    "$latte" "${args[@]}" >"$tmp/other/$i.json"
+    on_model "$i" predict --pack "$OTHER_PACK" --format json >"$tmp/other/$i.json"
   done
 fi
 python3 - "$tmp" "${OTHER_PACK:-}" <<'PY'
@@ -82,25 +83,26 @@ for r in rows:
     print(f'| {os.path.basename(r["model"])} | {r["predicted_ms"]:.3f} | {r["measured_ms"]:.3f}{r["range"]} | {r["error_pct"]:+.1f}% | {drift_text} | {scaled_text} | {cov_text} |')
     errors.append(r["error_pct"])
 n = len(errors)
-w5 = 100 * sum(abs(e) <= 5 for e in errors) / n
-w10 = 100 * sum(abs(e) <= 10 for e in errors) / n
-rmspe = math.sqrt(sum(e * e for e in errors) / n)
-print(f"\n{n} models: within ±5% {w5:.0f}%, within ±10% {w10:.0f}%, RMSPE {rmspe:.1f}%")
+
+
+def shares(errs):  # the summary every line below ends with
+    return (f"within ±5% {100 * sum(abs(e) <= 5 for e in errs) / n:.0f}%, within ±10% "
+            f"{100 * sum(abs(e) <= 10 for e in errs) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in errs) / n):.1f}%")
+
+
+def per_model(errs):
+    return ", ".join(f'{os.path.basename(r["model"]).split(".")[0]} {e:+.1f}%' for r, e in zip(rows, errs))
+
+
+print(f"\n{n} models: {shares(errors)}")
 if any(r.get("context_ms", 0) for r in rows):
     # The same measurements against the kernels alone: what the pack's in-graph context changed.
     alone = [100 * (r["predicted_ms"] - r["context_ms"] - r["measured_ms"]) / r["measured_ms"] for r in rows]
-    print("kernels alone (each prediction minus its in-graph context, "
-          + ", ".join(f'{os.path.basename(r["model"]).split(".")[0]} {e:+.1f}%' for r, e in zip(rows, alone))
-          + f"): within ±5% {100 * sum(abs(e) <= 5 for e in alone) / n:.0f}%, within ±10% "
-          + f"{100 * sum(abs(e) <= 10 for e in alone) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in alone) / n):.1f}%")
+    print(f"kernels alone (each prediction minus its in-graph context, {per_model(alone)}): {shares(alone)}")
 if sys.argv[2]:
     other = [100 * (json.load(open(os.path.join(sys.argv[1], "other", f'{r["index"]}.json')))["total_ms"] - r["measured_ms"])
              / r["measured_ms"] for r in rows]
-    print(f"{sys.argv[2]} against the same measurements ("
-          + ", ".join(f'{os.path.basename(r["model"]).split(".")[0]} {e:+.1f}%' for r, e in zip(rows, other))
-          + f"): within ±5% {100 * sum(abs(e) <= 5 for e in other) / n:.0f}%, within ±10% "
-          + f"{100 * sum(abs(e) <= 10 for e in other) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in other) / n):.1f}%")
+    print(f"{sys.argv[2]} against the same measurements ({per_model(other)}): {shares(other)}")
 if len(scaled) == n:
-    print(f"scaled by the drift of the reference kernel: within ±5% {100 * sum(abs(e) <= 5 for e in scaled) / n:.0f}%, "
-          f"within ±10% {100 * sum(abs(e) <= 10 for e in scaled) / n:.0f}%, RMSPE {math.sqrt(sum(e * e for e in scaled) / n):.1f}%")
+    print(f"scaled by the drift of the reference kernel: {shares(scaled)}")
 PY
