@@ -206,6 +206,7 @@ TEST(ProfileCli, ASecondSigintEndsAtOnceKeepingWhatWasCommitted) {
   bool exited = false;
   const std::size_t seen = WaitForStoredRows(db, pid, 1, status, exited);
   ASSERT_FALSE(exited) << "the profile finished before it could be interrupted";
+  ASSERT_GE(seen, 1u) << "no measurement appeared within 60 s";
   ::kill(pid, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // two pending SIGINTs are one
   ::kill(pid, SIGINT);
