@@ -4,7 +4,8 @@
 # Markdown table for BENCHMARKS.md and the share within ±5% / ±10% and RMSPE over all six. Run it
 # while nothing else runs. Needs python3 (for reading the JSON). Each validate also measures the
 # pack's drift reference kernel: the table shows how much slower (> 1) the machine runs it than
-# when the pack was made, and the error with the prediction scaled by that.
+# when the pack was made, and the error with the prediction scaled by that. It also counts the
+# models (and the single runs) measured inside their predicted 90% interval.
 #
 # With REPEATS > 1 the six validations are repeated that many times, interleaved (round after
 # round), and each model's measured time and drift ratio are the medians over the rounds (the
@@ -66,8 +67,8 @@ for index in sorted(by_model):
     r["range"] = f" ({min(measured):.3f}–{max(measured):.3f})" if len(runs) > 1 else ""
     r["index"] = index
     rows.append(r)
-print("| model | predicted ms | measured ms | error | reference now / at calibration | error, prediction × that | coverage, noise |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+print("| model | predicted ms | 90% interval | measured ms | error | reference now / at calibration | error, prediction × that | coverage, noise |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 errors, scaled = [], []
 for r in rows:
     cov_text = f'{r["covered_nodes"]}/{r["total_nodes"]} nodes'
@@ -80,7 +81,8 @@ for r in rows:
         drift_text, scaled_text = f"{ratio:.3f}", f"{s_err:+.1f}%"
     else:
         drift_text, scaled_text = "n/a", "n/a"
-    print(f'| {os.path.basename(r["model"])} | {r["predicted_ms"]:.3f} | {r["measured_ms"]:.3f}{r["range"]} | {r["error_pct"]:+.1f}% | {drift_text} | {scaled_text} | {cov_text} |')
+    lo, hi = r["interval_ms"]
+    print(f'| {os.path.basename(r["model"])} | {r["predicted_ms"]:.3f} | {lo:.3f}–{hi:.3f} | {r["measured_ms"]:.3f}{r["range"]} | {r["error_pct"]:+.1f}% | {drift_text} | {scaled_text} | {cov_text} |')
     errors.append(r["error_pct"])
 n = len(errors)
 
@@ -95,6 +97,10 @@ def per_model(errs):
 
 
 print(f"\n{n} models: {shares(errors)}")
+inside = sum(r["interval_ms"][0] <= r["measured_ms"] <= r["interval_ms"][1] for r in rows)
+runs = [x for index in by_model for x in by_model[index]]
+print(f"inside the predicted 90% interval: {inside} of {n} models (median measured), "
+      f"{sum(x['inside_interval'] for x in runs)} of {len(runs)} runs")
 if any(r.get("context_ms", 0) for r in rows):
     # The same measurements against the kernels alone: what the pack's in-graph context changed.
     alone = [100 * (r["predicted_ms"] - r["context_ms"] - r["measured_ms"]) / r["measured_ms"] for r in rows]

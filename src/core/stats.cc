@@ -37,6 +37,13 @@ Stats Summarize(std::span<const double> samples) {
   return s;
 }
 
+double RobustRelativeSd(std::span<const double> samples) {
+  if (samples.size() < 5) return 0;
+  if (std::any_of(samples.begin(), samples.end(), [](double v) { return !(v > 0); })) return 0;
+  const Stats s = Summarize(samples);
+  return std::log(s.p90 / s.p10) / kP10ToP90Sds;
+}
+
 NoiseReport AssessNoise(std::span<const double> samples, std::size_t batches, double max_cv, double spike_factor) {
   NoiseReport r;
   if (samples.empty()) return r;

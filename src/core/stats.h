@@ -22,6 +22,15 @@ double Percentile(std::span<const double> sorted, double q);
 /// Stats of `samples` (copied and sorted). Empty input gives n = 0 and zeros.
 Stats Summarize(std::span<const double> samples);
 
+/// How many standard deviations wide the 10th–90th percentile band of a normal spread is
+/// (twice its 90th percentile, 1.2816): a p10–p90 range divided by it estimates one.
+inline constexpr double kP10ToP90Sds = 2.563;
+
+/// A robust relative standard deviation of positive readings: ln(p90 / p10) / kP10ToP90Sds, what
+/// a log-normal spread with that 10th–90th percentile band has (one spike does not move it).
+/// 0 for fewer than 5 readings or any reading ≤ 0 (too few to say).
+double RobustRelativeSd(std::span<const double> samples);
+
 /// How steady a run was: samples are cut into `batches` consecutive batches; the coefficient
 /// of variation of the batch medians says whether the machine drifted during the run, and
 /// spikes are samples above `spike_factor` × the overall median.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/stats.h"
 #include "predict/context_model.h"
 
 namespace latte {
@@ -123,8 +124,9 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   std::vector<TrainingSample> samples;
   samples.reserve(rows->size());
   for (const StoredMeasurement& m : *rows) {
-    // Spread: the p10–p90 range where the source gave it, else a standard deviation, else unknown.
-    double spread_us = std::isfinite(m.stats.p90) && std::isfinite(m.stats.p10) ? m.stats.p90 - m.stats.p10
+    // Spread, one standard deviation: estimated from the p10–p90 range where the source gave it,
+    // else its standard deviation, else unknown.
+    double spread_us = std::isfinite(m.stats.p90) && std::isfinite(m.stats.p10) ? (m.stats.p90 - m.stats.p10) / kP10ToP90Sds
                        : std::isfinite(m.stats.std)                            ? m.stats.std
                                                                                : 0;
     samples.push_back({m.kernel, m.backend.threads, m.stats.p50 / 1000, spread_us / 1000});
@@ -150,6 +152,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
     std::sort(readings.begin(), readings.end());
     info.reference_p50_us = readings[(readings.size() - 1) / 2];  // lower median: a reading taken
     info.reference_readings = readings.size();
+    info.reference_spread = RobustRelativeSd(readings);
   } else {
     info.reference_kernel.clear();
   }

@@ -1,6 +1,7 @@
 #include "predict/model_prediction.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,10 @@ std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here) {
   }
   return fmt::format("this machine ({}) is not the pack's ({}): the figures are the pack's machine's", here.Describe(),
                      pack_name);
+}
+
+double PredictionUncertainty::sd_ms() const {
+  return std::sqrt(kernels_sd_ms * kernels_sd_ms + context_sd_ms * context_sd_ms + machine_sd_ms * machine_sd_ms);
 }
 
 Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
@@ -81,8 +86,12 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     result.ms_by_source["in-graph context"] = result.context_ms;
     result.context_applied = true;
   }
-  result.interval_lo_ms = std::max(0.0, result.total_ms - spread_sum);
-  result.interval_hi_ms = result.total_ms + spread_sum;
+  PredictionUncertainty& u = result.uncertainty;
+  u.kernels_sd_ms = spread_sum;
+  if (context) u.context_sd_ms = pack.context->cv_rmspe_pct / 100 * result.total_ms;
+  u.machine_sd_ms = pack.info.reference_spread * result.total_ms;
+  result.interval_lo_ms = std::max(0.0, result.total_ms - kIntervalZ * u.sd_ms());
+  result.interval_hi_ms = result.total_ms + kIntervalZ * u.sd_ms();
   return result;
 }
 

@@ -36,14 +36,35 @@ struct UncoveredLayer {
   std::string why;
 };
 
+/// How uncertain a model's total is: one standard deviation (ms) from each of three independent
+/// sources, combined in quadrature for the interval.
+struct PredictionUncertainty {
+  /// The kernels' spreads summed: one pack's errors share a bias, so they add like fully
+  /// correlated errors, not in quadrature.
+  double kernels_sd_ms = 0;
+  /// The context model's held-out error on whole random networks (its cv RMSPE) × the total;
+  /// 0 without a context model.
+  double context_sd_ms = 0;
+  /// The machine's own drift while the pack was measured (the reference kernel's spread) × the
+  /// total; 0 when the pack does not know it.
+  double machine_sd_ms = 0;
+  double sd_ms() const;
+};
+
+/// The interval around a model's total: this share of real runs is meant to fall inside it,
+/// at ± kIntervalZ standard deviations.
+inline constexpr double kIntervalLevel = 0.90;
+inline constexpr double kIntervalZ = 1.645;
+
 struct ModelPrediction {
   std::vector<LayerPrediction> layers;  // in execution order
   std::vector<UncoveredLayer> uncovered;
   double total_ms = 0;        // sum of the layers' ms() (uncovered layers excluded, see coverage)
   double context_ms = 0;      // of which the layers' in-graph context (0 without a context model)
   bool context_applied = false;  // the pack has a context model and it was applied
-  double interval_lo_ms = 0;  // total ∓ the summed spreads (errors of one pack share a bias,
-  double interval_hi_ms = 0;  // so spreads add like fully correlated errors, not in quadrature)
+  PredictionUncertainty uncertainty;
+  double interval_lo_ms = 0;  // total ∓ kIntervalZ · uncertainty.sd_ms() (not below 0)
+  double interval_hi_ms = 0;
   std::size_t covered_nodes = 0;
   std::size_t total_nodes = 0;
   std::size_t outside_range = 0;  // layers with a parameter outside the pack's training ranges

@@ -152,7 +152,8 @@ nlohmann::json Pack::ToJson() const {
   if (!info.reference_kernel.empty())
     out["reference"] = {{"kernel", info.reference_kernel},
                         {"p50_us", info.reference_p50_us},
-                        {"readings", info.reference_readings}};
+                        {"readings", info.reference_readings},
+                        {"spread", info.reference_spread}};
   nlohmann::json kinds_json = nlohmann::json::object();
   for (const auto& [kind, model] : kinds) {
     nlohmann::json k;
@@ -201,6 +202,12 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
       pack.info.reference_kernel = reference.at("kernel").get<std::string>();
       pack.info.reference_p50_us = reference.at("p50_us").get<double>();
       pack.info.reference_readings = reference.at("readings").get<std::size_t>();
+      // Optional: packs made before it was kept have none (their intervals leave the machine out).
+      pack.info.reference_spread = reference.value("spread", 0.0);
+      if (!std::isfinite(pack.info.reference_spread) || pack.info.reference_spread < 0 ||
+          pack.info.reference_spread > 1) {
+        return InvalidInput("reference: spread must be a number in [0, 1]");
+      }
     }
     for (const auto& [kind, k] : json.at("kinds").items()) {
       KindModel model;

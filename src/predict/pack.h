@@ -81,6 +81,10 @@ struct PackInfo {
   std::string reference_kernel;
   double reference_p50_us = 0;
   std::size_t reference_readings = 0;
+  /// How much those readings moved: their robust relative standard deviation (core/stats'
+  /// RobustRelativeSd; 0 when too few to say). The machine's own drift while the pack's
+  /// measurements were taken: part of every prediction's interval.
+  double reference_spread = 0;
 };
 
 /// A loaded or freshly fitted pack.

@@ -36,7 +36,7 @@ struct TrainingSample {
   Kernel kernel;
   int threads = 1;
   double p50_ms = 0;
-  double spread_ms = 0;  // p90 - p10, or a standard deviation; 0 when unknown
+  double spread_ms = 0;  // one standard deviation of the measurement (estimated); 0 when unknown
 };
 
 /// Knobs of the fitted predictors; defaults are what `latte fit` uses.

@@ -113,8 +113,16 @@ std::string PredictView::Text() const {
 
   const ModelPrediction& m = prediction_;
   out << "\n"
-      << fmt::format("total: {} ms (interval {} – {} ms) over {} kernels\n", Ms(m.total_ms), Ms(m.interval_lo_ms),
-                     Ms(m.interval_hi_ms), m.layers.size());
+      << fmt::format("total: {} ms ({:.0f}% interval {} – {} ms) over {} kernels\n", Ms(m.total_ms),
+                     100 * kIntervalLevel, Ms(m.interval_lo_ms), Ms(m.interval_hi_ms), m.layers.size());
+  const PredictionUncertainty& u = m.uncertainty;
+  out << fmt::format("uncertainty, one standard deviation each: kernels ±{} ms, in-graph context {}, this machine's "
+                     "drift {}\n",
+                     Ms(u.kernels_sd_ms), m.context_applied ? "±" + Ms(u.context_sd_ms) + " ms" : "none (no model)",
+                     pack_.info.reference_spread > 0
+                         ? fmt::format("±{} ms (the reference kernel moved ±{:.1f}% while the pack was measured)",
+                                       Ms(u.machine_sd_ms), 100 * pack_.info.reference_spread)
+                         : std::string("unknown (the pack keeps no spread of its reference readings)"));
   std::string sources;
   for (const auto& [source, ms] : m.ms_by_source) {
     sources += fmt::format("{}{} {} ms", sources.empty() ? "" : ", ", source, Ms(ms));
@@ -181,6 +189,12 @@ nlohmann::json PredictView::Json() const {
           {"context_ms", m.context_ms},
           {"context", m.context_applied ? pack_.context->ToJson() : nlohmann::json(nullptr)},
           {"interval_ms", {m.interval_lo_ms, m.interval_hi_ms}},
+          {"interval_level", kIntervalLevel},
+          {"uncertainty",
+           {{"kernels_sd_ms", m.uncertainty.kernels_sd_ms},
+            {"context_sd_ms", m.uncertainty.context_sd_ms},
+            {"machine_sd_ms", m.uncertainty.machine_sd_ms},
+            {"machine_known", pack_.info.reference_spread > 0}}},
           {"ms_by_source", m.ms_by_source},
           {"outside_training_range", m.outside_range},
           {"layers", layers},

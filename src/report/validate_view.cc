@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -21,6 +22,10 @@ std::string Metrics(const AccuracyMetrics& m) {
                      m.rmspe_pct);
 }
 
+bool InsideInterval(const ModelValidation& m) {
+  return m.measured_ms >= m.prediction.interval_lo_ms && m.measured_ms <= m.prediction.interval_hi_ms;
+}
+
 }  // namespace
 
 ValidateView::ValidateView(const std::vector<ModelValidation>& models, const Pack& pack, std::string machine_note,
@@ -32,6 +37,12 @@ AccuracyMetrics ValidateView::DriftAdjustedMetrics() const {
   for (const ModelValidation& m : models_)
     predicted.push_back(m.predicted_ms * drift_.Ratio()), measured.push_back(m.measured_ms);
   return ComputeAccuracy(predicted, measured);
+}
+
+double ValidateView::InsideIntervalPct() const {
+  if (models_.empty()) return 0;
+  const auto inside = std::count_if(models_.begin(), models_.end(), InsideInterval);
+  return 100.0 * static_cast<double>(inside) / static_cast<double>(models_.size());
 }
 
 AccuracyMetrics ValidateView::ModelMetrics() const {
@@ -70,6 +81,8 @@ std::string ValidateView::Text(bool per_layer) const {
   }
   out << table.Render() << "\n";
   out << "models: " << Metrics(ModelMetrics()) << "\n";
+  out << fmt::format("models measured inside their predicted {:.0f}% interval: {:.1f}%\n", 100 * kIntervalLevel,
+                     InsideIntervalPct());
   out << "kernels: " << Metrics(LayerMetrics()) << " (profiled per node)\n";
   if (drift_.measured) {
     const double pct = 100.0 * (drift_.Ratio() - 1.0);
@@ -125,6 +138,7 @@ nlohmann::json ValidateView::Json() const {
                       {"context_ms", m.prediction.context_ms},
                       {"interval_ms", {m.prediction.interval_lo_ms, m.prediction.interval_hi_ms}},
                       {"measured_ms", m.measured_ms},
+                      {"inside_interval", InsideInterval(m)},
                       {"measured_us", {{"n", s.n}, {"p10", s.p10}, {"p50", s.p50}, {"p90", s.p90}, {"std", s.std}}},
                       {"noisy", m.bench.latency.noise.noisy},
                       {"host_busy", m.bench.latency.contended},
@@ -141,6 +155,8 @@ nlohmann::json ValidateView::Json() const {
           {"within5_pct", model_metrics.within5_pct},
           {"within10_pct", model_metrics.within10_pct},
           {"rmspe_pct", model_metrics.rmspe_pct},
+          {"interval_level", kIntervalLevel},
+          {"inside_interval_pct", InsideIntervalPct()},
           {"drift", drift_.measured ? nlohmann::json{{"kernel", drift_.kernel},
                                                      {"pack_p50_us", drift_.pack_p50_us},
                                                      {"now_p50_us", drift_.now_p50_us},

@@ -26,6 +26,9 @@ class ValidateView {
   /// Models with each prediction scaled by the drift ratio (what the pack would say of the
   /// machine as fast as it is now); ModelMetrics() when no drift was measured.
   AccuracyMetrics DriftAdjustedMetrics() const;
+  /// The share of models (%) whose measured time lies inside their predicted interval: what
+  /// says whether the intervals are as wide as they claim (kIntervalLevel).
+  double InsideIntervalPct() const;
 
  private:
   const std::vector<ModelValidation>& models_;

@@ -70,10 +70,21 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
   EXPECT_GT(v["drift"]["now_p50_us"].get<double>(), 0);
   EXPECT_DOUBLE_EQ(v["drift"]["pack_p50_us"].get<double>(), json["reference"]["p50_us"].get<double>());
   EXPECT_TRUE(v["drift"]["drift_adjusted"].contains("rmspe_pct"));
+  // The pack says how much its reference moved (0 with too few readings to say), and validate
+  // says whether the measured time fell inside the predicted interval.
+  EXPECT_GE(json["reference"]["spread"].get<double>(), 0);
+  ASSERT_EQ(v["models"].size(), 1u);
+  const nlohmann::json& model = v["models"][0];
+  const double measured = model["measured_ms"].get<double>();
+  const bool inside = measured >= model["interval_ms"][0].get<double>() && measured <= model["interval_ms"][1].get<double>();
+  EXPECT_EQ(model["inside_interval"].get<bool>(), inside);
+  EXPECT_EQ(v["inside_interval_pct"].get<double>(), inside ? 100 : 0);
+  EXPECT_DOUBLE_EQ(v["interval_level"].get<double>(), 0.9);
   RunResult text = RunLatte({"validate", kModel, "--pack", pack, "--num_runs", "3", "--min_secs", "0", "--warmup_runs", "1"},
                             dir.path(), 120);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("drift: the reference kernel (conv2d)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("models measured inside their predicted 90% interval: "), std::string::npos) << text.out;
 }
 
 TEST(CalibrateCli, BadBudgetAndBackendAreErrors) {

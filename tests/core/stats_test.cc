@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace latte {
@@ -29,6 +30,17 @@ TEST(Stats, SummaryOfKnownSamples) {
   EXPECT_DOUBLE_EQ(s.mean, 5.5);
   EXPECT_NEAR(s.std, 3.0276503540974917, 1e-12);  // sample std of 1..10
   EXPECT_EQ(Summarize(std::vector<double>{}).n, 0u);
+}
+
+TEST(Stats, RobustRelativeSdReadsTheP10ToP90Band) {
+  std::vector<double> readings;
+  for (int i = 0; i <= 10; ++i) readings.push_back(90 + 2 * i);  // 90, 92, ..., 110: p10 92, p90 108
+  EXPECT_NEAR(RobustRelativeSd(readings), std::log(108.0 / 92.0) / 2.563, 1e-12);
+  readings.back() = 1000;  // one spike does not move it
+  EXPECT_NEAR(RobustRelativeSd(readings), std::log(108.0 / 92.0) / 2.563, 1e-12);
+  EXPECT_DOUBLE_EQ(RobustRelativeSd(std::vector<double>{7, 7, 7, 7, 7}), 0);
+  EXPECT_DOUBLE_EQ(RobustRelativeSd(std::vector<double>{1, 2, 3, 4}), 0);     // too few to say
+  EXPECT_DOUBLE_EQ(RobustRelativeSd(std::vector<double>{0, 2, 3, 4, 5}), 0);  // not all positive
 }
 
 TEST(Stats, NoiseFromDriftAndSpikes) {

@@ -191,6 +191,42 @@ TEST(ContextModel, StoreFitFitsItFromTheLayersMeasuredInContext) {
   EXPECT_NE(fit->context_note.find("in-graph context: 3.0% of the time alone"), std::string::npos) << fit->context_note;
 }
 
+// The pack keeps what the campaigns read of the drift reference (the lower median of the readings
+// and how much they moved) and each measurement's spread: parts of every prediction's interval.
+TEST(StoreFit, KeepsTheReferenceReadingsAndEachMeasurementsSpread) {
+  testing::TempDir dir;
+  const std::string path = StoreWithNetworks(dir, 0);
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    auto campaign = store->FindOrCreateCampaign("profile", "{}");
+    ASSERT_TRUE(campaign.ok());
+    MeasurementRecord record;
+    record.kernel = ConvKernel(OpKind::kConv2D, 16, 16, 72, 72, 3, 1);
+    record.stats.n = 10;
+    record.stats.p10 = 700, record.stats.p50 = 720, record.stats.p90 = 700 + 2.563 * 20;
+    record.campaign = campaign->id;
+    const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
+    const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
+    ASSERT_TRUE(store->InsertMeasurements(device, backend, {&record, 1}).ok());
+    for (int i = 0; i <= 10; ++i)  // 90, 92, ..., 110 µs: p10 92, p90 108
+      ASSERT_TRUE(store->RecordReference({campaign->id, "", 90.0 + 2 * i, "conv2d|ref|float32"}).ok());
+  }
+  auto fit = FitFromStore(Request(path));
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  const PackInfo& info = fit->fit.pack.info;
+  EXPECT_EQ(info.reference_kernel, "conv2d|ref|float32");
+  EXPECT_EQ(info.reference_readings, 11u);
+  EXPECT_EQ(info.reference_p50_us, 100);
+  EXPECT_NEAR(info.reference_spread, std::log(108.0 / 92.0) / 2.563, 1e-12);
+  // A table hit's spread is one standard deviation of its measurement, from its p10–p90 range.
+  auto hit = fit->fit.pack.Predict(ConvKernel(OpKind::kConv2D, 16, 16, 72, 72, 3, 1));
+  ASSERT_TRUE(hit.ok()) << hit.status().message();
+  EXPECT_EQ(hit->source, PredictionSource::kTableHit);
+  EXPECT_DOUBLE_EQ(hit->ms, 0.72);
+  EXPECT_NEAR(hit->spread_ms, 0.020, 1e-12);
+}
+
 TEST(ContextModel, StoreFitSaysWhyAPackHasNone) {
   testing::TempDir none_dir, few_dir;
   auto none = FitFromStore(Request(StoreWithNetworks(none_dir, 0)));

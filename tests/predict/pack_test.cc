@@ -187,6 +187,7 @@ TEST(PackTest, RoundTripsBitForBit) {
   info.reference_kernel = "conv2d|bias=1,ic=32|float32";
   info.reference_p50_us = 48.25;
   info.reference_readings = 7;
+  info.reference_spread = 0.0345;
   Expected<FitResult> fit = FitPack(Samples(), info, SmallFit());
   ASSERT_TRUE(fit.ok());
   ContextModel context;
@@ -214,6 +215,7 @@ TEST(PackTest, RoundTripsBitForBit) {
   EXPECT_EQ(loaded->info.reference_kernel, info.reference_kernel);
   EXPECT_EQ(loaded->info.reference_p50_us, 48.25);
   EXPECT_EQ(loaded->info.reference_readings, 7u);
+  EXPECT_EQ(loaded->info.reference_spread, 0.0345);
   ASSERT_TRUE(loaded->context.has_value());
   EXPECT_EQ(*loaded->context, context);
   std::mt19937 rng(7);
@@ -272,6 +274,15 @@ TEST(PackTest, LoadErrorsNameTheFileAndTheProblem) {
   ASSERT_FALSE(damaged.ok());
   EXPECT_NE(damaged.status().message().find("kind add"), std::string::npos) << damaged.status().message();
   EXPECT_FALSE(Pack::FromJson(nlohmann::json::array()).ok());
+  json["kinds"] = FitPack(Samples(), Info(), SmallFit())->pack.ToJson()["kinds"];
+  json["reference"] = {{"kernel", "conv2d|ic=32|float32"}, {"p50_us", 48.0}, {"readings", 9}, {"spread", -0.5}};
+  Expected<Pack> bad_spread = Pack::FromJson(json);
+  ASSERT_FALSE(bad_spread.ok());
+  EXPECT_NE(bad_spread.status().message().find("spread"), std::string::npos) << bad_spread.status().message();
+  json["reference"].erase("spread");  // packs made before the spread was kept
+  Expected<Pack> older = Pack::FromJson(json);
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  EXPECT_EQ(older->info.reference_spread, 0);
 }
 
 TEST(AccuracyTest, SelectionCapsEachErrorAt100Percent) {

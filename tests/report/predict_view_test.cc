@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ir/graph_builder.h"
 #include "report/predict_view.h"
 #include "test_graphs.h"
@@ -48,8 +50,12 @@ TEST(ModelPredictionTest, SumsTableHitsAndListsWhatItCannotPredict) {
   EXPECT_DOUBLE_EQ(predicted->layers[0].prediction.ms, 0.5);
   EXPECT_EQ(predicted->layers[1].kernel.Kind(), "add");
   EXPECT_DOUBLE_EQ(predicted->total_ms, 0.625);
-  EXPECT_DOUBLE_EQ(predicted->interval_lo_ms, 0.625 - 0.0625);
-  EXPECT_DOUBLE_EQ(predicted->interval_hi_ms, 0.625 + 0.0625);
+  // The kernels' spreads (a tenth of each: 0.05 + 0.0125) are the only uncertainty this pack knows.
+  EXPECT_DOUBLE_EQ(predicted->uncertainty.kernels_sd_ms, 0.0625);
+  EXPECT_EQ(predicted->uncertainty.context_sd_ms, 0);
+  EXPECT_EQ(predicted->uncertainty.machine_sd_ms, 0);
+  EXPECT_DOUBLE_EQ(predicted->interval_lo_ms, 0.625 - 1.645 * 0.0625);
+  EXPECT_DOUBLE_EQ(predicted->interval_hi_ms, 0.625 + 1.645 * 0.0625);
   EXPECT_EQ(predicted->covered_nodes, 3u);
   EXPECT_EQ(predicted->total_nodes, 5u);
   ASSERT_EQ(predicted->uncovered.size(), 2u);
@@ -81,7 +87,13 @@ TEST(ModelPredictionTest, ViewsCarryTotalsLayersAndCoverage) {
   EXPECT_EQ(json["coverage"]["uncovered"][1]["node"], "foo");
 
   std::string text = view.Text();
-  EXPECT_NE(text.find("total: 0.625 ms (interval 0.562 – 0.688 ms) over 2 kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("total: 0.625 ms (90% interval 0.522 – 0.728 ms) over 2 kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("uncertainty, one standard deviation each: kernels ±0.062 ms, in-graph context none (no model), "
+                      "this machine's drift unknown"),
+            std::string::npos)
+      << text;
+  EXPECT_DOUBLE_EQ(json["interval_level"].get<double>(), 0.9);
+  EXPECT_FALSE(json["uncertainty"]["machine_known"].get<bool>());
   EXPECT_NE(text.find("coverage: 3 of 5 nodes predicted; 2 node(s) NOT predicted and NOT in the total"),
             std::string::npos)
       << text;
@@ -134,6 +146,42 @@ TEST(ModelPredictionTest, AContextModelAddsEachLayersInGraphCostAndSaysSo) {
   EXPECT_DOUBLE_EQ(json["context_ms"].get<double>(), 0.0625);
   EXPECT_DOUBLE_EQ(json["context"]["share"].get<double>(), 0.1);
   EXPECT_NE(view.Csv().find("\nconv,3,8,4,8,8,1,0.550000,conv2d+relu,"), std::string::npos) << view.Csv();
+}
+
+// Three independent parts, in quadrature: the kernels' summed spreads, the context model's held-out
+// error on networks and the machine's drift while the pack was measured, both × the total.
+TEST(ModelPredictionTest, TheIntervalCombinesKernelsContextAndTheMachinesDrift) {
+  Graph graph = TestGraph();
+  Pack pack = TablePack(graph);
+  ContextModel context;
+  context.share = 0.1;
+  context.l2_bytes = 1 << 20;
+  context.l3_bytes = 16 << 20;
+  context.cv_rmspe_pct = 4;
+  pack.context = context;
+  pack.info.reference_spread = 0.03;
+  auto predicted = PredictModel(graph, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  ASSERT_DOUBLE_EQ(predicted->total_ms, 0.6875);
+  const PredictionUncertainty& u = predicted->uncertainty;
+  EXPECT_DOUBLE_EQ(u.kernels_sd_ms, 0.0625);
+  EXPECT_DOUBLE_EQ(u.context_sd_ms, 0.04 * 0.6875);
+  EXPECT_DOUBLE_EQ(u.machine_sd_ms, 0.03 * 0.6875);
+  const double sd = std::sqrt(0.0625 * 0.0625 + 0.0275 * 0.0275 + 0.020625 * 0.020625);
+  EXPECT_NEAR(u.sd_ms(), sd, 1e-15);
+  EXPECT_NEAR(predicted->interval_lo_ms, 0.6875 - 1.645 * sd, 1e-15);
+  EXPECT_NEAR(predicted->interval_hi_ms, 0.6875 + 1.645 * sd, 1e-15);
+
+  PredictView view(graph, *predicted, pack, "test.tflite", "");
+  const std::string text = view.Text();
+  EXPECT_NE(text.find("kernels ±0.062 ms, in-graph context ±0.028 ms, this machine's drift ±0.021 ms (the reference "
+                      "kernel moved ±3.0% while the pack was measured)"),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = view.Json();
+  EXPECT_DOUBLE_EQ(json["uncertainty"]["context_sd_ms"].get<double>(), 0.0275);
+  EXPECT_DOUBLE_EQ(json["uncertainty"]["machine_sd_ms"].get<double>(), 0.020625);
+  EXPECT_TRUE(json["uncertainty"]["machine_known"].get<bool>());
 }
 
 TEST(ModelPredictionTest, SaysWhenThisMachineIsNotThePacks) {
