@@ -2,12 +2,12 @@
 // benchmark_model (and with its flag names).
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "core/file.h"
 #include "report/bench_view.h"
 #include "report/inspect_view.h"
 #include "run/benchmark.h"
@@ -66,10 +66,8 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
     const auto model_bytes = static_cast<long long>(std::filesystem::file_size(flags->model, ec));
     BenchView view(graph, *result, options, flags->model, ec ? 0 : model_bytes);
     if (!flags->trace.empty()) {
-      std::ofstream out(flags->trace);
-      out << DumpJson(view.Trace()) << "\n";
-      if (!out) {
-        exit_code = ReportError(flags->trace, IoError("cannot write the trace file"));
+      if (Status written = WriteFileAtomically(flags->trace, DumpJson(view.Trace()) + "\n"); !written.ok()) {
+        exit_code = ReportError(flags->trace, written);
         return;
       }
     }

@@ -3,12 +3,12 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "core/file.h"
 #include "core/progress.h"
 #include "profile/fusion.h"
 #include "profile/profile.h"
@@ -96,10 +96,9 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
       }
       std::cout << FusionReportText(*report);
       if (!flags->fusion_out.empty()) {
-        std::ofstream out(flags->fusion_out);
-        out << FusionReportJson(*report).dump(2) << "\n";
-        if (!out) {
-          exit_code = ReportError(flags->fusion_out, IoError("cannot write the fusion rules"));
+        if (Status written = WriteFileAtomically(flags->fusion_out, FusionReportJson(*report).dump(2) + "\n");
+            !written.ok()) {
+          exit_code = ReportError(flags->fusion_out, written);
           return;
         }
       }

@@ -1,12 +1,12 @@
 // `latte validate MODEL... --pack PACK.json`: each model predicted and measured for real in the
 // same run; predicted vs measured per model and per kernel, ±5% / ±10% shares, RMSPE, SVG scatter.
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "core/file.h"
 #include "report/inspect_view.h"
 #include "report/validate_view.h"
 
@@ -77,10 +77,8 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
     }
     ValidateView view(results, *pack, CompareMachine(*pack, ReadDeviceFingerprint()), drift);
     if (!flags->plot.empty()) {
-      std::ofstream out(flags->plot);
-      out << view.Svg();
-      if (!out) {
-        exit_code = ReportError(flags->plot, IoError("cannot write the plot"));
+      if (Status written = WriteFileAtomically(flags->plot, view.Svg()); !written.ok()) {
+        exit_code = ReportError(flags->plot, written);
         return;
       }
     }

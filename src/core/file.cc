@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace latte {
 
@@ -28,6 +29,39 @@ Expected<std::vector<std::uint8_t>> ReadFileBytes(const std::string& path, std::
   if (read_error || got != bytes.size())
     return IoError("read " + std::to_string(got) + " of " + std::to_string(bytes.size()) + " bytes");
   return bytes;
+}
+
+namespace {
+
+Status WriteWhole(const std::string& path, std::string_view data) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return IoError(std::string("cannot open for writing: ") + std::strerror(errno));
+  const size_t put = std::fwrite(data.data(), 1, data.size(), f);
+  const bool failed = put != data.size() || std::fflush(f) != 0;
+  const int error = errno;
+  if (std::fclose(f) != 0 || failed) {
+    return IoError("wrote " + std::to_string(put) + " of " + std::to_string(data.size()) +
+                   " bytes: " + std::strerror(failed ? error : errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, std::string_view data) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return WriteWhole(path, data);
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  if (Status written = WriteWhole(temporary, data); !written.ok()) {
+    std::remove(temporary.c_str());
+    return written;
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    return IoError(std::string("cannot replace it: ") + std::strerror(error));
+  }
+  return Status::Ok();
 }
 
 }  // namespace latte

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include "core/file.h"
 #include "core/gzip.h"
@@ -256,12 +255,7 @@ Status Pack::Save(const std::string& path) const {
     if (!compressed.ok()) return compressed.status().WithContext(path);
     text = std::move(*compressed);
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return IoError(path + ": cannot open for writing");
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return IoError(path + ": write failed");
-  return Status::Ok();
+  return WriteFileAtomically(path, text).WithContext(path);
 }
 
 Expected<Pack> Pack::Load(const std::string& path) {

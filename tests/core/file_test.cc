@@ -42,5 +42,26 @@ TEST_F(FileTest, ClearErrors) {
   EXPECT_FALSE(ReadFileBytes("/dev/null").ok());  // not a regular file
 }
 
+TEST_F(FileTest, WritesWholeOrNotAtAll) {
+  const std::string path = Write("pack.json", "the old pack");
+  ASSERT_TRUE(WriteFileAtomically(path, "the new pack").ok());
+  auto bytes = ReadFileBytes(path);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(std::string(bytes->begin(), bytes->end()), "the new pack");
+  ASSERT_TRUE(WriteFileAtomically((dir_ / "fresh.json").string(), "x").ok());
+  // Nothing is left beside them.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 2u);
+  // A folder that does not exist: an error, and the old file elsewhere is untouched.
+  Status failed = WriteFileAtomically((dir_ / "no" / "such" / "pack.json").string(), "y");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.code(), StatusCode::kIoError);
+  EXPECT_NE(failed.message().find("cannot open for writing"), std::string::npos) << failed.message();
+  EXPECT_FALSE(WriteFileAtomically(dir_.string(), "z").ok());  // a directory is not replaced
+  EXPECT_TRUE(std::filesystem::is_directory(dir_));
+  EXPECT_TRUE(WriteFileAtomically("/dev/null", "written in place").ok());  // not a regular file
+}
+
 }  // namespace
 }  // namespace latte
