@@ -169,7 +169,9 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
   request.options = options.fit;
   request.fusion_rules = result.fusion_rules;
   request.command = options.command;
+  request.options.stop = options.stop;  // a first Ctrl-C during the fit: measurements kept, no pack
   LATTE_ASSIGN_OR_RETURN(result.fit, FitFromStore(request));
+  if (result.fit.fit.interrupted) result.interrupted = true;
   return result;
 }
 

@@ -26,6 +26,7 @@ Expected<std::vector<double>> CrossValidate(std::span<const TrainingSample> samp
       else train.push_back(samples[order[i]]);
     }
     if (test.empty() || train.empty()) continue;
+    if (options.stopped()) break;  // the caller sees the flag and discards the fit
     LATTE_ASSIGN_OR_RETURN(std::unique_ptr<KernelPredictor> predictor, MakePredictor(name, options.predictor));
     Status fitted = predictor->Fit(train);
     if (!fitted.ok()) {
@@ -64,6 +65,10 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
   if (by_kind.empty()) return InvalidInput("no usable measurements to fit (" + std::to_string(samples.size()) + " given)");
 
   for (auto& [kind, kind_samples] : by_kind) {
+    if (options.stopped()) {
+      result.interrupted = true;
+      return result;
+    }
     KindModel model;
     model.kind = kind;
     model.samples = kind_samples.size();
@@ -99,6 +104,10 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
         }
         score.cv = ComputeAccuracy(got, measured);
         selection_pct = SelectionRmspePct(got, measured);
+      }
+      if (options.stopped()) {
+        result.interrupted = true;
+        return result;
       }
       LATTE_ASSIGN_OR_RETURN(std::unique_ptr<KernelPredictor> predictor, MakePredictor(name, options.predictor));
       Status fitted = predictor->Fit(kind_samples);

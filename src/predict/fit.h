@@ -3,6 +3,7 @@
 // (RMSPE and the share within ±5% / ±10%), the best one selected, then every predictor refitted
 // on all samples, with the table of exact measurements in front.
 
+#include <atomic>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct FitOptions {
   std::vector<std::string> predictors = FittedPredictorNames();
   /// Below this many samples a kind is not cross-validated; only interp and roofline are fitted.
   std::size_t min_samples_for_cv = 10;
+  /// Raised by a signal handler (a first Ctrl-C): the fit stops before its next predictor fit
+  /// (seconds, where the whole fit of a large store takes minutes) and says it was interrupted.
+  const std::atomic<bool>* stop = nullptr;
+  bool stopped() const { return stop != nullptr && stop->load(); }
 };
 
 /// Cross-validated accuracy of one predictor type on one kind.
@@ -43,6 +48,7 @@ struct FitResult {
   Pack pack;
   std::vector<KindFitReport> report;
   std::size_t skipped_samples = 0;  // latency <= 0 or not finite
+  bool interrupted = false;         // FitOptions::stop was raised: the pack is incomplete, not to be saved
 };
 
 /// Fits a pack on `samples` for `info` (copied into the pack). Fails when no sample is usable or

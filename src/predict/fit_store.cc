@@ -163,6 +163,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   auto fit = FitPack(samples, info, request.options);
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);
+  if (result.fit.interrupted) return result;
   LATTE_RETURN_IF_ERROR(FitContext(*store, first, result));
   return result;
 }

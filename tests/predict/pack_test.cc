@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +152,22 @@ TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {
   options = SmallFit();
   options.folds = 1;
   EXPECT_FALSE(FitPack(Samples(), Info(), options).ok());
+}
+
+// A first Ctrl-C during a long fit: it stops before its next predictor and says so.
+TEST(FitPackTest, StopsWhenTheStopFlagIsRaised) {
+  FitOptions options = SmallFit();
+  std::atomic<bool> stop = false;
+  options.stop = &stop;
+  Expected<FitResult> fitted = FitPack(Samples(), Info(), options);
+  ASSERT_TRUE(fitted.ok());
+  EXPECT_FALSE(fitted->interrupted);
+  EXPECT_FALSE(fitted->pack.kinds.empty());
+  stop = true;
+  Expected<FitResult> stopped = FitPack(Samples(), Info(), options);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_TRUE(stopped->interrupted);
+  EXPECT_TRUE(stopped->pack.kinds.empty());
 }
 
 TEST(PackTest, TableHitThenFittedModelAndUnknownKindUnsupported) {
