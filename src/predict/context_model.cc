@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "predict/predictor.h"
+
 namespace latte {
 namespace {
 
@@ -212,7 +214,7 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
     LATTE_ASSIGN_OR_RETURN(model.cv_alone_rmspe_pct, number(cv, "alone_rmspe_pct"));
     LATTE_ASSIGN_OR_RETURN(model.cv_rmspe_pct, number(cv, "rmspe_pct"));
   } catch (const nlohmann::json::exception& e) {
-    return InvalidInput(std::string("context: ") + e.what());
+    return InvalidInput("context: " + JsonErrorText(e));
   }
   return model;
 }

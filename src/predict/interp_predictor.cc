@@ -321,7 +321,9 @@ Status InterpPredictor::FromJson(const nlohmann::json& json) {
     }
     aliases_ = json.at("aliases").get<std::map<std::string, std::string>>();
     constants_ = json.at("constants").get<std::map<std::string, std::int64_t>>();
-    relative_spread_ = json.at("relative_spread").get<double>();
+    Expected<double> spread = JsonNonNegative(json, "relative_spread");
+    if (!spread.ok()) return spread.status().WithContext("interp");
+    relative_spread_ = *spread;
     // Packs written before the target was recorded interpolate log(ms).
     const std::string target = json.value("target", std::string("log_ms"));
     if (target != "log_ms" && target != "log_ms_per_work")
@@ -343,13 +345,13 @@ Status InterpPredictor::FromJson(const nlohmann::json& json) {
           return InvalidInput("interp: a point's '" + axes_[a].name + "' is not one of the axis values");
       }
       double ms = row[axes_.size()].get<double>();
-      if (!(ms > 0)) return InvalidInput("interp: a point has latency <= 0");
+      if (!(ms > 0) || !std::isfinite(ms)) return InvalidInput("interp: a point's latency is not a number > 0");
       point_values_.push_back(std::move(values));
       point_ms_.push_back(ms);
     }
     if (point_ms_.empty()) return InvalidInput("interp: no points");
   } catch (const nlohmann::json::exception& e) {
-    return InvalidInput(std::string("interp: ") + e.what());
+    return InvalidInput("interp: " + JsonErrorText(e));
   }
   Index();
   return Status::Ok();

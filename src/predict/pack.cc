@@ -3,11 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/file.h"
 #include "core/gzip.h"
+#include "ir/kernel_graph.h"
 #include "predict/features.h"
 
 namespace latte {
+
+// The most threads a pack can be for (the CLI's --num_threads range).
+constexpr std::int64_t kMaxPackThreads = 1024;
 
 nlohmann::json AccuracyMetrics::ToJson() const {
   return {{"n", n}, {"rmspe_pct", rmspe_pct}, {"within5_pct", within5_pct}, {"within10_pct", within10_pct}};
@@ -88,10 +94,11 @@ Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
     for (const auto& [name, range] : json.at("params").items()) {
       if (!range.is_array() || range.size() != 2) return InvalidInput("range of '" + name + "' is not [min, max]");
       r.params[name] = {range[0].get<std::int64_t>(), range[1].get<std::int64_t>()};
+      if (r.params[name].first > r.params[name].second) return InvalidInput("range of '" + name + "' has min > max");
     }
     r.dtypes = json.at("dtypes").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
-    return InvalidInput(std::string("ranges: ") + e.what());
+    return InvalidInput("ranges: " + JsonErrorText(e));
   }
   return r;
 }
@@ -108,9 +115,16 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
                        (known.empty() ? "none" : known) + ")");
   }
   const KindModel& model = it->second;
+  // Values a pack's checks on loading cannot rule out (trees whose sums overflow): a damaged pack
+  // answers nothing rather than an infinite or negative time.
+  auto checked = [&](Expected<Prediction> p) -> Expected<Prediction> {
+    if (!p.ok() || (p->ms >= 0 && std::isfinite(p->ms) && p->spread_ms >= 0 && std::isfinite(p->spread_ms))) return p;
+    return InvalidInput(fmt::format("the pack's {} predictor gave {} ms (± {}) for {}: the pack is damaged",
+                                    PredictionSourceName(p->source), p->ms, p->spread_ms, kernel.Key()));
+  };
   if (model.table) {
     Expected<Prediction> hit = model.table->Predict(kernel, threads);
-    if (hit.ok()) return hit;
+    if (hit.ok()) return checked(std::move(hit));
   }
   bool outside = !model.ranges.Contains(kernel, threads);
   // Interpolation answers inside its grid only: beyond it (a parameter clamped, a square grid
@@ -129,7 +143,7 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
     Expected<Prediction> prediction = predictor->second->Predict(kernel, threads);
     if (prediction.ok()) {
       prediction->outside_training_range = prediction->outside_training_range || outside;
-      return prediction;
+      return checked(std::move(prediction));
     }
     why += (why.empty() ? "" : "; ") + prediction.status().message();
   }
@@ -189,9 +203,17 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     pack.info.device = json.at("device");
     pack.info.backend = json.at("backend").at("name").get<std::string>();
     pack.info.backend_version = json.at("backend").at("version").get<std::string>();
-    pack.info.threads = json.at("threads").get<int>();
+    if (!pack.info.device.is_object()) return InvalidInput("device: not an object");
+    const nlohmann::json& threads = json.at("threads");
+    if (!threads.is_number_integer() || threads.get<std::int64_t>() < 1 || threads.get<std::int64_t>() > kMaxPackThreads)
+      return InvalidInput(fmt::format("threads: {} is not a thread count in 1..{}", threads.dump(), kMaxPackThreads));
+    pack.info.threads = threads.get<int>();
     pack.info.precision = json.at("precision").get<std::string>();
+    if (pack.info.precision != "fp32" && pack.info.precision != "int8")
+      return InvalidInput("precision: '" + pack.info.precision + "' is not fp32 or int8");
     pack.info.fusion_rules = json.at("fusion_rules").get<std::vector<std::string>>();
+    if (Expected<FusionRules> rules = FusionRules::FromKinds(pack.info.fusion_rules); !rules.ok())
+      return rules.status().WithContext("fusion_rules");
     const nlohmann::json& provenance = json.at("provenance");
     pack.info.command = provenance.at("command").get<std::string>();
     pack.info.created = provenance.at("created").get<std::string>();
@@ -199,7 +221,7 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     if (json.contains("reference")) {  // optional: packs made before it was kept have none
       const nlohmann::json& reference = json.at("reference");
       pack.info.reference_kernel = reference.at("kernel").get<std::string>();
-      pack.info.reference_p50_us = reference.at("p50_us").get<double>();
+      LATTE_ASSIGN_OR_RETURN(pack.info.reference_p50_us, JsonNonNegative(reference, "p50_us"));
       pack.info.reference_readings = reference.at("readings").get<std::size_t>();
       // Optional: packs made before it was kept have none (their intervals leave the machine out).
       pack.info.reference_spread = reference.value("spread", 0.0);
@@ -208,6 +230,7 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
         return InvalidInput("reference: spread must be a number in [0, 1]");
       }
     }
+    if (!json.at("kinds").is_object()) return InvalidInput("kinds: not an object of kernel kinds");
     for (const auto& [kind, k] : json.at("kinds").items()) {
       KindModel model;
       model.kind = kind;
@@ -239,7 +262,7 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
       LATTE_ASSIGN_OR_RETURN(pack.context, ContextModel::FromJson(json.at("context")));
     }
   } catch (const nlohmann::json::exception& e) {
-    return InvalidInput(std::string("malformed pack: ") + e.what());
+    return InvalidInput("malformed pack: " + JsonErrorText(e));
   }
   return pack;
 }
@@ -259,7 +282,9 @@ Status Pack::Save(const std::string& path) const {
 }
 
 Expected<Pack> Pack::Load(const std::string& path) {
-  constexpr std::uint64_t kMaxPackBytes = std::uint64_t{1} << 31;
+  // The shipped pack is 56 MB of JSON and takes ~6 times that in memory once parsed: 256 MiB
+  // leaves room for much larger calibrations while a small gzip bomb stays a one-line error.
+  constexpr std::uint64_t kMaxPackBytes = std::uint64_t{256} << 20;
   Expected<std::vector<std::uint8_t>> bytes = ReadFileBytes(path, kMaxPackBytes);
   if (!bytes.ok()) return bytes.status().WithContext(path);
   nlohmann::json json;

@@ -1,5 +1,7 @@
 #include "predict/predictor.h"
 
+#include <cmath>
+
 #include "predict/predictors.h"
 
 namespace latte {
@@ -37,7 +39,24 @@ Expected<double> JsonNumber(const nlohmann::json& json, const char* field) {
   if (!json.is_object() || !json.contains(field)) return InvalidInput(std::string("missing field '") + field + "'");
   const nlohmann::json& value = json.at(field);
   if (!value.is_number()) return InvalidInput(std::string("field '") + field + "' is not a number");
-  return value.get<double>();
+  const double number = value.get<double>();
+  if (!std::isfinite(number)) return InvalidInput(std::string("field '") + field + "' is not a finite number");
+  return number;
+}
+
+Expected<double> JsonNonNegative(const nlohmann::json& json, const char* field) {
+  LATTE_ASSIGN_OR_RETURN(double number, JsonNumber(json, field));
+  if (number < 0) return InvalidInput(std::string("field '") + field + "' is negative");
+  return number;
+}
+
+std::string JsonErrorText(const std::exception& e) {
+  std::string_view text = e.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const std::size_t end = text.find("] ");
+    if (end != std::string_view::npos) text.remove_prefix(end + 2);
+  }
+  return std::string(text);
 }
 
 Expected<std::string> JsonString(const nlohmann::json& json, const char* field) {

@@ -97,8 +97,14 @@ bool IsTreePredictor(std::string_view name);
 /// A new, unfitted predictor of type `name` ("table" or one of FittedPredictorNames()).
 Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options);
 
-/// Reads a double, int or string field of a JSON object, failing with the field's name.
+/// Reads a finite number or a string field of a JSON object, failing with the field's name.
 Expected<double> JsonNumber(const nlohmann::json& json, const char* field);
 Expected<std::string> JsonString(const nlohmann::json& json, const char* field);
+/// A finite number ≥ 0 (a spread, a cost), failing with the field's name.
+Expected<double> JsonNonNegative(const nlohmann::json& json, const char* field);
+
+/// The JSON library's message without its "[json.exception.type_error.302] " prefix: what a
+/// user reads of a malformed pack.
+std::string JsonErrorText(const std::exception& e);
 
 }  // namespace latte

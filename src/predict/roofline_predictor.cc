@@ -77,7 +77,9 @@ Status RooflinePredictor::FromJson(const nlohmann::json& json) {
   overhead_ms_ = json["overhead_ms"].get<double>();
   efficiency_ = json["efficiency"].get<double>();
   relative_spread_ = json["relative_spread"].get<double>();
-  if (!(efficiency_ > 0)) return InvalidInput("roofline: efficiency must be > 0");
+  if (!(efficiency_ > 0) || !(peak_gflops_ > 0) || !(bandwidth_gbs_ > 0))
+    return InvalidInput("roofline: efficiency, peak_gflops and bandwidth_gbs must be > 0");
+  if (overhead_ms_ < 0 || relative_spread_ < 0) return InvalidInput("roofline: overhead_ms and relative_spread must be ≥ 0");
   return Status::Ok();
 }
 

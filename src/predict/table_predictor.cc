@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 
 #include "predict/predictors.h"
 
@@ -42,7 +43,10 @@ Status TablePredictor::FromJson(const nlohmann::json& json) {
   for (const nlohmann::json& e : json["entries"]) {
     if (!e.is_array() || e.size() != 3 || !e[0].is_string() || !e[1].is_number() || !e[2].is_number())
       return InvalidInput("table: an entry is not [key, ms, spread_ms]");
-    entries_[e[0].get<std::string>()] = Entry{e[1].get<double>(), e[2].get<double>()};
+    const double ms = e[1].get<double>(), spread_ms = e[2].get<double>();
+    if (!(ms > 0) || !std::isfinite(ms) || !(spread_ms >= 0) || !std::isfinite(spread_ms))
+      return InvalidInput("table: entry '" + e[0].get<std::string>() + "': ms must be > 0 and spread_ms ≥ 0 (finite)");
+    entries_[e[0].get<std::string>()] = Entry{ms, spread_ms};
   }
   return Status::Ok();
 }

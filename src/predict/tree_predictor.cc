@@ -1,5 +1,6 @@
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -108,7 +109,7 @@ Status TreePredictor::ParseModel() {
                                     tree.at("split_conditions").get<std::vector<float>>()));
     }
   } catch (const std::exception& e) {
-    return InvalidInput(std::string(Name()) + ": XGBoost model: " + e.what());
+    return InvalidInput(std::string(Name()) + ": XGBoost model: " + JsonErrorText(e));
   }
   if (trees_.empty()) return InvalidInput(std::string(Name()) + ": XGBoost model has no trees");
   return Status::Ok();
@@ -260,26 +261,32 @@ nlohmann::json TreePredictor::ToJson() const {
 }
 
 Status TreePredictor::FromJson(const nlohmann::json& json) {
+  auto WithName = [this](Expected<double> value) -> Expected<double> {
+    if (!value.ok()) return value.status().WithContext(std::string(Name()));
+    return value;
+  };
   model_text_.clear();  // a loaded predictor walks its trees; XGBoost's model stays with the fit
   trees_.clear();
   flat_.clear(), roots_.clear(), depth_.clear();
   try {
     schema_.param_names = json.at("params").get<std::vector<std::string>>();
-    relative_spread_ = json.at("relative_spread").get<double>();
-    base_score_ = json.at("base_score").get<double>();
+    LATTE_ASSIGN_OR_RETURN(relative_spread_, WithName(JsonNonNegative(json, "relative_spread")));
+    LATTE_ASSIGN_OR_RETURN(base_score_, WithName(JsonNumber(json, "base_score")));
     // Packs written before the target was recorded predict log(ms).
     const std::string target = json.value("target", std::string("log_ms"));
     if (target != "log_ms" && target != "log_ms_per_work")
       return InvalidInput(std::string(Name()) + ": unknown target '" + target + "' (log_ms or log_ms_per_work)");
     per_work_ = target == "log_ms_per_work";
     for (const nlohmann::json& tree : json.at("trees")) {
+      const std::vector<float> value = tree.at("value").get<std::vector<float>>();
+      if (!std::all_of(value.begin(), value.end(), [](float v) { return std::isfinite(v); }))
+        return InvalidInput(std::string(Name()) + ": a tree holds a value that is not a finite number");
       LATTE_RETURN_IF_ERROR(AddTree(tree.at("left").get<std::vector<std::int32_t>>(),
                                     tree.at("right").get<std::vector<std::int32_t>>(),
-                                    tree.at("feature").get<std::vector<std::uint32_t>>(),
-                                    tree.at("value").get<std::vector<float>>()));
+                                    tree.at("feature").get<std::vector<std::uint32_t>>(), value));
     }
   } catch (const nlohmann::json::exception& e) {
-    return InvalidInput(std::string(Name()) + ": " + e.what());
+    return InvalidInput(std::string(Name()) + ": " + JsonErrorText(e));
   }
   if (trees_.empty()) return InvalidInput(std::string(Name()) + ": no trees");
   return Status::Ok();

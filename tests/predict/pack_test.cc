@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -300,6 +301,50 @@ TEST(PackTest, LoadErrorsNameTheFileAndTheProblem) {
   Expected<Pack> older = Pack::FromJson(json);
   ASSERT_TRUE(older.ok()) << older.status().message();
   EXPECT_EQ(older->info.reference_spread, 0);
+}
+
+// A hostile or damaged pack is refused on loading, naming the field, in plain words; what loading
+// cannot rule out (tree sums that overflow) makes a kernel unpredictable, never an infinite time.
+TEST(PackTest, ImpossibleValuesAreRefusedNamingTheField) {
+  const nlohmann::json good = FitPack(Samples(), Info(), SmallFit())->pack.ToJson();
+  ASSERT_TRUE(Pack::FromJson(good).ok());
+  auto refused = [&](const std::function<void(nlohmann::json&)>& damage, const std::string& expected) {
+    nlohmann::json json = good;
+    damage(json);
+    Expected<Pack> pack = Pack::FromJson(json);
+    if (pack.ok()) return std::string("accepted");
+    const std::string& message = pack.status().message();
+    if (message.find("json.exception") != std::string::npos) return "library text: " + message;
+    return message.find(expected) != std::string::npos ? std::string("ok") : message;
+  };
+  EXPECT_EQ(refused([](auto& j) { j["threads"] = -5; }, "threads: -5 is not a thread count in 1..1024"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["threads"] = 1e300; }, "threads: "), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["precision"] = "fp64"; }, "precision: 'fp64'"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["kinds"] = nlohmann::json::array(); }, "kinds: not an object"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["device"] = nullptr; }, "device: not an object"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["fusion_rules"] = {"nonsense+foo"}; }, "fusion_rules: "), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["backend"] = "xnnpack"; }, "malformed pack: "), "ok");
+  EXPECT_EQ(refused([](auto& j) { j.erase("backend"); }, "malformed pack: key 'backend' not found"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["predictors"]["table"]["entries"][0][1] = -1e308; },
+                    "table: entry 'add|"),
+            "ok");
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["predictors"]["gbdt"]["relative_spread"] = -5; },
+                    "gbdt: field 'relative_spread' is negative"),
+            "ok");
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["ranges"]["params"]["a1"] = {56, 7}; }, "min > max"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["predictors"]["roofline"]["bandwidth_gbs"] = 0; },
+                    "roofline: efficiency, peak_gflops and bandwidth_gbs must be > 0"),
+            "ok");
+
+  nlohmann::json overflowing = good;
+  overflowing["kinds"]["add"]["predictors"]["gbdt"]["base_score"] = 1e308;  // finite, but exp() of it is not
+  overflowing["kinds"]["add"]["order"] = {"gbdt"};
+  Expected<Pack> pack = Pack::FromJson(overflowing);
+  ASSERT_TRUE(pack.ok()) << pack.status().message();
+  Expected<Prediction> predicted = pack->Predict(Add(12, 9));  // not in the table
+  ASSERT_FALSE(predicted.ok());
+  EXPECT_NE(predicted.status().message().find("the pack's gbdt predictor gave inf ms"), std::string::npos)
+      << predicted.status().message();
 }
 
 TEST(AccuracyTest, SelectionCapsEachErrorAt100Percent) {
