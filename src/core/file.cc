@@ -14,7 +14,7 @@ Expected<std::vector<std::uint8_t>> ReadFileBytes(const std::string& path, std::
     if (errno == ENOENT) return NotFound("no such file");
     return IoError(std::string("cannot stat: ") + std::strerror(errno));
   }
-  if (S_ISDIR(st.st_mode)) return InvalidInput("is a directory, not a model file");
+  if (S_ISDIR(st.st_mode)) return InvalidInput("is a directory, not a file");
   if (!S_ISREG(st.st_mode)) return InvalidInput("not a regular file");
   if (st.st_size == 0) return InvalidInput("file is empty (0 bytes)");
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
