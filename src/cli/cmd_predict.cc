@@ -98,6 +98,7 @@ void AddPredictCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError(flags->model, prediction.status());
       return;
     }
+    NameUserNodes(*plan, graph, *prediction);
     PredictView view(plan->graph, *prediction, *pack, flags->model, CompareMachine(*pack, ReadDeviceFingerprint()));
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else if (flags->format == "csv") std::cout << view.Csv();

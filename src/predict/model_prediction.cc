@@ -30,6 +30,23 @@ std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here) {
                      pack_name);
 }
 
+void NameUserNodes(const GraphPlan& plan, const Graph& user, ModelPrediction& prediction) {
+  // The user's nodes a list of planned nodes runs, by name; an inserted node by its own.
+  auto name = [&](const std::vector<NodeId>& nodes, std::vector<std::string>& names, std::size_t& count) {
+    names.clear();
+    for (NodeId id : nodes) {
+      const std::vector<NodeId>& sources = plan.sources.at(static_cast<std::size_t>(id));
+      if (sources.empty()) names.push_back(plan.graph.node(id).name);
+      for (NodeId source : sources) names.push_back(user.node(source).name);
+      count += sources.size();
+    }
+  };
+  prediction.covered_nodes = prediction.uncovered_nodes = 0;
+  for (LayerPrediction& layer : prediction.layers) name(layer.nodes, layer.names, prediction.covered_nodes);
+  for (UncoveredLayer& layer : prediction.uncovered) name(layer.nodes, layer.names, prediction.uncovered_nodes);
+  prediction.total_nodes = user.num_nodes();
+}
+
 double PredictionUncertainty::sd_ms() const {
   return std::sqrt(kernels_sd_ms * kernels_sd_ms + context_sd_ms * context_sd_ms + machine_sd_ms * machine_sd_ms);
 }
@@ -52,7 +69,8 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     Expected<Prediction> predicted = pack.Predict(group.kernel);
     if (!predicted.ok()) {
       if (context) units.push_back({group.nodes, -1});
-      result.uncovered.push_back({group.nodes, NodeOpName(graph.node(group.nodes.front())), predicted.status().message()});
+      result.uncovered.push_back({group.nodes, {}, NodeOpName(graph.node(group.nodes.front())), predicted.status().message()});
+      result.uncovered_nodes += group.nodes.size();
       continue;
     }
     result.covered_nodes += group.nodes.size();
@@ -61,11 +79,12 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     if (predicted->outside_training_range) ++result.outside_range;
     result.ms_by_source[std::string(PredictionSourceName(predicted->source))] += predicted->ms;
     if (context) units.push_back({group.nodes, static_cast<int>(result.layers.size())});
-    result.layers.push_back({std::move(group.nodes), std::move(group.kernel), *predicted});
+    result.layers.push_back({std::move(group.nodes), {}, std::move(group.kernel), *predicted});
   }
   for (UncoveredNode& node : grouping.uncovered) {
     if (context) units.push_back({{node.node}, -1});
-    result.uncovered.push_back({{node.node}, std::move(node.op), std::move(node.why)});
+    result.uncovered.push_back({{node.node}, {}, std::move(node.op), std::move(node.why)});
+    ++result.uncovered_nodes;
   }
   if (context) {
     // The executor runs the nodes in order: a unit runs when its last node does.

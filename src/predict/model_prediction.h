@@ -20,6 +20,9 @@ namespace latte {
 /// One predicted kernel of the model.
 struct LayerPrediction {
   std::vector<NodeId> nodes;  // main node first
+  /// The user's nodes these run, by name (a relu folded into its conv: both; an inserted layout
+  /// transpose: its own name); empty until NameUserNodes.
+  std::vector<std::string> names;
   Kernel kernel;
   Prediction prediction;  // the kernel alone
   /// What the layer costs inside this model beyond its kernel alone (the pack's context model;
@@ -32,6 +35,7 @@ struct LayerPrediction {
 /// A node (or a kernel's nodes) the prediction does not cover, and why.
 struct UncoveredLayer {
   std::vector<NodeId> nodes;
+  std::vector<std::string> names;  // as LayerPrediction::names
   std::string op;   // the main node's op name ("conv2d", or the file's name for an opaque op)
   std::string why;
 };
@@ -65,7 +69,8 @@ struct ModelPrediction {
   PredictionUncertainty uncertainty;
   double interval_lo_ms = 0;  // total ∓ kIntervalZ · uncertainty.sd_ms() (not below 0)
   double interval_hi_ms = 0;
-  std::size_t covered_nodes = 0;
+  std::size_t covered_nodes = 0;    // of the planned graph's nodes; the user's after NameUserNodes
+  std::size_t uncovered_nodes = 0;  // likewise
   std::size_t total_nodes = 0;
   std::size_t outside_range = 0;  // layers with a parameter outside the pack's training ranges
   /// Predicted time per source ("table", "gbdt", ...), for the report.
@@ -75,6 +80,11 @@ struct ModelPrediction {
 /// `graph` laid out and fused exactly as the executor runs it on the pack's backend (NCHW graphs
 /// converted to NHWC with the transposes that inserts; clamps folded into the op before them).
 Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack);
+
+/// Names every layer of `prediction` (made on `plan.graph`) by the user's nodes it runs and counts
+/// the coverage in them, as `inspect` counts the model: a relu folded into its conv is two of the
+/// user's nodes, a layout transpose the plan inserted none.
+void NameUserNodes(const GraphPlan& plan, const Graph& user, ModelPrediction& prediction);
 
 /// "" when `here` is the kind of machine the pack was fitted on; otherwise one line saying how
 /// it differs (the predictions stay those of the pack's machine).

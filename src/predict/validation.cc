@@ -10,6 +10,7 @@ Expected<ModelValidation> ValidateModel(const Graph& graph, const std::string& m
   result.model = model;
   LATTE_ASSIGN_OR_RETURN(result.plan, PlanGraphForPrediction(graph, pack));
   LATTE_ASSIGN_OR_RETURN(result.prediction, PredictModel(result.plan.graph, pack));
+  NameUserNodes(result.plan, graph, result.prediction);
 
   options.placement = Placement{};
   options.placement.default_backend = pack.info.backend;

@@ -17,11 +17,11 @@ bool IsConvLike(OpKind op) {
   return op == OpKind::kConv2D || op == OpKind::kDepthwiseConv2D || op == OpKind::kTransposeConv2D;
 }
 
-// The nodes of a layer as the report names them: the main node's name, "+N" for fused followers.
-std::string LayerName(const Graph& graph, const std::vector<NodeId>& nodes) {
-  const Node& main = graph.node(nodes.front());
-  std::string name = main.name.empty() ? fmt::format("#{}", nodes.front()) : main.name;
-  if (nodes.size() > 1) name += fmt::format(" (+{})", nodes.size() - 1);
+// A layer as the report names it: the main node's name, "+N" for the nodes fused with it.
+std::string LayerName(const Graph& graph, const std::vector<NodeId>& nodes, const std::vector<std::string>& user_names) {
+  const std::vector<std::string> names = NodeNames(graph, nodes, user_names);
+  std::string name = names.front().empty() ? fmt::format("#{}", nodes.front()) : names.front();
+  if (names.size() > 1) name += fmt::format(" (+{})", names.size() - 1);
   return name;
 }
 
@@ -37,6 +37,14 @@ std::string CsvField(const std::string& text) {
 }
 
 }  // namespace
+
+std::vector<std::string> NodeNames(const Graph& graph, const std::vector<NodeId>& nodes,
+                                   const std::vector<std::string>& user_names) {
+  if (!user_names.empty()) return user_names;
+  std::vector<std::string> names;
+  for (NodeId id : nodes) names.push_back(graph.node(id).name);
+  return names;
+}
 
 std::string DescribeKernel(const Kernel& k) {
   auto p = [&k](const char* name) { return k.Param(name); };
@@ -102,7 +110,7 @@ std::string PredictView::Text() const {
     const Prediction& p = layer.prediction;
     std::string source(PredictionSourceName(p.source));
     if (p.outside_training_range) source += " (outside training range)";
-    std::vector<std::string> row = {std::to_string(index++), KeepTail(LayerName(graph_, layer.nodes), 40),
+    std::vector<std::string> row = {std::to_string(index++), KeepTail(LayerName(graph_, layer.nodes, layer.names), 40),
                                     layer.kernel.Kind(),     DescribeKernel(layer.kernel),
                                     Ms(layer.ms()),          Ms(p.spread_ms)};
     if (context) row.push_back(fmt::format("{}{}", layer.context_ms < 0 ? "-" : "+", Ms(std::abs(layer.context_ms))));
@@ -146,11 +154,9 @@ std::string PredictView::Text() const {
     out << " (all)\n";
     return out.str();
   }
-  std::size_t uncovered_nodes = 0;
-  for (const UncoveredLayer& u : m.uncovered) uncovered_nodes += u.nodes.size();
-  out << fmt::format("; {} node(s) NOT predicted and NOT in the total:\n", uncovered_nodes);
+  out << fmt::format("; {} node(s) NOT predicted and NOT in the total:\n", m.uncovered_nodes);
   for (const UncoveredLayer& u : m.uncovered) {
-    out << fmt::format("  {} ({}): {}\n", KeepTail(LayerName(graph_, u.nodes), 40), u.op, u.why);
+    out << fmt::format("  {} ({}): {}\n", KeepTail(LayerName(graph_, u.nodes, u.names), 40), u.op, u.why);
   }
   return out.str();
 }
@@ -159,9 +165,7 @@ nlohmann::json PredictView::Json() const {
   const ModelPrediction& m = prediction_;
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerPrediction& layer : m.layers) {
-    nlohmann::json nodes = nlohmann::json::array();
-    for (NodeId id : layer.nodes) nodes.push_back(graph_.node(id).name);
-    layers.push_back({{"nodes", nodes},
+    layers.push_back({{"nodes", NodeNames(graph_, layer.nodes, layer.names)},
                       {"kernel", layer.kernel.Kind()},
                       {"key", layer.kernel.Key()},
                       {"geometry", DescribeKernel(layer.kernel)},
@@ -174,9 +178,8 @@ nlohmann::json PredictView::Json() const {
   }
   nlohmann::json uncovered = nlohmann::json::array();
   for (const UncoveredLayer& u : m.uncovered) {
-    nlohmann::json nodes = nlohmann::json::array();
-    for (NodeId id : u.nodes) nodes.push_back(graph_.node(id).name);
-    uncovered.push_back({{"node", graph_.node(u.nodes.front()).name}, {"nodes", nodes}, {"op", u.op}, {"why", u.why}});
+    const std::vector<std::string> nodes = NodeNames(graph_, u.nodes, u.names);
+    uncovered.push_back({{"node", nodes.front()}, {"nodes", nodes}, {"op", u.op}, {"why", u.why}});
   }
   return {{"model", model_},
           {"pack", {{"backend", pack_.info.backend},
@@ -208,6 +211,7 @@ std::string PredictView::Csv() const {
       "kernel,geometry,spread_ms,source,outside_training_range,nodes,context_ms\n";
   for (const LayerPrediction& layer : prediction_.layers) {
     const Kernel& k = layer.kernel;
+    const std::vector<std::string> names = NodeNames(graph_, layer.nodes, layer.names);
     std::string conv_columns = ",,,,,";
     if (IsConvLike(k.op)) {
       conv_columns = fmt::format("{},{},{},{},{},{}", k.Param("kh"), k.Param("oc"), k.Param("ic"), k.Param("ih"),
@@ -215,15 +219,16 @@ std::string PredictView::Csv() const {
     } else if (k.op == OpKind::kFullyConnected) {
       conv_columns = fmt::format("1,{},{},1,1,1", k.Param("n"), k.Param("k"));
     }
-    out += fmt::format("{},{},{:.6f},{},{},{:.6f},{},{},{},{:.6f}\n", CsvField(graph_.node(layer.nodes.front()).name),
-                       conv_columns, layer.ms(), k.Kind(), CsvField(DescribeKernel(k)), layer.prediction.spread_ms,
+    out += fmt::format("{},{},{:.6f},{},{},{:.6f},{},{},{},{:.6f}\n", CsvField(names.front()), conv_columns,
+                       layer.ms(), k.Kind(), CsvField(DescribeKernel(k)), layer.prediction.spread_ms,
                        PredictionSourceName(layer.prediction.source), layer.prediction.outside_training_range ? 1 : 0,
-                       layer.nodes.size(), layer.context_ms);
+                       names.size(), layer.context_ms);
   }
   // Uncovered layers keep a row with no latency: a reader summing the column sees the gap.
   for (const UncoveredLayer& u : prediction_.uncovered) {
-    out += fmt::format("{},,,,,,,,{},,,{},,{},\n", CsvField(graph_.node(u.nodes.front()).name), CsvField(u.op),
-                       CsvField("not predicted: " + u.why), u.nodes.size());
+    const std::vector<std::string> names = NodeNames(graph_, u.nodes, u.names);
+    out += fmt::format("{},,,,,,,,{},,,{},,{},\n", CsvField(names.front()), CsvField(u.op),
+                       CsvField("not predicted: " + u.why), names.size());
   }
   return out;
 }

@@ -31,6 +31,10 @@ class PredictView {
   std::string machine_note_;
 };
 
+/// The nodes of a layer by name: the user's (`user_names`, from NameUserNodes) when known, else
+/// those of the planned `graph` the layer's ids refer to.
+std::vector<std::string> NodeNames(const Graph& graph, const std::vector<NodeId>& nodes,
+                                   const std::vector<std::string>& user_names);
 /// "3x3 s2 32→64 @112x112": a kernel's key parameters in a few characters.
 std::string DescribeKernel(const Kernel& kernel);
 /// "xnnpack 1 thread fp32 on <device>": what a pack was fitted for.

@@ -122,9 +122,7 @@ nlohmann::json ValidateView::Json() const {
     nlohmann::json layers = nlohmann::json::array();
     for (const LayerComparison& l : m.layers) {
       const LayerPrediction& layer = m.prediction.layers[l.layer];
-      nlohmann::json nodes = nlohmann::json::array();
-      for (NodeId id : layer.nodes) nodes.push_back(m.plan.graph.node(id).name);
-      layers.push_back({{"nodes", nodes},
+      layers.push_back({{"nodes", NodeNames(m.plan.graph, layer.nodes, layer.names)},
                         {"kernel", layer.kernel.Kind()},
                         {"key", layer.kernel.Key()},
                         {"predicted_ms", l.predicted_ms},

@@ -183,6 +183,37 @@ TEST(ModelPredictionTest, TheIntervalCombinesKernelsContextAndTheMachinesDrift) 
   EXPECT_TRUE(json["uncertainty"]["machine_known"].get<bool>());
 }
 
+// Laid out as the executor runs it, the relu is folded into the conv: one planned node. The report
+// names and counts the user's nodes, as `inspect` does: 5 nodes, the conv layer being conv and relu.
+TEST(ModelPredictionTest, CountsAndNamesTheUsersNodesNotThePlannedOnes) {
+  Graph graph = TestGraph();
+  Pack pack = TablePack(graph);
+  auto plan = PlanGraphForPrediction(graph, pack);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->graph.num_nodes(), 4u);  // conv (with its relu), add, sigmoid, foo
+  auto predicted = PredictModel(plan->graph, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  EXPECT_EQ(predicted->covered_nodes, 2u);  // in planned nodes
+  NameUserNodes(*plan, graph, *predicted);
+  EXPECT_EQ(predicted->total_nodes, 5u);
+  EXPECT_EQ(predicted->covered_nodes, 3u);
+  EXPECT_EQ(predicted->uncovered_nodes, 2u);
+  ASSERT_EQ(predicted->layers.size(), 2u);
+  EXPECT_EQ(predicted->layers[0].names, (std::vector<std::string>{"conv", "relu"}));
+
+  PredictView view(plan->graph, *predicted, pack, "test.tflite", "");
+  EXPECT_NE(view.Text().find("coverage: 3 of 5 nodes predicted; 2 node(s) NOT predicted"), std::string::npos)
+      << view.Text();
+  EXPECT_NE(view.Text().find("conv (+1)"), std::string::npos) << view.Text();
+  const nlohmann::json json = view.Json();
+  EXPECT_EQ(json["layers"][0]["nodes"], nlohmann::json::array({"conv", "relu"}));
+  EXPECT_EQ(json["coverage"]["covered_nodes"], 3);
+  EXPECT_EQ(json["coverage"]["total_nodes"], 5);
+  EXPECT_NE(view.Csv().find("\nconv,3,8,4,8,8,1,0.500000,conv2d+relu,3x3 s1 4→8 @8x8,0.050000,table,0,2,"),
+            std::string::npos)
+      << view.Csv();
+}
+
 TEST(ModelPredictionTest, SaysWhenThisMachineIsNotThePacks) {
   Pack pack;
   pack.info.threads = 1;
