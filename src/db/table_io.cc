@@ -88,6 +88,20 @@ Expected<ImportReport> ImportTable(Store& store, const std::string& path, const 
     if (device.empty()) {
       return InvalidInput(fmt::format("{}:{}: no device in the line and no --device given", path, row.line));
     }
+    if (Status plausible = CheckKernelParams(row.kernel); !plausible.ok())
+      return InvalidInput(fmt::format("{}:{}: {}", path, row.line, plausible.message()));
+    // A latency must be a positive number and its percentiles in order.
+    const Stats& s = row.stats;
+    const double order[] = {s.p0, s.p10, s.p50, s.p90, s.p99, s.p100};
+    double previous = 0;
+    for (double p : order) {
+      if (std::isnan(p)) continue;  // not given
+      if (!(p > 0) || !std::isfinite(p) || p < previous)
+        return InvalidInput(fmt::format("{}:{}: latency percentiles must be positive and in order (p0 ≤ p10 ≤ p50 ≤ "
+                                        "p90 ≤ p99 ≤ p100)", path, row.line));
+      previous = p;
+    }
+    if (!(s.p50 > 0)) return InvalidInput(fmt::format("{}:{}: no median latency", path, row.line));
     MeasurementRecord record;
     record.kernel = std::move(row.kernel);
     record.stats = row.stats;

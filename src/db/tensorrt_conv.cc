@@ -95,6 +95,7 @@ Expected<TensorrtConvRow> ParseTensorrtConvLine(std::string_view line, DataType 
     return InvalidInput(fmt::format("latency {} ms is neither positive nor -1 (failed)", latency));
   }
   row.latency_ms = latency;
+  LATTE_RETURN_IF_ERROR(CheckKernelParams(row.kernel));
   return row;
 }
 

@@ -1,6 +1,12 @@
 #include "ir/kernel.h"
 
+#include <array>
+#include <cctype>
 #include <charconv>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
 
 namespace latte {
 namespace {
@@ -63,6 +69,36 @@ Expected<Kernel> ParseKernelKind(std::string_view kind) {
     }
   }
   return kernel;
+}
+
+Status CheckKernelParams(const Kernel& kernel) {
+  // Parameters that may be 0: pads, flags, modes, permutations, axes. Every other one counts
+  // something (a size, a stride, a group) and is at least 1.
+  auto may_be_zero = [](const std::string& name) {
+    static const std::set<std::string> kZeroOk = {"pt", "pl", "pb", "pr", "bias", "mode", "axis", "axes", "elmt_fused"};
+    return kZeroOk.count(name) > 0 || (name.size() == 2 && name[0] == 'p' && std::isdigit(name[1])) ||
+           name.rfind("perm", 0) == 0;
+  };
+  for (const auto& [name, value] : kernel.params) {
+    if (value < 0 || value > std::numeric_limits<std::int32_t>::max() || (value == 0 && !may_be_zero(name))) {
+      return InvalidInput(fmt::format("kernel {}: {}={} is not a plausible value", kernel.Kind(), name, value));
+    }
+  }
+  const bool windowed = kernel.op == OpKind::kConv2D || kernel.op == OpKind::kDepthwiseConv2D ||
+                        kernel.op == OpKind::kMaxPool2D || kernel.op == OpKind::kAvgPool2D;
+  // Only where the pads are known: the TensorRT library's lines have none (a 7x7 conv on 6x6 maps
+  // is real there, padded by TensorRT).
+  if (windowed && kernel.params.count("pt") > 0) {
+    for (const auto& [size, window, dilation, pad_a, pad_b] :
+         {std::array<const char*, 5>{"ih", "kh", "dh", "pt", "pb"}, std::array<const char*, 5>{"iw", "kw", "dw", "pl", "pr"}}) {
+      const std::int64_t reach = kernel.Param(dilation, 1) * (kernel.Param(window, 1) - 1) + 1;
+      if (reach > kernel.Param(size, 1) + kernel.Param(pad_a) + kernel.Param(pad_b)) {
+        return InvalidInput(fmt::format("kernel {}: a {}={} window does not fit in {}={} with its pads", kernel.Kind(),
+                                        window, kernel.Param(window), size, kernel.Param(size)));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Expected<Kernel> ParseKernelKey(std::string_view key) {

@@ -51,6 +51,13 @@ struct Kernel {
   bool operator==(const Kernel& other) const = default;
 };
 
+/// Plausible parameters, as a table measured elsewhere must have them: none negative, none above
+/// 2^31 − 1, sizes, strides, dilations and groups ≥ 1 (pads, bias, flags, modes, permutations
+/// and axes may be 0), and a conv's or pool's window within its padded input where the pads are
+/// given. kInvalidInput
+/// naming the parameter.
+Status CheckKernelParams(const Kernel& kernel);
+
 /// Inverse of Kernel::Key(). Fails naming the part that does not parse.
 Expected<Kernel> ParseKernelKey(std::string_view key);
 /// Inverse of Kernel::Kind(): main op and fused ops.

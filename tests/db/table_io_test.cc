@@ -172,6 +172,38 @@ TEST(ExportMeasurements, JsonLinesHaveNullForMissingFigures) {
   EXPECT_FALSE(ExportMeasurements(*store, {}, "xml", bad).ok());
 }
 
+// A table measured elsewhere is refused at the first impossible line, naming it: nothing stored.
+TEST(ImportTable, ImpossibleKernelsAndLatenciesAreRefusedByLine) {
+  TempDir dir;
+  auto store = Store::Open((dir.path() / "a.db").string());
+  ASSERT_TRUE(store.ok());
+  TableImportOptions options;
+  options.format = "csv";
+  options.device = "v100";
+  options.backend = "tensorrt";
+  const std::string good = "\"add|a0=1,a1=8,a2=8,a3=16,b0=1,b1=8,b2=8,b3=16|float32\"";
+  auto refused = [&](const std::string& rows) {
+    auto report = ImportTable(*store, dir.Write("t.csv", "kernel_key,p10_us,p50_us,p90_us\n" + good + ",1,2,3\n" + rows),
+                              options);
+    return report.ok() ? std::string("accepted") : report.status().message();
+  };
+  EXPECT_NE(refused("\"add|a0=1,a1=-5,a2=8,a3=16,b0=1,b1=8,b2=8,b3=16|float32\",1,2,3\n").find(
+                "t.csv:3: kernel add: a1=-5 is not a plausible value"),
+            std::string::npos);
+  EXPECT_NE(refused("\"max_pool2d|c=8,ih=4,iw=4,kh=9,kw=9,n=1,pb=0,pl=0,pr=0,pt=0,sh=0,sw=1|float32\",1,2,3\n")
+                .find("t.csv:3: kernel max_pool2d: sh=0 is not a plausible value"),
+            std::string::npos);
+  EXPECT_NE(refused("\"max_pool2d|c=8,ih=4,iw=4,kh=9,kw=9,n=1,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32\",1,2,3\n")
+                .find("t.csv:3: kernel max_pool2d: a kh=9 window does not fit in ih=4"),
+            std::string::npos);
+  EXPECT_NE(refused(good + ",5,2,3\n").find("t.csv:3: latency percentiles must be positive and in order"),
+            std::string::npos);
+  EXPECT_NE(refused(good + ",1,-2,3\n").find("t.csv:3: column p50_us: negative latency"), std::string::npos);
+  EXPECT_EQ(store->QueryMeasurements()->size(), 0u);
+  EXPECT_EQ(refused(""), "accepted");
+  EXPECT_EQ(store->QueryMeasurements()->size(), 1u);
+}
+
 TEST(ImportTable, TheRealV100LibraryImportsEveryValidLine) {
   const std::string path = latte::testing::SourceDir() + "/../shared/data/v100-tensorrt/conv_data.out";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path << " (../shared is absent)";

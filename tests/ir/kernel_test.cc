@@ -45,5 +45,26 @@ TEST(KernelTest, MalformedKeysSayWhatIsWrong) {
   EXPECT_FALSE(ParseKernelKey("opaque||float32").ok());
 }
 
+TEST(KernelTest, ImplausibleParamsAreNamed) {
+  auto check = [](const std::string& key) {
+    Expected<Kernel> kernel = ParseKernelKey(key);
+    EXPECT_TRUE(kernel.ok()) << key;
+    Status status = CheckKernelParams(*kernel);
+    return status.ok() ? std::string("ok") : status.message();
+  };
+  const std::string conv = "bias=0,dh=1,dw=1,g=1,ic=3,ih=8,iw=8,kh=3,kw=3,n=1,oc=8,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1";
+  EXPECT_EQ(check("conv2d|" + conv + "|float32"), "ok");  // pads and bias may be 0
+  EXPECT_EQ(check("transpose|c=8,h=2,n=1,perm0=0,perm1=2,perm2=3,perm3=1,w=4|float32"), "ok");
+  EXPECT_EQ(check("conv2d|elmt_fused=0,g=1,ic=3,ih=6,iw=6,kh=7,kw=7,n=1,oc=8,sh=1,sw=1|float16"), "ok");  // no pads given
+  EXPECT_EQ(check("conv2d|bias=0,dh=1,dw=1,g=1,ic=-5,ih=8,iw=8,kh=3,kw=3,n=1,oc=8,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32"),
+            "kernel conv2d: ic=-5 is not a plausible value");
+  EXPECT_EQ(check("conv2d|bias=0,dh=1,dw=1,g=0,ic=3,ih=8,iw=8,kh=3,kw=3,n=1,oc=8,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32"),
+            "kernel conv2d: g=0 is not a plausible value");
+  EXPECT_EQ(check("add|a0=1,a1=2147483648,a2=1,a3=1,b0=1,b1=1,b2=1,b3=1|float32"),
+            "kernel add: a1=2147483648 is not a plausible value");
+  EXPECT_EQ(check("conv2d|bias=0,dh=2,dw=1,g=1,ic=3,ih=8,iw=8,kh=5,kw=3,n=1,oc=8,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32"),
+            "kernel conv2d: a kh=5 window does not fit in ih=8 with its pads");  // dilated: reaches 9 rows
+}
+
 }  // namespace
 }  // namespace latte
