@@ -38,8 +38,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"}, input_shapes;
     std::vector<int> threads = {1};
     std::string format = "text";
-    int warmup_runs = 1, num_runs = 50;
-    double min_secs = 1.0;
+    MeasureOptions measure;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -55,9 +54,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"fp32", "int8"}))
       ->capture_default_str();
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}))->capture_default_str();
-  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs (at least 50 ms of warmup in any case)")->capture_default_str();
-  cmd->add_option("--num_runs", flags->num_runs, "Timed runs (at least --min_secs of them)")->capture_default_str();
-  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs")->capture_default_str();
+  AddProtocolFlags(*cmd, flags->measure, " of each configuration");
   cmd->add_option("--input-shape", flags->input_shapes,
                   "Input shape NAME=1x3x224x224 (repeatable; applies to the models with an input NAME)");
   cmd->callback([flags, &exit_code] {
@@ -75,9 +72,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     }
     options.threads = flags->threads;
     for (const std::string& p : flags->precisions) options.precisions.push_back(p == "int8" ? Precision::kInt8 : Precision::kFp32);
-    options.measure.warmup_runs = flags->warmup_runs;
-    options.measure.num_runs = flags->num_runs;
-    options.measure.min_secs = flags->min_secs;
+    options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;

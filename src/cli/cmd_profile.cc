@@ -19,8 +19,8 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
                 fusion_out;
     std::vector<std::string> models, input_shapes;
-    int num_threads = 1, warmup_runs = -1, num_runs = -1;
-    double min_secs = -1;
+    int num_threads = 1;
+    MeasureOptions measure = KernelMeasureOptions();
     std::size_t max_kernels = 0, batch = 16;
     std::uint64_t seed = 0;
     bool no_neighbours = false, detect_fusion = false;
@@ -46,9 +46,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)");
   cmd->add_option("--seed", flags->seed, "Seed of the random draws and of the measuring order")->capture_default_str();
   cmd->add_option("--db", flags->db, "Store file (default: " + DefaultProfileDb() + ")");
-  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs per kernel (default 2)");
-  cmd->add_option("--num_runs", flags->num_runs, "Timed runs per kernel (default 20)");
-  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs per kernel (default 0.1)");
+  AddProtocolFlags(*cmd, flags->measure, " per kernel");
   cmd->add_option("--batch", flags->batch, "Measurements per store transaction")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_flag("--detect-fusion", flags->detect_fusion,
                 "Measure op chains alone and together and decide which ones the backend fuses");
@@ -62,9 +60,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
     // int8: the backend runs each (fp32-described) kernel quantized; kinds it has no int8 kernel
     // for are recorded as unsupported with its reason.
     campaign.run.precision = flags->precision == "int8" ? Precision::kInt8 : Precision::kFp32;
-    if (flags->warmup_runs >= 0) campaign.measure.warmup_runs = flags->warmup_runs;
-    if (flags->num_runs >= 0) campaign.measure.num_runs = flags->num_runs;
-    if (flags->min_secs >= 0) campaign.measure.min_secs = flags->min_secs;
+    campaign.measure = flags->measure;
     if (Status s = campaign.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;

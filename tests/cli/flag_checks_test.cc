@@ -1,0 +1,77 @@
+// Flag values every command checks before any work starts: a wrong one is exit 2 with one line
+// naming the flag and the problem, never a silent default, a run without end or a late failure.
+// Nothing here measures: each case fails on parse or before the first measurement.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cli/run_latte.h"
+#include "test_paths.h"
+
+namespace latte {
+namespace {
+
+using ::latte::testing::ModelPath;
+using ::latte::testing::RunLatte;
+using ::latte::testing::RunResult;
+using ::latte::testing::TempDir;
+
+const std::string kModel = "face_detection_short_range.tflite";
+
+std::string ShippedPack() { return std::string(LATTE_SOURCE_DIR) + "/data/packs/xnnpack-1thread-fp32.json.gz"; }
+
+// Exit 2, nothing on stdout, exactly one "error: ..." line on stderr that contains `says`.
+void ExpectRefused(const std::vector<std::string>& args, const std::string& says, const TempDir& dir) {
+  std::string command;
+  for (const std::string& a : args) command += " " + a;
+  SCOPED_TRACE("latte" + command);
+  RunResult r = RunLatte(args, dir.path(), 30);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+}
+
+// Every command with the protocol flags, as far as its required arguments.
+std::vector<std::vector<std::string>> ProtocolCommands(const TempDir& dir) {
+  const std::string model = ModelPath(kModel), pack = ShippedPack();
+  return {{"bench", model},
+          {"compare", model, "--backends", "xnnpack"},
+          {"validate", model, "--pack", pack},
+          {"pareto", model, "--backends", "xnnpack", "--packs", pack, "--verify", "1"},
+          {"profile", "--kernels", "relu", "--db", (dir.path() / "p.db").string()}};
+}
+
+TEST(FlagChecks, ProtocolFlagsAreFiniteAndBoundedInEveryCommand) {
+  LATTE_REQUIRE_MODEL(kModel);
+  TempDir dir;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--min_secs", "inf"}, "--min_secs: inf is not a number in 0.."},
+      {{"--min_secs", "nan"}, "--min_secs: nan is not a number in 0.."},
+      {{"--min_secs", "1e12"}, "--min_secs: 1e12 is not a number in 0.."},
+      {{"--min_secs", "-1"}, "--min_secs: -1 is not a number in 0.."},
+      {{"--min_secs", "soon"}, "--min_secs: 'soon' is not a number"},
+      {{"--num_runs", "0"}, "--num_runs: 0 is not in 1..1000000"},
+      {{"--num_runs", "2000000000"}, "--num_runs: 2000000000 is not in 1..1000000"},
+      {{"--warmup_runs", "-1"}, "--warmup_runs: -1 is not in 0..1000000"},
+  };
+  for (const std::vector<std::string>& command : ProtocolCommands(dir)) {
+    for (const auto& [flag, says] : bad) {
+      std::vector<std::string> args = command;
+      args.insert(args.end(), flag.begin(), flag.end());
+      ExpectRefused(args, says, dir);
+    }
+  }
+  // The bound is the protocol's hard stop of a timed pass: 150 s for models, 10 s for kernels.
+  ExpectRefused({"bench", ModelPath(kModel), "--min_secs", "151"}, "--min_secs: 151 is not a number in 0..150", dir);
+  ExpectRefused({"profile", "--kernels", "relu", "--min_secs", "11", "--db", (dir.path() / "p.db").string()},
+                "--min_secs: 11 is not a number in 0..10", dir);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.db"));
+}
+
+}  // namespace
+}  // namespace latte
