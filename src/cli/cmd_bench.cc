@@ -27,7 +27,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
   cmd->add_option("--backend", flags->backend, "Backend that runs every node")->capture_default_str();
   cmd->add_option("--fallback", flags->fallback, "Backend for nodes the chosen one cannot run (default: none, an error)");
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str();
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->check(IntegerIn(1, kMaxThreads))->capture_default_str();
   AddProtocolFlags(*cmd, flags->measure);
   cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
   cmd->add_flag("--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");

@@ -26,7 +26,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Profile this machine within a budget and fit a predictor pack (one command)");
   cmd->add_option("--backend", flags->backend, "Backend to calibrate")->capture_default_str();
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--budget", flags->budget, "Time for the whole calibration: 90s, 10m, 1h (at least 30s)")
       ->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();

@@ -47,7 +47,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backends", flags->backends, "Backends, comma-separated")->delimiter(',')->capture_default_str();
   cmd->add_option("--num_threads", flags->threads, "Thread counts, comma-separated (e.g. 1,2)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
+      ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();
   cmd->add_option("--precision", flags->precisions, "Precisions, comma-separated")
       ->delimiter(',')

@@ -24,7 +24,7 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backend", flags->backend, "Backend whose measurements to fit (xnnpack, tensorrt, ...)")->required();
   cmd->add_option("--device", flags->device, "Device key (needed when the store holds several devices)");
   cmd->add_option("--num_threads", flags->threads, "Thread count (needed when several were measured)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Precision (needed when several were measured)")
       ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();

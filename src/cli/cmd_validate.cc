@@ -30,7 +30,8 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("models", flags->models, "Model files (.tflite or .onnx)")->required();
   cmd->add_option("--pack", flags->pack, "Predictor pack (JSON)")->required();
   cmd->add_option("--backend", flags->backend, "Backend to measure on (default: the pack's; must match it)");
-  cmd->add_option("--num_threads", flags->num_threads, "Threads (default: the pack's; must match it)");
+  cmd->add_option("--num_threads", flags->num_threads, "Threads (default: the pack's; must match it)")
+      ->check(IntegerIn(1, kMaxThreads));
   AddProtocolFlags(*cmd, flags->measure, " per model");
   cmd->add_flag("--layers", flags->layers, "Text: also a table of kernels per model");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();

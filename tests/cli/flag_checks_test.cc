@@ -73,5 +73,30 @@ TEST(FlagChecks, ProtocolFlagsAreFiniteAndBoundedInEveryCommand) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.db"));
 }
 
+TEST(FlagChecks, ThreadCountsAreReadableRangesInEveryCommand) {
+  LATTE_REQUIRE_MODEL(kModel);
+  TempDir dir;
+  const std::string model = ModelPath(kModel), db = (dir.path() / "t.db").string();
+  ExpectRefused({"compare", model, "--num_threads", "0"}, "--num_threads: 0 is not in 1..1024", dir);
+  ExpectRefused({"compare", model, "--num_threads", "1,x"}, "--num_threads: 'x' is not an integer", dir);
+  // compare refuses what bench refuses, before any configuration runs.
+  ExpectRefused({"compare", model, "--backends", "xnnpack", "--num_threads", "5000"},
+                "--num_threads: 5000 is not in 1..1024", dir);
+  ExpectRefused({"bench", model, "--num_threads", "5000"}, "--num_threads: 5000 is not in 1..1024", dir);
+  ExpectRefused({"validate", model, "--pack", ShippedPack(), "--num_threads", "-2"}, "--num_threads: -2 is not in 1..1024",
+                dir);
+  ExpectRefused({"profile", "--kernels", "relu", "--db", db, "--num_threads", "0"}, "--num_threads: 0 is not in 1..1024",
+                dir);
+  ExpectRefused({"calibrate", "-o", "p.json", "--db", db, "--num_threads", "2000"},
+                "--num_threads: 2000 is not in 1..1024", dir);
+  ExpectRefused({"fit", "--backend", "xnnpack", "-o", "p.json", "--db", db, "--num_threads", "0"},
+                "--num_threads: 0 is not in 1..1024", dir);
+  // 0 is "unknown" (import) or not a filter value to refuse (export); negatives are refused.
+  ExpectRefused({"export", "--db", db, "--num_threads", "-1"}, "--num_threads: -1 is not in 0..1024", dir);
+  ExpectRefused({"import", "--format", "csv", "t.csv", "--backend", "b", "--db", db, "--num_threads", "-1"},
+                "--num_threads: -1 is not in 0..1024", dir);
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 }  // namespace
 }  // namespace latte
