@@ -10,6 +10,12 @@
 #include "report/fit_view.h"
 
 namespace latte::cli {
+namespace {
+
+// Far above any device (an exaflop is 1e9 GFLOP/s), low enough to stay a finite rate in the pack.
+constexpr double kMaxRooflineRate = 1e9;
+
+}  // namespace
 
 void AddFitCommand(CLI::App& app, int& exit_code) {
   struct Flags {
@@ -32,10 +38,13 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
                   "Fused kinds the backend runs as one kernel, comma-separated (default: every fused kind measured)")
       ->delimiter(',');
   cmd->add_option("--folds", flags->options.folds, "Cross-validation folds")->check(CLI::Range(2, 100));
+  // 0 is the default: the roofline takes the best the samples reach (RooflinePredictor::Fit).
   cmd->add_option("--peak-gflops", flags->options.predictor.peak_gflops,
-                  "Device peak GFLOP/s for the roofline (default: the best the samples reach)");
+                  "Device peak GFLOP/s for the roofline (default 0: the best the samples reach)")
+      ->check(NumberIn(0, kMaxRooflineRate));
   cmd->add_option("--bandwidth-gbs", flags->options.predictor.bandwidth_gbs,
-                  "Device memory bandwidth in GB/s for the roofline (default: the best the samples reach)");
+                  "Device memory bandwidth in GB/s for the roofline (default 0: the best the samples reach)")
+      ->check(NumberIn(0, kMaxRooflineRate));
   cmd->callback([flags, &exit_code] {
     StoreFitRequest request;
     request.db = flags->db.empty() ? DefaultStorePath() : flags->db;

@@ -98,5 +98,18 @@ TEST(FlagChecks, ThreadCountsAreReadableRangesInEveryCommand) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+TEST(FlagChecks, FitRooflineRatesAreFiniteAndNotNegative) {
+  TempDir dir;
+  const std::string db = (dir.path() / "f.db").string(), out = (dir.path() / "p.json").string();
+  for (const char* flag : {"--peak-gflops", "--bandwidth-gbs"}) {
+    for (const char* value : {"nan", "inf", "-5", "1e300"}) {
+      ExpectRefused({"fit", "--backend", "xnnpack", "--db", db, "-o", out, flag, value},
+                    std::string(flag) + ": " + value + " is not a number in 0..1e+09", dir);
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 }  // namespace
 }  // namespace latte
