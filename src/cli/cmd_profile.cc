@@ -14,6 +14,13 @@
 #include "profile/profile.h"
 
 namespace latte::cli {
+namespace {
+
+// --max-kernels: the random sampler's own limit (a draw of 2^64 kernels would never end), for all strategies.
+constexpr long long kMaxProfileKernels = 100000;
+
+}  // namespace
+
 void AddProfileCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
@@ -42,8 +49,10 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--models", flags->models, "Model files for --strategy from-models");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 for --models (repeatable)");
   cmd->add_flag("--no-neighbours", flags->no_neighbours, "from-models: only the models' own kernels");
-  cmd->add_option("--budget", flags->budget, "Stop cleanly after this long: 30s, 10m, 2h (default: no limit)");
-  cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)");
+  cmd->add_option("--budget", flags->budget,
+                  "Stop cleanly after this long: 30s, 10m, 2h, or a bare number of seconds (default: no limit)");
+  cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)")
+      ->check(IntegerIn(1, kMaxProfileKernels));
   cmd->add_option("--seed", flags->seed, "Seed of the random draws and of the measuring order")->capture_default_str();
   cmd->add_option("--db", flags->db, "Store file (default: " + DefaultProfileDb() + ")");
   AddProtocolFlags(*cmd, flags->measure, " per kernel");
@@ -53,7 +62,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--alpha", flags->alpha, "--detect-fusion: fused when T(a)+T(b)-T(ab) > alpha*min(T(a),T(b))")
       ->capture_default_str();
   cmd->add_option("--fusion-out", flags->fusion_out, "--detect-fusion: also write the rules and evidence as JSON to FILE");
-  cmd->callback([flags, &exit_code] {
+  cmd->callback([flags, cmd, &exit_code] {
     CampaignOptions campaign;
     campaign.backend = flags->backend;
     campaign.run.num_threads = flags->num_threads;
@@ -65,7 +74,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", s);
       return;
     }
-    if (!flags->budget.empty()) {
+    if (cmd->count("--budget") > 0) {  // given empty is an error, not "no limit"
       auto budget = ParseDuration(flags->budget);
       if (!budget.ok()) {
         exit_code = ReportError("", budget.status().WithContext("--budget"));

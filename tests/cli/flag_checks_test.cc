@@ -111,5 +111,19 @@ TEST(FlagChecks, FitRooflineRatesAreFiniteAndNotNegative) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+TEST(FlagChecks, ProfileMaxKernelsAndBudgetAreRefusedWhenMeaningless) {
+  TempDir dir;
+  const std::string db = (dir.path() / "p.db").string();
+  ExpectRefused({"profile", "--kernels", "relu", "--db", db, "--max-kernels", "-3"}, "--max-kernels: -3 is not in 1..100000",
+                dir);
+  ExpectRefused({"profile", "--kernels", "relu", "--db", db, "--max-kernels", "0"}, "--max-kernels: 0 is not in 1..100000",
+                dir);
+  ExpectRefused({"profile", "--kernels", "relu", "--db", db, "--max-kernels", "100001"},
+                "--max-kernels: 100001 is not in 1..100000", dir);
+  ExpectRefused({"profile", "--kernels", "relu", "--db", db, "--budget", ""}, "--budget: empty duration", dir);
+  ExpectRefused({"calibrate", "-o", "p.json", "--db", db, "--budget", ""}, "--budget: empty duration", dir);
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 }  // namespace
 }  // namespace latte
