@@ -125,5 +125,24 @@ TEST(FlagChecks, ProfileMaxKernelsAndBudgetAreRefusedWhenMeaningless) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+TEST(FlagChecks, CalibrateAndFitCheckTheirFilesBeforeMeasuringOrFitting) {
+  LATTE_REQUIRE_MODEL(kModel);
+  TempDir dir;
+  const std::string db = (dir.path() / "c.db").string(), out = (dir.path() / "p.json").string();
+  const std::string text_db = dir.Write("text.db", "not a database\n");
+  const std::string model = ::latte::testing::ReadAll(ModelPath(kModel));
+  const std::string truncated = dir.Write("half.tflite", model.substr(0, model.size() / 2));
+  const std::string missing_folder = (dir.path() / "no-such-folder" / "p.json").string();
+  // Before the fix each of these ran fusion detection (30 s and more) before failing.
+  ExpectRefused({"calibrate", "--db", text_db, "-o", out}, "text.db", dir);
+  EXPECT_EQ(::latte::testing::ReadAll(text_db), "not a database\n");
+  ExpectRefused({"calibrate", "--db", db, "-o", out, "--models", truncated}, "error: " + truncated + ": ", dir);
+  ExpectRefused({"calibrate", "--db", db, "-o", missing_folder}, missing_folder + ": no such folder", dir);
+  ExpectRefused({"calibrate", "--db", db, "-o", dir.path().string()}, ": is a directory", dir);
+  ExpectRefused({"fit", "--backend", "xnnpack", "--db", db, "-o", missing_folder}, missing_folder + ": no such folder", dir);
+  ExpectRefused({"fit", "--backend", "xnnpack", "--db", db, "-o", dir.path().string()}, ": is a directory", dir);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 }  // namespace
 }  // namespace latte
