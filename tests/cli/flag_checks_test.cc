@@ -144,5 +144,11 @@ TEST(FlagChecks, CalibrateAndFitCheckTheirFilesBeforeMeasuringOrFitting) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+TEST(FlagChecks, PredictRefusesADirectoryAsKernelList) {
+  TempDir dir;
+  ExpectRefused({"predict", "--kernels", dir.path().string(), "--format", "tensorrt-conv", "--pack", ShippedPack()},
+                "error: " + dir.path().string() + ": is a directory", dir);
+}
+
 }  // namespace
 }  // namespace latte
