@@ -49,10 +49,16 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", s);
       return;
     }
-    Graph graph;
-    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
+    if (!flags->fallback.empty()) {  // otherwise only a node that needs it would find out
+      if (Status s = CheckBackendName(registry, "--fallback", flags->fallback); !s.ok()) {
+        exit_code = ReportError("", s);
+        return;
+      }
+    }
+    Graph graph;
+    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
     auto result = BenchmarkGraph(graph, options, registry);
     if (!result.ok()) {
       exit_code = ReportError(flags->model, result.status());

@@ -62,10 +62,8 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     RegisterBuiltinBackends(registry);
     CompareOptions options;
     for (const std::string& name : flags->backends) {
-      if (registry.Find(name) == nullptr) {
-        std::string known;
-        for (const std::string& k : registry.Names()) known += (known.empty() ? "" : ", ") + k;
-        exit_code = ReportError("", InvalidInput("--backends: unknown backend '" + name + "' (backends: " + known + ")"));
+      if (Status s = CheckBackendName(registry, "--backends", name); !s.ok()) {
+        exit_code = ReportError("", s);
         return;
       }
       options.backends.push_back(name);

@@ -150,5 +150,12 @@ TEST(FlagChecks, PredictRefusesADirectoryAsKernelList) {
                 "error: " + dir.path().string() + ": is a directory", dir);
 }
 
+TEST(FlagChecks, BenchRefusesAnUnknownFallbackBackend) {
+  LATTE_REQUIRE_MODEL(kModel);
+  TempDir dir;
+  ExpectRefused({"bench", ModelPath(kModel), "--fallback", "foo"},
+                "error: --fallback: unknown backend 'foo' (known: xnnpack, onednn, ort)", dir);
+}
+
 }  // namespace
 }  // namespace latte
