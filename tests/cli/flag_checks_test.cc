@@ -157,5 +157,11 @@ TEST(FlagChecks, BenchRefusesAnUnknownFallbackBackend) {
                 "error: --fallback: unknown backend 'foo' (known: xnnpack, onednn, ort)", dir);
 }
 
+TEST(FlagChecks, AnUnknownFlagIsNamedBeforeAMissingArgument) {
+  TempDir dir;
+  ExpectRefused({"--bogus", "inspect"}, "unknown flag '--bogus'", dir);
+  ExpectRefused({"inspect", "--bogus"}, "unknown flag '--bogus'", dir);
+}
+
 }  // namespace
 }  // namespace latte
