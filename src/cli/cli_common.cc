@@ -1,7 +1,13 @@
 #include "cli/cli_common.h"
 
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "import/import.h"
 
@@ -21,6 +27,70 @@ extern "C" void RequestStop(int sig) {
 }
 
 }  // namespace
+
+CLI::Validator IntegerIn(long long lo, long long hi) {
+  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        long long value = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ptr == text.data() || ptr != end) return "'" + text + "' is not an integer";
+        if (ec != std::errc() || value < lo || value > hi) return text + " is not in " + range;
+        return "";
+      },
+      "INT in " + range);
+}
+
+CLI::Validator NumberIn(double lo, double hi) {
+  auto number = [](double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", v);
+    return std::string(buffer);
+  };
+  const std::string range = number(lo) + ".." + number(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return "'" + text + "' is not a number";
+        if (!std::isfinite(value) || value < lo || value > hi) return text + " is not a number in " + range;
+        return "";
+      },
+      "NUMBER in " + range);
+}
+
+void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what) {
+  constexpr long long kMaxRuns = 1000000;
+  cmd.add_option("--warmup_runs", measure.warmup_runs, "Warmup runs" + what)
+      ->check(IntegerIn(0, kMaxRuns))
+      ->capture_default_str();
+  cmd.add_option("--num_runs", measure.num_runs, "Timed runs" + what + " (at least --min_secs of them)")
+      ->check(IntegerIn(1, kMaxRuns))
+      ->capture_default_str();
+  cmd.add_option("--min_secs", measure.min_secs, "Minimum seconds of timed runs" + what)
+      ->check(NumberIn(0, measure.max_secs))
+      ->capture_default_str();
+}
+
+Status CheckOutputPath(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty()) return InvalidInput("empty output path");
+  if (fs::is_directory(path, ec)) return InvalidInput("is a directory, not a file to write");
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(folder, ec)) return NotFound("no such folder " + folder);
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) return IoError("cannot write into the folder " + folder);
+  return Status::Ok();
+}
+
+Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name) {
+  if (registry.Find(name) != nullptr) return Status::Ok();
+  std::string known;
+  for (const std::string& k : registry.Names()) known += (known.empty() ? "" : ", ") + k;
+  return InvalidInput(flag + ": unknown backend '" + name + "' (known: " + known + ")");
+}
 
 const std::atomic<bool>* StopFlagRaisedBySignals() {
   g_stop_requested.store(false);

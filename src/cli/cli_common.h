@@ -2,6 +2,7 @@
 // What every subcommand shares: turning a Status into the one-line error and exit code,
 // and parsing the flags several commands take.
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <map>
 #include <string>
@@ -10,6 +11,8 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
+#include "run/backend_registry.h"
+#include "run/measure.h"
 
 namespace latte::cli {
 
@@ -17,6 +20,29 @@ namespace latte::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
+
+/// Most threads a command runs with (the backends refuse more).
+inline constexpr int kMaxThreads = 1024;
+
+/// A flag check: an integer in lo..hi. CLI11 reports a refusal as one line naming the flag,
+/// "--num_threads: 0 is not in 1..1024" (exit 2, before the command starts).
+CLI::Validator IntegerIn(long long lo, long long hi);
+
+/// A flag check: a finite number (no nan or inf) in lo..hi: "--min_secs: inf is not a number in 0..150".
+CLI::Validator NumberIn(double lo, double hi);
+
+/// --warmup_runs, --num_runs and --min_secs of the measurement protocol, read into `measure`
+/// (whose values are the defaults shown) and checked on parse: warmup 0..1,000,000, runs
+/// 1..1,000,000, seconds 0..measure.max_secs (the protocol's hard stop of a timed pass, so no
+/// value makes a measurement run without end). `what` ends each description ("per kernel").
+void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what = "");
+
+/// A file a command writes after long work, checked before it: not a directory, in a folder that
+/// exists and this process may write into. Messages do not name the path (callers add it).
+Status CheckOutputPath(const std::string& path);
+
+/// `name` is a backend the registry knows; else "FLAG: unknown backend 'x' (known: a, b, c)".
+Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name);
 
 /// Prints "error: SUBJECT: message" (or "error: message" without a subject) on one line to
 /// stderr and returns the exit code for the status.

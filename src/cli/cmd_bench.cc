@@ -17,8 +17,8 @@ namespace latte::cli {
 void AddBenchCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string model, backend = "xnnpack", fallback, format = "text", trace, precision = "fp32";
-    int num_threads = 1, warmup_runs = 1, num_runs = 50;
-    double min_secs = 1.0;
+    int num_threads = 1;
+    MeasureOptions measure;
     bool op_profiling = false;
     std::vector<std::string> input_shapes;
   };
@@ -27,10 +27,8 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
   cmd->add_option("--backend", flags->backend, "Backend that runs every node")->capture_default_str();
   cmd->add_option("--fallback", flags->fallback, "Backend for nodes the chosen one cannot run (default: none, an error)");
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str();
-  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs (at least 50 ms of warmup in any case)")->capture_default_str();
-  cmd->add_option("--num_runs", flags->num_runs, "Timed runs (at least --min_secs of them)")->capture_default_str();
-  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs")->capture_default_str();
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->check(IntegerIn(1, kMaxThreads))->capture_default_str();
+  AddProtocolFlags(*cmd, flags->measure);
   cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
   cmd->add_flag("--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
@@ -45,18 +43,22 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", Unsupported("--precision int8 is not implemented yet: only fp32 runs"));
       return;
     }
-    options.measure.warmup_runs = flags->warmup_runs;
-    options.measure.num_runs = flags->num_runs;
-    options.measure.min_secs = flags->min_secs;
+    options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();
     if (Status s = options.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;
     }
-    Graph graph;
-    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
+    if (!flags->fallback.empty()) {  // otherwise only a node that needs it would find out
+      if (Status s = CheckBackendName(registry, "--fallback", flags->fallback); !s.ok()) {
+        exit_code = ReportError("", s);
+        return;
+      }
+    }
+    Graph graph;
+    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
     auto result = BenchmarkGraph(graph, options, registry);
     if (!result.ok()) {
       exit_code = ReportError(flags->model, result.status());

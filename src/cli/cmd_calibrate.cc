@@ -10,6 +10,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "core/progress.h"
+#include "db/store.h"
 #include "predict/calibrate.h"
 #include "report/fit_view.h"
 
@@ -26,7 +27,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Profile this machine within a budget and fit a predictor pack (one command)");
   cmd->add_option("--backend", flags->backend, "Backend to calibrate")->capture_default_str();
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--budget", flags->budget, "Time for the whole calibration: 90s, 10m, 1h (at least 30s)")
       ->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
@@ -67,6 +68,24 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
 
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
+    // Everything that can be wrong with the inputs fails now, not after minutes of measuring:
+    // the options, the pack's path, the models, the store.
+    if (Status s = CheckCalibrateOptions(options, registry); !s.ok()) {
+      exit_code = ReportError("", s);
+      return;
+    }
+    if (Status s = CheckOutputPath(flags->output); !s.ok()) {
+      exit_code = ReportError(flags->output, s);
+      return;
+    }
+    for (const std::string& model : flags->models) {
+      Graph graph;
+      if ((exit_code = ImportForCommand(model, flags->input_shapes, graph)) != kExitOk) return;
+    }
+    if (auto store = Store::Open(options.db); !store.ok()) {
+      exit_code = ReportError("", store.status());
+      return;
+    }
     auto result = RunCalibrate(options, registry, std::cerr);
     if (!result.ok()) {
       exit_code = ReportError("", result.status());

@@ -38,8 +38,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"}, input_shapes;
     std::vector<int> threads = {1};
     std::string format = "text";
-    int warmup_runs = 1, num_runs = 50;
-    double min_secs = 1.0;
+    MeasureOptions measure;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -48,16 +47,14 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backends", flags->backends, "Backends, comma-separated")->delimiter(',')->capture_default_str();
   cmd->add_option("--num_threads", flags->threads, "Thread counts, comma-separated (e.g. 1,2)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
+      ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();
   cmd->add_option("--precision", flags->precisions, "Precisions, comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember({"fp32", "int8"}))
       ->capture_default_str();
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}))->capture_default_str();
-  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs (at least 50 ms of warmup in any case)")->capture_default_str();
-  cmd->add_option("--num_runs", flags->num_runs, "Timed runs (at least --min_secs of them)")->capture_default_str();
-  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs")->capture_default_str();
+  AddProtocolFlags(*cmd, flags->measure, " of each configuration");
   cmd->add_option("--input-shape", flags->input_shapes,
                   "Input shape NAME=1x3x224x224 (repeatable; applies to the models with an input NAME)");
   cmd->callback([flags, &exit_code] {
@@ -65,19 +62,15 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     RegisterBuiltinBackends(registry);
     CompareOptions options;
     for (const std::string& name : flags->backends) {
-      if (registry.Find(name) == nullptr) {
-        std::string known;
-        for (const std::string& k : registry.Names()) known += (known.empty() ? "" : ", ") + k;
-        exit_code = ReportError("", InvalidInput("--backends: unknown backend '" + name + "' (backends: " + known + ")"));
+      if (Status s = CheckBackendName(registry, "--backends", name); !s.ok()) {
+        exit_code = ReportError("", s);
         return;
       }
       options.backends.push_back(name);
     }
     options.threads = flags->threads;
     for (const std::string& p : flags->precisions) options.precisions.push_back(p == "int8" ? Precision::kInt8 : Precision::kFp32);
-    options.measure.warmup_runs = flags->warmup_runs;
-    options.measure.num_runs = flags->num_runs;
-    options.measure.min_secs = flags->min_secs;
+    options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;

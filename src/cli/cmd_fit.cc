@@ -10,6 +10,12 @@
 #include "report/fit_view.h"
 
 namespace latte::cli {
+namespace {
+
+// Far above any device (an exaflop is 1e9 GFLOP/s), low enough to stay a finite rate in the pack.
+constexpr double kMaxRooflineRate = 1e9;
+
+}  // namespace
 
 void AddFitCommand(CLI::App& app, int& exit_code) {
   struct Flags {
@@ -24,7 +30,7 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backend", flags->backend, "Backend whose measurements to fit (xnnpack, tensorrt, ...)")->required();
   cmd->add_option("--device", flags->device, "Device key (needed when the store holds several devices)");
   cmd->add_option("--num_threads", flags->threads, "Thread count (needed when several were measured)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Precision (needed when several were measured)")
       ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
@@ -32,10 +38,13 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
                   "Fused kinds the backend runs as one kernel, comma-separated (default: every fused kind measured)")
       ->delimiter(',');
   cmd->add_option("--folds", flags->options.folds, "Cross-validation folds")->check(CLI::Range(2, 100));
+  // 0 is the default: the roofline takes the best the samples reach (RooflinePredictor::Fit).
   cmd->add_option("--peak-gflops", flags->options.predictor.peak_gflops,
-                  "Device peak GFLOP/s for the roofline (default: the best the samples reach)");
+                  "Device peak GFLOP/s for the roofline (default 0: the best the samples reach)")
+      ->check(NumberIn(0, kMaxRooflineRate));
   cmd->add_option("--bandwidth-gbs", flags->options.predictor.bandwidth_gbs,
-                  "Device memory bandwidth in GB/s for the roofline (default: the best the samples reach)");
+                  "Device memory bandwidth in GB/s for the roofline (default 0: the best the samples reach)")
+      ->check(NumberIn(0, kMaxRooflineRate));
   cmd->callback([flags, &exit_code] {
     StoreFitRequest request;
     request.db = flags->db.empty() ? DefaultStorePath() : flags->db;
@@ -60,6 +69,10 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
       for (std::size_t i = 0; i < flags->fusion_rules.size(); ++i) request.command += (i ? "," : "") + flags->fusion_rules[i];
     }
     request.command += " -o " + flags->output;
+    if (Status s = CheckOutputPath(flags->output); !s.ok()) {  // before the fit, which can take minutes
+      exit_code = ReportError(flags->output, s);
+      return;
+    }
     auto fit = FitFromStore(request);
     if (!fit.ok()) {
       exit_code = ReportError("", fit.status());

@@ -27,7 +27,7 @@ void AddImportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--backend", flags->options.backend, "Runtime that measured the table (e.g. tensorrt)")->required();
   cmd->add_option("--backend-version", flags->options.backend_version, "Its version, when known");
   cmd->add_option("--num_threads", flags->options.threads, "Threads it ran with, when known (0 = unknown)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--precision", flags->options.precision, "Precision of the table")
       ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("--unit", flags->options.latency_unit, "Unit of a CSV latency_time column")

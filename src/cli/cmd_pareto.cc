@@ -20,8 +20,11 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
     std::vector<std::string> backends, packs, input_shapes;
     std::uint64_t seed = 0;
     std::size_t verify = 0, evaluations = 2000, population = 40, generations = 50;
-    int warmup_runs = 5, num_runs = 50;
-    double min_secs = 1.0;
+    MeasureOptions measure = [] {
+      MeasureOptions m;
+      m.warmup_runs = 5;
+      return m;
+    }();
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -48,9 +51,7 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--verify", flags->verify, "Run K assignments spread over the front (and the all-on-one-backend ones) for real")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  cmd->add_option("--warmup_runs", flags->warmup_runs, "--verify: warmup runs")->capture_default_str();
-  cmd->add_option("--num_runs", flags->num_runs, "--verify: timed runs")->capture_default_str();
-  cmd->add_option("--min_secs", flags->min_secs, "--verify: minimum seconds of timed runs")->capture_default_str();
+  AddProtocolFlags(*cmd, flags->measure, " of each --verify run");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--plot", flags->plot, "Write an SVG of the evaluated points and the fronts to FILE");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
@@ -69,9 +70,7 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
     options.search.population = flags->population;
     options.search.generations = flags->generations;
     options.verify = flags->verify;
-    options.measure.warmup_runs = flags->warmup_runs;
-    options.measure.num_runs = flags->num_runs;
-    options.measure.min_secs = flags->min_secs;
+    options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;

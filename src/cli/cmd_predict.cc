@@ -2,6 +2,7 @@
 // coverage; or, with --kernels FILE --format tensorrt-conv, a list of kernels in the TensorRT
 // library's line format, predicted.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -26,6 +27,9 @@ struct PredictFlags {
 // Each line of FILE with its latency replaced by the prediction. A kernel the pack cannot predict
 // keeps -1 (the format's "no figure") and is named on stderr; a malformed line is an error.
 int PredictKernelLines(const PredictFlags& flags, const Pack& pack) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(flags.kernels, ec))  // an ifstream opens one and reads no line
+    return ReportError(flags.kernels, InvalidInput("is a directory, not a kernel list"));
   std::ifstream in(flags.kernels);
   if (!in) return ReportError(flags.kernels, Status(StatusCode::kIoError, "cannot open the kernel list"));
   auto dtype = DataTypeFromPrecision(pack.info.precision);

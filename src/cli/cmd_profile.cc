@@ -14,13 +14,20 @@
 #include "profile/profile.h"
 
 namespace latte::cli {
+namespace {
+
+// --max-kernels: the random sampler's own limit (a draw of 2^64 kernels would never end), for all strategies.
+constexpr long long kMaxProfileKernels = 100000;
+
+}  // namespace
+
 void AddProfileCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
                 fusion_out;
     std::vector<std::string> models, input_shapes;
-    int num_threads = 1, warmup_runs = -1, num_runs = -1;
-    double min_secs = -1;
+    int num_threads = 1;
+    MeasureOptions measure = KernelMeasureOptions();
     std::size_t max_kernels = 0, batch = 16;
     std::uint64_t seed = 0;
     bool no_neighbours = false, detect_fusion = false;
@@ -29,7 +36,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("profile", "Measure sampled kernels on a backend into the store (resumable)");
   cmd->add_option("--backend", flags->backend, "Backend that runs the kernels")->capture_default_str();
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
   cmd->add_option("--kernels", flags->kernels,
                   "Kernel kinds, comma-separated: op names or aliases (conv, dwconv2d, fc, ...), fused as conv2d+relu");
@@ -42,34 +49,32 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--models", flags->models, "Model files for --strategy from-models");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 for --models (repeatable)");
   cmd->add_flag("--no-neighbours", flags->no_neighbours, "from-models: only the models' own kernels");
-  cmd->add_option("--budget", flags->budget, "Stop cleanly after this long: 30s, 10m, 2h (default: no limit)");
-  cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)");
+  cmd->add_option("--budget", flags->budget,
+                  "Stop cleanly after this long: 30s, 10m, 2h, or a bare number of seconds (default: no limit)");
+  cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)")
+      ->check(IntegerIn(1, kMaxProfileKernels));
   cmd->add_option("--seed", flags->seed, "Seed of the random draws and of the measuring order")->capture_default_str();
   cmd->add_option("--db", flags->db, "Store file (default: " + DefaultProfileDb() + ")");
-  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs per kernel (default 2)");
-  cmd->add_option("--num_runs", flags->num_runs, "Timed runs per kernel (default 20)");
-  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs per kernel (default 0.1)");
+  AddProtocolFlags(*cmd, flags->measure, " per kernel");
   cmd->add_option("--batch", flags->batch, "Measurements per store transaction")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_flag("--detect-fusion", flags->detect_fusion,
                 "Measure op chains alone and together and decide which ones the backend fuses");
   cmd->add_option("--alpha", flags->alpha, "--detect-fusion: fused when T(a)+T(b)-T(ab) > alpha*min(T(a),T(b))")
       ->capture_default_str();
   cmd->add_option("--fusion-out", flags->fusion_out, "--detect-fusion: also write the rules and evidence as JSON to FILE");
-  cmd->callback([flags, &exit_code] {
+  cmd->callback([flags, cmd, &exit_code] {
     CampaignOptions campaign;
     campaign.backend = flags->backend;
     campaign.run.num_threads = flags->num_threads;
     // int8: the backend runs each (fp32-described) kernel quantized; kinds it has no int8 kernel
     // for are recorded as unsupported with its reason.
     campaign.run.precision = flags->precision == "int8" ? Precision::kInt8 : Precision::kFp32;
-    if (flags->warmup_runs >= 0) campaign.measure.warmup_runs = flags->warmup_runs;
-    if (flags->num_runs >= 0) campaign.measure.num_runs = flags->num_runs;
-    if (flags->min_secs >= 0) campaign.measure.min_secs = flags->min_secs;
+    campaign.measure = flags->measure;
     if (Status s = campaign.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;
     }
-    if (!flags->budget.empty()) {
+    if (cmd->count("--budget") > 0) {  // given empty is an error, not "no limit"
       auto budget = ParseDuration(flags->budget);
       if (!budget.ok()) {
         exit_code = ReportError("", budget.status().WithContext("--budget"));

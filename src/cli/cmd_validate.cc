@@ -16,8 +16,12 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::vector<std::string> models;
     std::string pack, backend, format = "text", plot;
-    int num_threads = 0, warmup_runs = 5, num_runs = 50;
-    double min_secs = 1.0;
+    int num_threads = 0;
+    MeasureOptions measure = [] {
+      MeasureOptions m;
+      m.warmup_runs = 5;
+      return m;
+    }();
     bool layers = false;
     std::vector<std::string> input_shapes;
   };
@@ -26,10 +30,9 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("models", flags->models, "Model files (.tflite or .onnx)")->required();
   cmd->add_option("--pack", flags->pack, "Predictor pack (JSON)")->required();
   cmd->add_option("--backend", flags->backend, "Backend to measure on (default: the pack's; must match it)");
-  cmd->add_option("--num_threads", flags->num_threads, "Threads (default: the pack's; must match it)");
-  cmd->add_option("--warmup_runs", flags->warmup_runs, "Warmup runs per model")->capture_default_str();
-  cmd->add_option("--num_runs", flags->num_runs, "Timed runs per model")->capture_default_str();
-  cmd->add_option("--min_secs", flags->min_secs, "Minimum seconds of timed runs per model")->capture_default_str();
+  cmd->add_option("--num_threads", flags->num_threads, "Threads (default: the pack's; must match it)")
+      ->check(IntegerIn(1, kMaxThreads));
+  AddProtocolFlags(*cmd, flags->measure, " per model");
   cmd->add_flag("--layers", flags->layers, "Text: also a table of kernels per model");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
@@ -54,9 +57,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
     }
     BenchOptions options;
     options.run.num_threads = pack->info.threads;
-    options.measure.warmup_runs = flags->warmup_runs;
-    options.measure.num_runs = flags->num_runs;
-    options.measure.min_secs = flags->min_secs;
+    options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;

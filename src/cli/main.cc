@@ -46,6 +46,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // CLI11 checks required arguments before it reports unknown ones: `latte --bogus inspect`
+    // would say "model is required". An unknown flag is the first thing to fix: name it.
+    for (const std::string& extra : app.remaining(true)) {
+      if (extra.size() > 1 && extra[0] == '-') {
+        std::cerr << "error: unknown flag '" << extra << "' (see 'latte --help' and 'latte COMMAND --help')\n";
+        return kExitBadInput;
+      }
+    }
     std::string what = e.what();
     for (char& c : what)
       if (c == '\n') c = ' ';

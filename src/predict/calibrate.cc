@@ -38,8 +38,7 @@ std::vector<std::string> CalibrateOptions::DefaultCalibrationKinds() {
           "relu6",      "hard_sigmoid",     "sub",              "div",             "batch_norm"};
 }
 
-Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,
-                                       std::ostream& log) {
+Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegistry& registry) {
   if (!(options.budget_secs >= kMinCalibrateSecs)) {
     return InvalidInput("--budget must be at least 30s: fusion detection and a useful sample of kernels need it");
   }
@@ -51,6 +50,12 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
     RunOptions probe;
     return registry.Create(options.backend, probe).status();
   }
+  return Status::Ok();
+}
+
+Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,
+                                       std::ostream& log) {
+  LATTE_RETURN_IF_ERROR(CheckCalibrateOptions(options, registry));
   const double start = Now();
   const double deadline = start + options.budget_secs;
   auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };

@@ -69,6 +69,10 @@ inline constexpr double kMinCalibrateSecs = 30;
 /// With fusion detection (which takes about 30 s on one core of this project's machine).
 inline constexpr double kMinCalibrateWithFusionSecs = 120;
 
+/// The checks RunCalibrate makes before it starts: an unknown backend, a budget under
+/// kMinCalibrateSecs (or under kMinCalibrateWithFusionSecs with fusion detection).
+Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegistry& registry);
+
 /// Runs a whole calibration (progress on `log`). Fails for an unknown backend, a budget under
 /// kMinCalibrateSecs, models that cannot be read, or a store that cannot be written.
 Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,

@@ -287,7 +287,7 @@ TEST(ProfileCli, BadFlagsAndBadStoresExit2) {
       {{"profile", "--db", db}, "--kernels"},
       {{"profile", "--kernels", "relu", "--strategy", "random", "--db", db}, "--max-kernels"},
       {{"profile", "--kernels", "add,relu", "--strategy", "random", "--max-kernels", "18446744073709551615", "--db", db},
-       "at most 100000"},
+       "--max-kernels: 18446744073709551615 is not in 1..100000"},
       {{"profile", "--kernels", "relu", "--strategy", "adaptive", "--max-kernels", "3", "--db", db},
        "at least 4 measurements"},
       {{"profile", "--strategy", "from-models", "--db", db}, "--models"},
