@@ -1,6 +1,5 @@
 // `latte export --format csv|jsonl [--db FILE] [-o FILE]`: stored measurements out, one row each.
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -28,12 +27,7 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--kind", flags->kind, "Only this kernel kind (e.g. conv2d+relu)");
   cmd->callback([flags, &exit_code] {
     const std::string db = flags->db.empty() ? DefaultStorePath() : flags->db;
-    std::error_code ec;
-    if (!std::filesystem::exists(db, ec)) {  // exporting must not create an empty store
-      exit_code = ReportError(db, NotFound("no such database"));
-      return;
-    }
-    auto store = Store::Open(db);
+    auto store = Store::OpenReadOnly(db);  // exporting never creates, migrates or writes a store
     if (!store.ok()) {
       exit_code = ReportError("", store.status());
       return;

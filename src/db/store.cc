@@ -246,14 +246,15 @@ DeviceInfo DeviceInfoFrom(const DeviceFingerprint& fingerprint) {
 }
 
 Store::Store(Store&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), transaction_depth_(other.transaction_depth_),
-      version_(other.version_) {}
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), read_only_(other.read_only_),
+      transaction_depth_(other.transaction_depth_), version_(other.version_) {}
 
 Store& Store::operator=(Store&& other) noexcept {
   if (this != &other) {
     if (db_ != nullptr) sqlite3_close_v2(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    read_only_ = other.read_only_;
     transaction_depth_ = other.transaction_depth_;
     version_ = other.version_;
   }
@@ -265,25 +266,47 @@ Store::~Store() {
 }
 
 Expected<Store> Store::Open(const std::string& path, const StoreOptions& options) {
+  return OpenFile(path, options, /*read_only=*/false);
+}
+
+Expected<Store> Store::OpenReadOnly(const std::string& path, const StoreOptions& options) {
+  StoreOptions read_options = options;
+  read_options.schema_version = kStoreSchemaVersion;  // never migrated: any known version is read as is
+  return OpenFile(path, read_options, /*read_only=*/true);
+}
+
+Expected<Store> Store::OpenFile(const std::string& path, const StoreOptions& options, bool read_only) {
   if (options.schema_version < 1 || options.schema_version > kStoreSchemaVersion) {
     return Internal(fmt::format("schema version {} requested, this latte knows 1..{}", options.schema_version,
                                 kStoreSchemaVersion));
   }
   std::error_code ec;
   std::filesystem::path fs_path(path);
-  if (std::filesystem::exists(fs_path, ec) && !std::filesystem::is_regular_file(fs_path, ec)) {
+  const bool exists = std::filesystem::exists(fs_path, ec);
+  if (exists && !std::filesystem::is_regular_file(fs_path, ec)) {
     return InvalidInput(path + ": not a Latte database (not a regular file)");
   }
-  if (fs_path.has_parent_path() && !std::filesystem::exists(fs_path.parent_path(), ec)) {
+  if (read_only) {
+    if (!exists) return NotFound(path + ": no such database");
+    if (std::filesystem::file_size(fs_path, ec) == 0 && !ec) {
+      return InvalidInput(path + ": not a Latte database (empty file)");
+    }
+  } else if (fs_path.has_parent_path() && !std::filesystem::exists(fs_path.parent_path(), ec)) {
     std::filesystem::create_directories(fs_path.parent_path(), ec);
     if (ec) return IoError(path + ": cannot create folder " + fs_path.parent_path().string() + ": " + ec.message());
   }
+  // Read-only opens a read-write connection without CREATE and with query_only set, rather than
+  // SQLITE_OPEN_READONLY: a read-only connection cannot remove the WAL's -wal and -shm files when
+  // it closes, and would leave them beside the store; this one removes them as any last reader does
+  // (and, as any reader does, folds into the file what a writer killed mid-way left in the WAL).
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | (read_only ? 0 : SQLITE_OPEN_CREATE), nullptr);
   Store store(raw, path);  // closes raw on every early return below
+  store.read_only_ = read_only;
   if (rc != SQLITE_OK) return DbError(path, raw, rc, "open");
   sqlite3_extended_result_codes(raw, 0);
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
+  if (read_only) LATTE_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA query_only = ON"));
 
   // Read-only checks first, so a file that is not ours is never written to. One statement: one
   // snapshot, even while another process is creating the schema of a new file.
@@ -302,6 +325,7 @@ Expected<Store> Store::Open(const std::string& path, const StoreOptions& options
   if (objects > 0 && app_id != kApplicationId) {
     return InvalidInput(path + ": not a Latte database (a SQLite file of another program)");
   }
+  if (objects == 0 && read_only) return InvalidInput(path + ": not a Latte database (an empty SQLite database)");
   if (version > kStoreSchemaVersion) {
     return InvalidInput(fmt::format("{}: schema version {} is newer than this latte understands ({}): use a newer latte",
                                     path, version, kStoreSchemaVersion));
@@ -313,6 +337,9 @@ Expected<Store> Store::Open(const std::string& path, const StoreOptions& options
     std::string verdict = row ? check.Text(0) : "no answer";
     if (verdict != "ok") return InvalidInput(path + ": not a Latte database (damaged: " + verdict + ")");
   }
+
+  store.version_ = static_cast<int>(version);
+  if (read_only) return store;
 
   LATTE_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA foreign_keys = ON"));
   // Switching to WAL can report busy at once, without the busy handler, while another process
@@ -329,7 +356,6 @@ Expected<Store> Store::Open(const std::string& path, const StoreOptions& options
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  store.version_ = static_cast<int>(version);
   if (version < options.schema_version) {
     // Migrate under a write lock; another process may have migrated meanwhile, so re-read.
     LATTE_RETURN_IF_ERROR(store.Transaction([&]() -> Status {
@@ -356,6 +382,7 @@ Expected<int> Store::SchemaVersion() const {
 }
 
 Status Store::Transaction(const std::function<Status()>& body) {
+  if (read_only_) return Internal(path_ + ": a write to a store opened read-only");
   if (transaction_depth_ > 0) return body();
   LATTE_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
   ++transaction_depth_;

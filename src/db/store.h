@@ -26,7 +26,7 @@ struct sqlite3;
 namespace latte {
 
 /// The schema version this binary writes (PRAGMA user_version). Older files are migrated
-/// forward on open; newer ones are refused.
+/// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
 inline constexpr int kStoreSchemaVersion = 3;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
@@ -135,6 +135,12 @@ class Store {
   /// Errors name the file: "FILE: not a Latte database (...)", "FILE: database is locked by
   /// another process", "FILE: schema version N is newer than this latte (M)".
   static Expected<Store> Open(const std::string& path, const StoreOptions& options = {});
+  /// Opens an existing store for reading only: never creates, migrates or writes anything (SQLite
+  /// refuses writes on the connection; write methods fail as a Latte bug). A missing PATH is
+  /// "FILE: no such database" (kNotFound), an empty file "FILE: not a Latte database (empty file)".
+  /// An older schema is read as it is (what it lacks reads as absent: no p99, no graph layers).
+  /// `options.schema_version` is ignored.
+  static Expected<Store> OpenReadOnly(const std::string& path, const StoreOptions& options = {});
 
   Store(Store&& other) noexcept;
   Store& operator=(Store&& other) noexcept;
@@ -197,8 +203,10 @@ class Store {
 
  private:
   Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  static Expected<Store> OpenFile(const std::string& path, const StoreOptions& options, bool read_only);
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool read_only_ = false;
   int transaction_depth_ = 0;
   int version_ = 0;  // user_version of the open file: writes adapt to an older schema (tests)
 };

@@ -84,7 +84,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   const std::string backend = request.filter.backend.value_or("");
   if (backend.empty()) return InvalidInput("a fit needs a backend");
   auto fail = [&](const Status& status) { return status.WithContext(request.db); };
-  auto store = Store::Open(request.db);
+  auto store = Store::OpenReadOnly(request.db);  // a fit only reads the store
   if (!store.ok()) return store.status();  // Open's errors name the file already
   auto rows = store->QueryMeasurements(request.filter);
   if (!rows.ok()) return fail(rows.status());

@@ -13,7 +13,7 @@
 namespace latte {
 
 struct StoreFitRequest {
-  std::string db;              // store file (must exist)
+  std::string db;              // store file (must exist; opened read-only)
   MeasurementFilter filter;    // backend required; device, threads, precision choose a configuration
   FitOptions options;
   /// The fusion rules written into the pack. Unset: the fused kinds present in the measurements.

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -361,6 +362,89 @@ TEST(Store, AVersionTwoFileGainsGraphLayers) {
   auto campaign = store->FindOrCreateCampaign("c", "{}");
   ASSERT_TRUE(campaign.ok());
   EXPECT_EQ(*store->InsertGraphLayers(1, 1, campaign->id, TwoGraphLayers()), 2u);
+}
+
+// The files in `dir`, sorted: what a read-only open must leave as it found.
+std::vector<std::string> Listing(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Store, ReadOnlyOpenOfAMissingFileCreatesNothing) {
+  TempDir dir;
+  const std::string path = (dir.path() / "sub" / "none.db").string();
+  auto store = Store::OpenReadOnly(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.status().message(), path + ": no such database");
+  EXPECT_TRUE(Listing(dir.path()).empty());  // not even the parent folder
+}
+
+TEST(Store, ReadOnlyOpenRefusesAnEmptyFileAndLeavesItEmpty) {
+  TempDir dir;
+  const auto path = dir.path() / "empty.db";
+  { std::ofstream touch(path); }
+  auto store = Store::OpenReadOnly(path.string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(store.status().message(), path.string() + ": not a Latte database (empty file)");
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
+  EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"empty.db"});
+}
+
+TEST(Store, ReadOnlyOpenReadsAndWritesNothing) {
+  TempDir dir;
+  const auto path = dir.path() / "latte.db";
+  {
+    auto store = Store::Open(path.string());
+    ASSERT_TRUE(store.ok());
+    Ids ids = AddDeviceAndBackend(*store);
+    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
+    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  const std::string before = ReadBytes(path);
+  const std::vector<std::string> files = Listing(dir.path());
+  {
+    auto store = Store::OpenReadOnly(path.string());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    auto rows = store->QueryMeasurements();
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_DOUBLE_EQ((*rows)[0].stats.p50, 7);
+    auto write = store->UpsertDevice({"other", "other", "{}"});  // a Latte bug if a reader tried
+    ASSERT_FALSE(write.ok());
+    EXPECT_EQ(write.status().code(), StatusCode::kInternal);
+  }
+  EXPECT_EQ(ReadBytes(path), before);
+  EXPECT_EQ(Listing(dir.path()), files);  // no -wal or -shm left behind
+}
+
+TEST(Store, ReadOnlyOpenReadsAnOlderSchemaWithoutMigratingIt) {
+  TempDir dir;
+  const auto path = dir.path() / "old.db";
+  {
+    auto old = Store::Open(path.string(), {.schema_version = 1});
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    Ids ids = AddDeviceAndBackend(*old);
+    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
+    ASSERT_TRUE(old->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  const std::string before = ReadBytes(path);
+  {
+    auto store = Store::OpenReadOnly(path.string());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    EXPECT_EQ(*store->SchemaVersion(), 1);
+    auto rows = store->QueryMeasurements();
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_TRUE(std::isnan((*rows)[0].stats.p99));
+    auto layers = store->QueryGraphLayers();
+    ASSERT_TRUE(layers.ok()) << layers.status().message();
+    EXPECT_TRUE(layers->empty());
+  }
+  EXPECT_EQ(ReadBytes(path), before);
 }
 
 TEST(Store, RefusesANewerSchema) {
