@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
+#include <set>
 #include <thread>
 #include <variant>
 
@@ -222,6 +224,43 @@ Expected<std::int64_t> QueryInt(sqlite3* db, const std::string& path, const char
   return stmt.Int(0);
 }
 
+// Every (table, column) of the database's tables.
+Expected<std::set<std::pair<std::string, std::string>>> TableColumns(sqlite3* db, const std::string& path) {
+  Statement select(db, path);
+  LATTE_RETURN_IF_ERROR(select.Prepare(
+      "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table'"));
+  std::set<std::pair<std::string, std::string>> columns;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    columns.emplace(select.Text(0), select.Text(1));
+  }
+  return columns;
+}
+
+// What the file lacks of the tables and columns its schema version's migrations create ("no table
+// graph_layers", "no column measurements.p50"), or "" when nothing. The expected schema is built by
+// running those migrations on an empty in-memory database, so it is never written down twice.
+Expected<std::string> MissingSchema(sqlite3* db, const std::string& path, std::int64_t version) {
+  const std::string memory_name = ":memory:";
+  sqlite3* memory = nullptr;
+  int rc = sqlite3_open_v2(memory_name.c_str(), &memory, SQLITE_OPEN_READWRITE, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> close(memory, sqlite3_close_v2);
+  if (rc != SQLITE_OK) return Internal("cannot open an in-memory database: " + std::string(sqlite3_errstr(rc)));
+  for (std::int64_t v = 0; v < version; ++v) LATTE_RETURN_IF_ERROR(Exec(memory, memory_name, kMigrations[v]));
+  LATTE_ASSIGN_OR_RETURN(auto expected, TableColumns(memory, memory_name));
+  LATTE_ASSIGN_OR_RETURN(auto actual, TableColumns(db, path));
+  std::set<std::string> tables;
+  for (const auto& [table, column] : actual) tables.insert(table);
+  for (const auto& [table, column] : expected) {
+    if (!tables.contains(table)) return "no table " + table;
+  }
+  for (const auto& [table, column] : expected) {
+    if (!actual.contains({table, column})) return "no column " + table + "." + column;
+  }
+  return std::string();
+}
+
 std::string ParamsJson(const Kernel& kernel) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, value] : kernel.params) params[name] = value;
@@ -330,12 +369,18 @@ Expected<Store> Store::OpenFile(const std::string& path, const StoreOptions& opt
     return InvalidInput(fmt::format("{}: schema version {} is newer than this latte understands ({}): use a newer latte",
                                     path, version, kStoreSchemaVersion));
   }
+  // A new file has neither tables nor a version; a Latte store has both.
+  if (version < 0 || (version == 0) != (objects == 0)) {
+    return InvalidInput(fmt::format("{}: not a Latte database (schema version {})", path, version));
+  }
   if (objects > 0) {
     Statement check(raw, path);
     LATTE_RETURN_IF_ERROR(check.Prepare("PRAGMA quick_check(1)"));
     LATTE_ASSIGN_OR_RETURN(bool row, check.Step());
     std::string verdict = row ? check.Text(0) : "no answer";
     if (verdict != "ok") return InvalidInput(path + ": not a Latte database (damaged: " + verdict + ")");
+    LATTE_ASSIGN_OR_RETURN(std::string missing, MissingSchema(raw, path, version));
+    if (!missing.empty()) return InvalidInput(path + ": damaged Latte database (" + missing + ")");
   }
 
   store.version_ = static_cast<int>(version);
@@ -361,7 +406,15 @@ Expected<Store> Store::OpenFile(const std::string& path, const StoreOptions& opt
     LATTE_RETURN_IF_ERROR(store.Transaction([&]() -> Status {
       LATTE_ASSIGN_OR_RETURN(std::int64_t current, QueryInt(raw, path, "PRAGMA user_version"));
       for (std::int64_t v = current; v < options.schema_version; ++v) {
-        LATTE_RETURN_IF_ERROR(Exec(raw, path, kMigrations[v]));
+        char* error = nullptr;
+        const int migrated = sqlite3_exec(raw, kMigrations[v], nullptr, nullptr, &error);
+        const std::string detail = error != nullptr ? error : sqlite3_errstr(migrated);
+        sqlite3_free(error);
+        if ((migrated & 0xff) == SQLITE_ERROR) {  // the file's schema is not what its version says
+          return InvalidInput(
+              fmt::format("{}: damaged Latte database (migrating it to schema version {}: {})", path, v + 1, detail));
+        }
+        if (migrated != SQLITE_OK) return DbError(path, raw, migrated, "migrating");
       }
       if (current < options.schema_version) {
         LATTE_RETURN_IF_ERROR(Exec(raw, path, fmt::format("PRAGMA user_version = {}", options.schema_version).c_str()));

@@ -28,7 +28,7 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
   filter.precision = first.backend.precision;
   filter.device = first.device.key;
   auto stored = store.QueryGraphLayers(filter);
-  if (!stored.ok()) return stored.status().WithContext(store.path());
+  if (!stored.ok()) return stored.status();  // the store's errors name the file
   std::vector<StoredGraphLayer> layers;
   for (StoredGraphLayer& layer : *stored)
     if (layer.backend.version == first.backend.version) layers.push_back(std::move(layer));
@@ -39,7 +39,7 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
   }
   // The caches the networks ran on, from their campaigns' spaces.
   auto campaigns = store.ListCampaigns();
-  if (!campaigns.ok()) return campaigns.status().WithContext(store.path());
+  if (!campaigns.ok()) return campaigns.status();
   std::set<std::pair<std::int64_t, std::int64_t>> caches;
   for (const CampaignInfo& campaign : *campaigns) {
     if (std::none_of(layers.begin(), layers.end(), [&](const StoredGraphLayer& l) { return l.campaign == campaign.id; }))
@@ -87,7 +87,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   auto store = Store::OpenReadOnly(request.db);  // a fit only reads the store
   if (!store.ok()) return store.status();  // Open's errors name the file already
   auto rows = store->QueryMeasurements(request.filter);
-  if (!rows.ok()) return fail(rows.status());
+  if (!rows.ok()) return rows.status();  // names the file already
   if (rows->empty()) {
     return fail(NotFound("no measurements of backend '" + backend +
                          "' match (check --backend, --device, --num_threads, --precision)"));
@@ -142,7 +142,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   std::vector<double> readings;
   for (std::int64_t id : campaigns) {
     auto refs = store->ListReferences(id);
-    if (!refs.ok()) return fail(refs.status());
+    if (!refs.ok()) return refs.status();
     for (const ReferenceMeasurement& r : *refs) {
       if (info.reference_kernel.empty()) info.reference_kernel = r.kernel_key;
       if (r.kernel_key == info.reference_kernel && r.p50_us > 0) readings.push_back(r.p50_us);

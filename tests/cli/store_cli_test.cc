@@ -1,5 +1,7 @@
 // Commands that only read the store (`export`, `fit`) as a user runs them on missing, empty and
 // damaged stores: one line naming the file, exit code 2, and the file left as it was.
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -37,6 +39,44 @@ TEST(ReadOnlyCommands, AnEmptyFileIsNotADatabaseAndStaysEmpty) {
     EXPECT_EQ(std::filesystem::file_size(db), 0u) << args[0];
   }
   EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+}
+
+// A store made by `latte import` (three conv kernels), then `sql` run on it by another program.
+std::string ImportedStoreEditedWith(const TempDir& dir, const std::string& sql) {
+  const std::string table = dir.Write("conv.out",
+                                      "{Regular,1,3,8,8,8,3,1,0} 1.5\n"
+                                      "{Regular,1,3,8,8,16,3,1,0} 2.5\n"
+                                      "{Regular,1,3,8,8,32,3,1,0} 4.5\n");
+  const std::string db = (dir.path() / "w.db").string();
+  RunResult r = RunLatte({"import", "--format", "tensorrt-conv", table, "--device", "v100", "--backend", "tensorrt",
+                          "--db", db},
+                         dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  sqlite3* handle = nullptr;
+  EXPECT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(handle);
+  sqlite3_close(handle);
+  return db;
+}
+
+TEST(ReadOnlyCommands, ADamagedStoreIsOneLineExitTwoAndStaysAsItWas) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"PRAGMA user_version = -1", "not a Latte database (schema version -1)"},
+      {"DROP TABLE graph_layers", "damaged Latte database (no table graph_layers)"},
+  };
+  for (const auto& [sql, what] : cases) {
+    TempDir dir;
+    const std::string db = ImportedStoreEditedWith(dir, sql);
+    const std::string before = ReadAll(db);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"export", "--db", db},
+          std::vector<std::string>{"fit", "--backend", "tensorrt", "-o", (dir.path() / "f.json").string(), "--db", db}}) {
+      RunResult r = RunLatte(args, dir.path());
+      EXPECT_EQ(r.exit_code, 2) << args[0] << " " << sql;
+      EXPECT_EQ(r.err, "error: " + db + ": " + what + "\n") << args[0];
+      EXPECT_EQ(ReadAll(db), before) << args[0] << " " << sql;
+    }
+  }
 }
 
 }  // namespace

@@ -461,6 +461,73 @@ TEST(Store, RefusesANewerSchema) {
       << store.status().message();
 }
 
+// A store with a measurement in it, then `sql` run on it by another program.
+std::string StoreEditedWith(const TempDir& dir, const char* sql) {
+  const std::string path = (dir.path() / "edited.db").string();
+  {
+    auto store = Store::Open(path);
+    EXPECT_TRUE(store.ok()) << store.status().message();
+    if (!store.ok()) return path;
+    Ids ids = AddDeviceAndBackend(*store);
+    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
+    EXPECT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  return path;
+}
+
+// Opened for writing and read-only, the store at `path` fails with exactly `message`, untouched.
+void ExpectRefusedUntouched(const std::string& path, const std::string& message) {
+  const std::string before = ReadBytes(path);
+  for (bool read_only : {false, true}) {
+    auto store = read_only ? Store::OpenReadOnly(path) : Store::Open(path);
+    ASSERT_FALSE(store.ok()) << "read_only " << read_only;
+    EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput) << "read_only " << read_only;
+    EXPECT_EQ(store.status().message(), message) << "read_only " << read_only;
+    EXPECT_EQ(ReadBytes(path), before) << "read_only " << read_only;
+  }
+}
+
+TEST(Store, AnImpossibleSchemaVersionIsNotALatteDatabase) {
+  TempDir dir;
+  std::string path = StoreEditedWith(dir, "PRAGMA user_version = -1");
+  ExpectRefusedUntouched(path, path + ": not a Latte database (schema version -1)");
+  TempDir dir0;
+  path = StoreEditedWith(dir0, "PRAGMA user_version = 0");  // tables but no version
+  ExpectRefusedUntouched(path, path + ": not a Latte database (schema version 0)");
+}
+
+TEST(Store, AMissingTableOrColumnIsADamagedDatabase) {
+  TempDir dir;
+  std::string path = StoreEditedWith(dir, "DROP TABLE graph_layers");
+  ExpectRefusedUntouched(path, path + ": damaged Latte database (no table graph_layers)");
+  TempDir dir2;
+  path = StoreEditedWith(dir2, "ALTER TABLE measurements DROP COLUMN p99");
+  ExpectRefusedUntouched(path, path + ": damaged Latte database (no column measurements.p99)");
+}
+
+TEST(Store, AMigrationTheFileContradictsIsADamagedDatabase) {
+  TempDir dir;
+  const std::string path = (dir.path() / "v2.db").string();
+  { ASSERT_TRUE(Store::Open(path, {.schema_version = 2}).ok()); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE graph_layers(x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string before = ReadBytes(path);
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(store.status().message(),
+            path + ": damaged Latte database (migrating it to schema version 3: table graph_layers already exists)");
+  EXPECT_EQ(ReadBytes(path), before);
+  auto read = Store::OpenReadOnly(path);  // version 2 has all it needs: read as it is
+  EXPECT_TRUE(read.ok()) << read.status().message();
+}
+
 TEST(Store, RandomBytesAreNotADatabaseAndStayUntouched) {
   TempDir dir;
   const auto path = dir.path() / "random.db";
