@@ -1,10 +1,11 @@
 // `latte export --format csv|jsonl [--db FILE] [-o FILE]`: stored measurements out, one row each.
 #include <CLI/CLI.hpp>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "core/file.h"
 #include "db/store.h"
 #include "db/table_io.h"
 
@@ -38,19 +39,19 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
     if (!flags->precision.empty()) filter.precision = flags->precision;
     if (!flags->device.empty()) filter.device = flags->device;
     if (!flags->kind.empty()) filter.kind = flags->kind;
-    std::ofstream file;
-    if (!flags->output.empty()) {
-      file.open(flags->output, std::ios::binary | std::ios::trunc);
-      if (!file) {
-        exit_code = ReportError(flags->output, IoError("cannot open for writing"));
-        return;
-      }
-    }
+    // -o: the export is written whole once complete, so a failed one leaves an earlier file as it was.
+    std::ostringstream file;
     std::ostream& out = flags->output.empty() ? std::cout : file;
     auto written = ExportMeasurements(*store, filter, flags->format, out);
     if (!written.ok()) {
-      exit_code = ReportError(flags->output.empty() ? "" : flags->output, written.status());
+      exit_code = ReportError("", written.status());  // the store's errors name the store
       return;
+    }
+    if (!flags->output.empty()) {
+      if (Status saved = WriteFileAtomically(flags->output, file.view()); !saved.ok()) {
+        exit_code = ReportError(flags->output, saved);  // its messages do not name the file
+        return;
+      }
     }
     if (!flags->output.empty()) std::cerr << flags->output << ": " << *written << " measurements\n";
     exit_code = kExitOk;

@@ -197,6 +197,7 @@ class Statement {
     return sqlite3_column_double(stmt_, col);
   }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int Type(int col) const { return sqlite3_column_type(stmt_, col); }
   std::string Text(int col) const {
     const unsigned char* text = sqlite3_column_text(stmt_, col);
     return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, col));
@@ -817,7 +818,42 @@ Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) 
   return graphs;
 }
 
-Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter) const {
+namespace {
+
+// A cell as a user would quote it: at most 24 characters, anything unprintable as '?'.
+std::string Quoted(const std::string& text) {
+  std::string shown = text.size() > 24 ? text.substr(0, 21) + "..." : text;
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return "'" + shown + "'";
+}
+
+// Reads the statistic in column `col` into `value` (NaN when NULL) and says why it is no time, or
+// "" when it is one. SQLite keeps text it cannot read as a number as text, even in a REAL column;
+// read as a double it would be 0, a number nobody measured.
+std::string ReadStatistic(const Statement& select, int col, const char* name, bool required, double& value) {
+  value = std::numeric_limits<double>::quiet_NaN();
+  switch (select.Type(col)) {
+    case SQLITE_NULL:
+      return required ? fmt::format("{} is missing", name) : std::string();
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      break;
+    case SQLITE_TEXT:
+      return fmt::format("{} is not a number ({})", name, Quoted(select.Text(col)));
+    default:
+      return fmt::format("{} is not a number (a blob)", name);
+  }
+  value = select.Real(col);
+  if (!std::isfinite(value)) return fmt::format("{} is {}, not a finite number", name, value);
+  if (value < 0) return fmt::format("{} is {}, a negative time", name, value);
+  return std::string();
+}
+
+}  // namespace
+
+Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter,
+                                                                  std::vector<DamagedMeasurement>* damaged) const {
   FilterSql where = BuildFilter(filter);
   Statement select(db_, path_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
@@ -842,15 +878,24 @@ Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const Measurem
       it = kernels.emplace(select.Int(1), std::move(kernel).value()).first;
     }
     m.kernel = it->second;
+    // p50 first: the figure every measurement has and every reader uses.
+    std::string why = ReadStatistic(select, 6, "p50", /*required=*/true, m.stats.p50);
+    const std::pair<int, double*> others[] = {{4, &m.stats.p0},    {5, &m.stats.p10},  {7, &m.stats.p90},
+                                              {11, &m.stats.p99},  {8, &m.stats.p100}, {9, &m.stats.mean},
+                                              {10, &m.stats.std}};
+    constexpr const char* kOtherNames[] = {"p0", "p10", "p90", "p99", "p100", "mean", "std"};
+    for (std::size_t i = 0; i < std::size(others) && why.empty(); ++i) {
+      why = ReadStatistic(select, others[i].first, kOtherNames[i], /*required=*/false, *others[i].second);
+    }
+    if (why.empty() && (select.Type(3) != SQLITE_INTEGER || select.Int(3) < 0)) {
+      why = "n is not a sample count (" + Quoted(select.Text(3)) + ")";
+    }
+    if (!why.empty()) {
+      if (damaged == nullptr) return InvalidInput(fmt::format("{}: measurement {}: {}", path_, m.id, why));
+      damaged->push_back({m.id, std::move(why)});
+      continue;
+    }
     m.stats.n = static_cast<std::size_t>(select.Int(3));
-    m.stats.p0 = select.Real(4);
-    m.stats.p10 = select.Real(5);
-    m.stats.p50 = select.Real(6);
-    m.stats.p90 = select.Real(7);
-    m.stats.p100 = select.Real(8);
-    m.stats.mean = select.Real(9);
-    m.stats.std = select.Real(10);
-    m.stats.p99 = select.Real(11);
     if (!select.IsNull(12)) m.campaign = select.Int(12);
     m.time = select.Text(13);
     m.source = select.Text(14);

@@ -79,6 +79,13 @@ struct StoredMeasurement {
   std::string source;
 };
 
+/// A stored measurement whose figures cannot be times: a statistic that is not a number (text in
+/// the column), infinite or negative, a sample count that is not a count, or no p50.
+struct DamagedMeasurement {
+  std::int64_t id = 0;  // its row in the measurements table
+  std::string why;      // "p50 is not a number ('abc')"
+};
+
 /// Which measurements to return; an empty field matches everything.
 struct MeasurementFilter {
   std::optional<std::string> backend = std::nullopt;    // BackendInfo::name
@@ -190,8 +197,11 @@ class Store {
   Expected<std::vector<StoredGraphLayer>> QueryGraphLayers(const MeasurementFilter& filter = {}) const;
   /// The graphs of a campaign with layers stored: what a resumed campaign skips.
   Expected<std::set<std::string>> CampaignGraphs(std::int64_t campaign_id) const;
-  /// Measurements matching `filter`, oldest first.
-  Expected<std::vector<StoredMeasurement>> QueryMeasurements(const MeasurementFilter& filter = {}) const;
+  /// Measurements matching `filter`, oldest first. A damaged one (see DamagedMeasurement) fails
+  /// as "FILE: measurement ID: why", unless `damaged` is given: then it is left out and listed there.
+  /// A p50 of 0 is returned as stored (an imported table may hold one): it is a number, if no time.
+  Expected<std::vector<StoredMeasurement>> QueryMeasurements(const MeasurementFilter& filter = {},
+                                                            std::vector<DamagedMeasurement>* damaged = nullptr) const;
   /// (kernel, why) recorded unsupported, filtered like measurements (kind and campaign apply too).
   Expected<std::vector<std::pair<Kernel, std::string>>> QueryUnsupported(const MeasurementFilter& filter = {}) const;
   Expected<std::vector<DeviceInfo>> ListDevices() const;

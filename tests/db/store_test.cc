@@ -528,6 +528,48 @@ TEST(Store, AMigrationTheFileContradictsIsADamagedDatabase) {
   EXPECT_TRUE(read.ok()) << read.status().message();
 }
 
+TEST(Store, DamagedFiguresFailNamingTheRowOrAreListed) {
+  TempDir dir;
+  const std::string path = (dir.path() / "latte.db").string();
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    Ids ids = AddDeviceAndBackend(*store);
+    std::vector<MeasurementRecord> batch;
+    for (int i = 0; i < 6; ++i) batch.push_back({Conv(16 + i), SomeStats(5 + i), "measured", std::nullopt, ""});
+    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p90 = -5 WHERE id = 3; "
+                         "UPDATE measurements SET p50 = NULL WHERE id = 4; UPDATE measurements SET p0 = 1e999 WHERE id = 5; "
+                         "UPDATE measurements SET n = 'many' WHERE id = 6",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::OpenReadOnly(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto strict = store->QueryMeasurements();
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(strict.status().message(), path + ": measurement 2: p50 is not a number ('abc')");
+
+  std::vector<DamagedMeasurement> damaged;
+  auto rows = store->QueryMeasurements({}, &damaged);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].id, 1);
+  EXPECT_DOUBLE_EQ((*rows)[0].stats.p50, 7);
+  ASSERT_EQ(damaged.size(), 5u);
+  EXPECT_EQ(damaged[0].id, 2);
+  EXPECT_EQ(damaged[0].why, "p50 is not a number ('abc')");
+  EXPECT_EQ(damaged[1].why, "p90 is -5, a negative time");
+  EXPECT_EQ(damaged[2].why, "p50 is missing");
+  EXPECT_EQ(damaged[3].why, "p0 is inf, not a finite number");
+  EXPECT_EQ(damaged[4].why, "n is not a sample count ('many')");
+}
+
 TEST(Store, RandomBytesAreNotADatabaseAndStayUntouched) {
   TempDir dir;
   const auto path = dir.path() / "random.db";
