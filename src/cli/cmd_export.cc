@@ -1,11 +1,11 @@
 // `latte export --format csv|jsonl [--db FILE] [-o FILE]`: stored measurements out, one row each.
 #include <CLI/CLI.hpp>
-#include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "core/file.h"
 #include "db/store.h"
 #include "db/table_io.h"
 
@@ -28,12 +28,7 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--kind", flags->kind, "Only this kernel kind (e.g. conv2d+relu)");
   cmd->callback([flags, &exit_code] {
     const std::string db = flags->db.empty() ? DefaultStorePath() : flags->db;
-    std::error_code ec;
-    if (!std::filesystem::exists(db, ec)) {  // exporting must not create an empty store
-      exit_code = ReportError(db, NotFound("no such database"));
-      return;
-    }
-    auto store = Store::Open(db);
+    auto store = Store::OpenReadOnly(db);  // exporting never creates, migrates or writes a store
     if (!store.ok()) {
       exit_code = ReportError("", store.status());
       return;
@@ -44,19 +39,19 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
     if (!flags->precision.empty()) filter.precision = flags->precision;
     if (!flags->device.empty()) filter.device = flags->device;
     if (!flags->kind.empty()) filter.kind = flags->kind;
-    std::ofstream file;
-    if (!flags->output.empty()) {
-      file.open(flags->output, std::ios::binary | std::ios::trunc);
-      if (!file) {
-        exit_code = ReportError(flags->output, IoError("cannot open for writing"));
-        return;
-      }
-    }
+    // -o: the export is written whole once complete, so a failed one leaves an earlier file as it was.
+    std::ostringstream file;
     std::ostream& out = flags->output.empty() ? std::cout : file;
     auto written = ExportMeasurements(*store, filter, flags->format, out);
     if (!written.ok()) {
-      exit_code = ReportError(flags->output.empty() ? "" : flags->output, written.status());
+      exit_code = ReportError("", written.status());  // the store's errors name the store
       return;
+    }
+    if (!flags->output.empty()) {
+      if (Status saved = WriteFileAtomically(flags->output, file.view()); !saved.ok()) {
+        exit_code = ReportError(flags->output, saved);  // its messages do not name the file
+        return;
+      }
     }
     if (!flags->output.empty()) std::cerr << flags->output << ": " << *written << " measurements\n";
     exit_code = kExitOk;

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
+#include <set>
 #include <thread>
 #include <variant>
 
@@ -195,6 +197,7 @@ class Statement {
     return sqlite3_column_double(stmt_, col);
   }
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int Type(int col) const { return sqlite3_column_type(stmt_, col); }
   std::string Text(int col) const {
     const unsigned char* text = sqlite3_column_text(stmt_, col);
     return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, col));
@@ -222,6 +225,43 @@ Expected<std::int64_t> QueryInt(sqlite3* db, const std::string& path, const char
   return stmt.Int(0);
 }
 
+// Every (table, column) of the database's tables.
+Expected<std::set<std::pair<std::string, std::string>>> TableColumns(sqlite3* db, const std::string& path) {
+  Statement select(db, path);
+  LATTE_RETURN_IF_ERROR(select.Prepare(
+      "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table'"));
+  std::set<std::pair<std::string, std::string>> columns;
+  while (true) {
+    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    columns.emplace(select.Text(0), select.Text(1));
+  }
+  return columns;
+}
+
+// What the file lacks of the tables and columns its schema version's migrations create ("no table
+// graph_layers", "no column measurements.p50"), or "" when nothing. The expected schema is built by
+// running those migrations on an empty in-memory database, so it is never written down twice.
+Expected<std::string> MissingSchema(sqlite3* db, const std::string& path, std::int64_t version) {
+  const std::string memory_name = ":memory:";
+  sqlite3* memory = nullptr;
+  int rc = sqlite3_open_v2(memory_name.c_str(), &memory, SQLITE_OPEN_READWRITE, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> close(memory, sqlite3_close_v2);
+  if (rc != SQLITE_OK) return Internal("cannot open an in-memory database: " + std::string(sqlite3_errstr(rc)));
+  for (std::int64_t v = 0; v < version; ++v) LATTE_RETURN_IF_ERROR(Exec(memory, memory_name, kMigrations[v]));
+  LATTE_ASSIGN_OR_RETURN(auto expected, TableColumns(memory, memory_name));
+  LATTE_ASSIGN_OR_RETURN(auto actual, TableColumns(db, path));
+  std::set<std::string> tables;
+  for (const auto& [table, column] : actual) tables.insert(table);
+  for (const auto& [table, column] : expected) {
+    if (!tables.contains(table)) return "no table " + table;
+  }
+  for (const auto& [table, column] : expected) {
+    if (!actual.contains({table, column})) return "no column " + table + "." + column;
+  }
+  return std::string();
+}
+
 std::string ParamsJson(const Kernel& kernel) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, value] : kernel.params) params[name] = value;
@@ -246,14 +286,15 @@ DeviceInfo DeviceInfoFrom(const DeviceFingerprint& fingerprint) {
 }
 
 Store::Store(Store&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), transaction_depth_(other.transaction_depth_),
-      version_(other.version_) {}
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), read_only_(other.read_only_),
+      transaction_depth_(other.transaction_depth_), version_(other.version_) {}
 
 Store& Store::operator=(Store&& other) noexcept {
   if (this != &other) {
     if (db_ != nullptr) sqlite3_close_v2(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    read_only_ = other.read_only_;
     transaction_depth_ = other.transaction_depth_;
     version_ = other.version_;
   }
@@ -265,25 +306,47 @@ Store::~Store() {
 }
 
 Expected<Store> Store::Open(const std::string& path, const StoreOptions& options) {
+  return OpenFile(path, options, /*read_only=*/false);
+}
+
+Expected<Store> Store::OpenReadOnly(const std::string& path, const StoreOptions& options) {
+  StoreOptions read_options = options;
+  read_options.schema_version = kStoreSchemaVersion;  // never migrated: any known version is read as is
+  return OpenFile(path, read_options, /*read_only=*/true);
+}
+
+Expected<Store> Store::OpenFile(const std::string& path, const StoreOptions& options, bool read_only) {
   if (options.schema_version < 1 || options.schema_version > kStoreSchemaVersion) {
     return Internal(fmt::format("schema version {} requested, this latte knows 1..{}", options.schema_version,
                                 kStoreSchemaVersion));
   }
   std::error_code ec;
   std::filesystem::path fs_path(path);
-  if (std::filesystem::exists(fs_path, ec) && !std::filesystem::is_regular_file(fs_path, ec)) {
+  const bool exists = std::filesystem::exists(fs_path, ec);
+  if (exists && !std::filesystem::is_regular_file(fs_path, ec)) {
     return InvalidInput(path + ": not a Latte database (not a regular file)");
   }
-  if (fs_path.has_parent_path() && !std::filesystem::exists(fs_path.parent_path(), ec)) {
+  if (read_only) {
+    if (!exists) return NotFound(path + ": no such database");
+    if (std::filesystem::file_size(fs_path, ec) == 0 && !ec) {
+      return InvalidInput(path + ": not a Latte database (empty file)");
+    }
+  } else if (fs_path.has_parent_path() && !std::filesystem::exists(fs_path.parent_path(), ec)) {
     std::filesystem::create_directories(fs_path.parent_path(), ec);
     if (ec) return IoError(path + ": cannot create folder " + fs_path.parent_path().string() + ": " + ec.message());
   }
+  // Read-only opens a read-write connection without CREATE and with query_only set, rather than
+  // SQLITE_OPEN_READONLY: a read-only connection cannot remove the WAL's -wal and -shm files when
+  // it closes, and would leave them beside the store; this one removes them as any last reader does
+  // (and, as any reader does, folds into the file what a writer killed mid-way left in the WAL).
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | (read_only ? 0 : SQLITE_OPEN_CREATE), nullptr);
   Store store(raw, path);  // closes raw on every early return below
+  store.read_only_ = read_only;
   if (rc != SQLITE_OK) return DbError(path, raw, rc, "open");
   sqlite3_extended_result_codes(raw, 0);
   sqlite3_busy_timeout(raw, options.busy_timeout_ms);
+  if (read_only) LATTE_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA query_only = ON"));
 
   // Read-only checks first, so a file that is not ours is never written to. One statement: one
   // snapshot, even while another process is creating the schema of a new file.
@@ -302,9 +365,14 @@ Expected<Store> Store::Open(const std::string& path, const StoreOptions& options
   if (objects > 0 && app_id != kApplicationId) {
     return InvalidInput(path + ": not a Latte database (a SQLite file of another program)");
   }
+  if (objects == 0 && read_only) return InvalidInput(path + ": not a Latte database (an empty SQLite database)");
   if (version > kStoreSchemaVersion) {
     return InvalidInput(fmt::format("{}: schema version {} is newer than this latte understands ({}): use a newer latte",
                                     path, version, kStoreSchemaVersion));
+  }
+  // A new file has neither tables nor a version; a Latte store has both.
+  if (version < 0 || (version == 0) != (objects == 0)) {
+    return InvalidInput(fmt::format("{}: not a Latte database (schema version {})", path, version));
   }
   if (objects > 0) {
     Statement check(raw, path);
@@ -312,7 +380,12 @@ Expected<Store> Store::Open(const std::string& path, const StoreOptions& options
     LATTE_ASSIGN_OR_RETURN(bool row, check.Step());
     std::string verdict = row ? check.Text(0) : "no answer";
     if (verdict != "ok") return InvalidInput(path + ": not a Latte database (damaged: " + verdict + ")");
+    LATTE_ASSIGN_OR_RETURN(std::string missing, MissingSchema(raw, path, version));
+    if (!missing.empty()) return InvalidInput(path + ": damaged Latte database (" + missing + ")");
   }
+
+  store.version_ = static_cast<int>(version);
+  if (read_only) return store;
 
   LATTE_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA foreign_keys = ON"));
   // Switching to WAL can report busy at once, without the busy handler, while another process
@@ -329,13 +402,20 @@ Expected<Store> Store::Open(const std::string& path, const StoreOptions& options
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  store.version_ = static_cast<int>(version);
   if (version < options.schema_version) {
     // Migrate under a write lock; another process may have migrated meanwhile, so re-read.
     LATTE_RETURN_IF_ERROR(store.Transaction([&]() -> Status {
       LATTE_ASSIGN_OR_RETURN(std::int64_t current, QueryInt(raw, path, "PRAGMA user_version"));
       for (std::int64_t v = current; v < options.schema_version; ++v) {
-        LATTE_RETURN_IF_ERROR(Exec(raw, path, kMigrations[v]));
+        char* error = nullptr;
+        const int migrated = sqlite3_exec(raw, kMigrations[v], nullptr, nullptr, &error);
+        const std::string detail = error != nullptr ? error : sqlite3_errstr(migrated);
+        sqlite3_free(error);
+        if ((migrated & 0xff) == SQLITE_ERROR) {  // the file's schema is not what its version says
+          return InvalidInput(
+              fmt::format("{}: damaged Latte database (migrating it to schema version {}: {})", path, v + 1, detail));
+        }
+        if (migrated != SQLITE_OK) return DbError(path, raw, migrated, "migrating");
       }
       if (current < options.schema_version) {
         LATTE_RETURN_IF_ERROR(Exec(raw, path, fmt::format("PRAGMA user_version = {}", options.schema_version).c_str()));
@@ -356,6 +436,7 @@ Expected<int> Store::SchemaVersion() const {
 }
 
 Status Store::Transaction(const std::function<Status()>& body) {
+  if (read_only_) return Internal(path_ + ": a write to a store opened read-only");
   if (transaction_depth_ > 0) return body();
   LATTE_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
   ++transaction_depth_;
@@ -737,7 +818,42 @@ Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) 
   return graphs;
 }
 
-Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter) const {
+namespace {
+
+// A cell as a user would quote it: at most 24 characters, anything unprintable as '?'.
+std::string Quoted(const std::string& text) {
+  std::string shown = text.size() > 24 ? text.substr(0, 21) + "..." : text;
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return "'" + shown + "'";
+}
+
+// Reads the statistic in column `col` into `value` (NaN when NULL) and says why it is no time, or
+// "" when it is one. SQLite keeps text it cannot read as a number as text, even in a REAL column;
+// read as a double it would be 0, a number nobody measured.
+std::string ReadStatistic(const Statement& select, int col, const char* name, bool required, double& value) {
+  value = std::numeric_limits<double>::quiet_NaN();
+  switch (select.Type(col)) {
+    case SQLITE_NULL:
+      return required ? fmt::format("{} is missing", name) : std::string();
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      break;
+    case SQLITE_TEXT:
+      return fmt::format("{} is not a number ({})", name, Quoted(select.Text(col)));
+    default:
+      return fmt::format("{} is not a number (a blob)", name);
+  }
+  value = select.Real(col);
+  if (!std::isfinite(value)) return fmt::format("{} is {}, not a finite number", name, value);
+  if (value < 0) return fmt::format("{} is {}, a negative time", name, value);
+  return std::string();
+}
+
+}  // namespace
+
+Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter,
+                                                                  std::vector<DamagedMeasurement>* damaged) const {
   FilterSql where = BuildFilter(filter);
   Statement select(db_, path_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
@@ -762,15 +878,24 @@ Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const Measurem
       it = kernels.emplace(select.Int(1), std::move(kernel).value()).first;
     }
     m.kernel = it->second;
+    // p50 first: the figure every measurement has and every reader uses.
+    std::string why = ReadStatistic(select, 6, "p50", /*required=*/true, m.stats.p50);
+    const std::pair<int, double*> others[] = {{4, &m.stats.p0},    {5, &m.stats.p10},  {7, &m.stats.p90},
+                                              {11, &m.stats.p99},  {8, &m.stats.p100}, {9, &m.stats.mean},
+                                              {10, &m.stats.std}};
+    constexpr const char* kOtherNames[] = {"p0", "p10", "p90", "p99", "p100", "mean", "std"};
+    for (std::size_t i = 0; i < std::size(others) && why.empty(); ++i) {
+      why = ReadStatistic(select, others[i].first, kOtherNames[i], /*required=*/false, *others[i].second);
+    }
+    if (why.empty() && (select.Type(3) != SQLITE_INTEGER || select.Int(3) < 0)) {
+      why = "n is not a sample count (" + Quoted(select.Text(3)) + ")";
+    }
+    if (!why.empty()) {
+      if (damaged == nullptr) return InvalidInput(fmt::format("{}: measurement {}: {}", path_, m.id, why));
+      damaged->push_back({m.id, std::move(why)});
+      continue;
+    }
     m.stats.n = static_cast<std::size_t>(select.Int(3));
-    m.stats.p0 = select.Real(4);
-    m.stats.p10 = select.Real(5);
-    m.stats.p50 = select.Real(6);
-    m.stats.p90 = select.Real(7);
-    m.stats.p100 = select.Real(8);
-    m.stats.mean = select.Real(9);
-    m.stats.std = select.Real(10);
-    m.stats.p99 = select.Real(11);
     if (!select.IsNull(12)) m.campaign = select.Int(12);
     m.time = select.Text(13);
     m.source = select.Text(14);

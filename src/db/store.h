@@ -26,7 +26,7 @@ struct sqlite3;
 namespace latte {
 
 /// The schema version this binary writes (PRAGMA user_version). Older files are migrated
-/// forward on open; newer ones are refused.
+/// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
 inline constexpr int kStoreSchemaVersion = 3;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
@@ -77,6 +77,13 @@ struct StoredMeasurement {
   std::optional<std::int64_t> campaign;
   std::string time;
   std::string source;
+};
+
+/// A stored measurement whose figures cannot be times: a statistic that is not a number (text in
+/// the column), infinite or negative, a sample count that is not a count, or no p50.
+struct DamagedMeasurement {
+  std::int64_t id = 0;  // its row in the measurements table
+  std::string why;      // "p50 is not a number ('abc')"
 };
 
 /// Which measurements to return; an empty field matches everything.
@@ -135,6 +142,12 @@ class Store {
   /// Errors name the file: "FILE: not a Latte database (...)", "FILE: database is locked by
   /// another process", "FILE: schema version N is newer than this latte (M)".
   static Expected<Store> Open(const std::string& path, const StoreOptions& options = {});
+  /// Opens an existing store for reading only: never creates, migrates or writes anything (SQLite
+  /// refuses writes on the connection; write methods fail as a Latte bug). A missing PATH is
+  /// "FILE: no such database" (kNotFound), an empty file "FILE: not a Latte database (empty file)".
+  /// An older schema is read as it is (what it lacks reads as absent: no p99, no graph layers).
+  /// `options.schema_version` is ignored.
+  static Expected<Store> OpenReadOnly(const std::string& path, const StoreOptions& options = {});
 
   Store(Store&& other) noexcept;
   Store& operator=(Store&& other) noexcept;
@@ -184,8 +197,11 @@ class Store {
   Expected<std::vector<StoredGraphLayer>> QueryGraphLayers(const MeasurementFilter& filter = {}) const;
   /// The graphs of a campaign with layers stored: what a resumed campaign skips.
   Expected<std::set<std::string>> CampaignGraphs(std::int64_t campaign_id) const;
-  /// Measurements matching `filter`, oldest first.
-  Expected<std::vector<StoredMeasurement>> QueryMeasurements(const MeasurementFilter& filter = {}) const;
+  /// Measurements matching `filter`, oldest first. A damaged one (see DamagedMeasurement) fails
+  /// as "FILE: measurement ID: why", unless `damaged` is given: then it is left out and listed there.
+  /// A p50 of 0 is returned as stored (an imported table may hold one): it is a number, if no time.
+  Expected<std::vector<StoredMeasurement>> QueryMeasurements(const MeasurementFilter& filter = {},
+                                                            std::vector<DamagedMeasurement>* damaged = nullptr) const;
   /// (kernel, why) recorded unsupported, filtered like measurements (kind and campaign apply too).
   Expected<std::vector<std::pair<Kernel, std::string>>> QueryUnsupported(const MeasurementFilter& filter = {}) const;
   Expected<std::vector<DeviceInfo>> ListDevices() const;
@@ -197,8 +213,10 @@ class Store {
 
  private:
   Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  static Expected<Store> OpenFile(const std::string& path, const StoreOptions& options, bool read_only);
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool read_only_ = false;
   int transaction_depth_ = 0;
   int version_ = 0;  // user_version of the open file: writes adapt to an older schema (tests)
 };

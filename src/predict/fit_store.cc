@@ -28,7 +28,7 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
   filter.precision = first.backend.precision;
   filter.device = first.device.key;
   auto stored = store.QueryGraphLayers(filter);
-  if (!stored.ok()) return stored.status().WithContext(store.path());
+  if (!stored.ok()) return stored.status();  // the store's errors name the file
   std::vector<StoredGraphLayer> layers;
   for (StoredGraphLayer& layer : *stored)
     if (layer.backend.version == first.backend.version) layers.push_back(std::move(layer));
@@ -39,7 +39,7 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
   }
   // The caches the networks ran on, from their campaigns' spaces.
   auto campaigns = store.ListCampaigns();
-  if (!campaigns.ok()) return campaigns.status().WithContext(store.path());
+  if (!campaigns.ok()) return campaigns.status();
   std::set<std::pair<std::int64_t, std::int64_t>> caches;
   for (const CampaignInfo& campaign : *campaigns) {
     if (std::none_of(layers.begin(), layers.end(), [&](const StoredGraphLayer& l) { return l.campaign == campaign.id; }))
@@ -71,6 +71,15 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
 
 }  // namespace
 
+std::string DescribeLeftOut(const std::vector<DamagedMeasurement>& left_out, std::size_t shown) {
+  std::string text;
+  for (std::size_t i = 0; i < left_out.size() && i < shown; ++i) {
+    text += fmt::format("{}measurement {}: {}", i == 0 ? "" : "; ", left_out[i].id, left_out[i].why);
+  }
+  if (left_out.size() > shown) text += fmt::format("; and {} more", left_out.size() - shown);
+  return text;
+}
+
 std::string NowUtcIso8601() {
   std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -84,10 +93,24 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   const std::string backend = request.filter.backend.value_or("");
   if (backend.empty()) return InvalidInput("a fit needs a backend");
   auto fail = [&](const Status& status) { return status.WithContext(request.db); };
-  auto store = Store::Open(request.db);
+  auto store = Store::OpenReadOnly(request.db);  // a fit only reads the store
   if (!store.ok()) return store.status();  // Open's errors name the file already
-  auto rows = store->QueryMeasurements(request.filter);
-  if (!rows.ok()) return fail(rows.status());
+  // A row whose figures are no times is left out, and the report says which and why: one damaged
+  // row does not stop a fit on thousands, nor is it fitted as a made-up number.
+  std::vector<DamagedMeasurement> left_out;
+  auto rows = store->QueryMeasurements(request.filter, &left_out);
+  if (!rows.ok()) return rows.status();  // names the file already
+  std::erase_if(*rows, [&](const StoredMeasurement& m) {
+    if (m.stats.p50 > 0) return false;
+    left_out.push_back({m.id, fmt::format("p50 is {}, not a positive time", m.stats.p50)});
+    return true;
+  });
+  std::sort(left_out.begin(), left_out.end(),
+            [](const DamagedMeasurement& a, const DamagedMeasurement& b) { return a.id < b.id; });
+  if (rows->empty() && !left_out.empty()) {
+    return fail(InvalidInput(fmt::format("none of the {} matching measurements can be fitted ({})", left_out.size(),
+                                         DescribeLeftOut(left_out))));
+  }
   if (rows->empty()) {
     return fail(NotFound("no measurements of backend '" + backend +
                          "' match (check --backend, --device, --num_threads, --precision)"));
@@ -142,7 +165,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   std::vector<double> readings;
   for (std::int64_t id : campaigns) {
     auto refs = store->ListReferences(id);
-    if (!refs.ok()) return fail(refs.status());
+    if (!refs.ok()) return refs.status();
     for (const ReferenceMeasurement& r : *refs) {
       if (info.reference_kernel.empty()) info.reference_kernel = r.kernel_key;
       if (r.kernel_key == info.reference_kernel && r.p50_us > 0) readings.push_back(r.p50_us);
@@ -159,6 +182,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
 
   StoreFit result;
   result.measurements = samples.size();
+  result.left_out = std::move(left_out);
   result.device_key = first.device.key;
   auto fit = FitPack(samples, info, request.options);
   if (!fit.ok()) return fail(fit.status());

@@ -13,7 +13,7 @@
 namespace latte {
 
 struct StoreFitRequest {
-  std::string db;              // store file (must exist)
+  std::string db;              // store file (must exist; opened read-only)
   MeasurementFilter filter;    // backend required; device, threads, precision choose a configuration
   FitOptions options;
   /// The fusion rules written into the pack. Unset: the fused kinds present in the measurements.
@@ -24,7 +24,9 @@ struct StoreFitRequest {
 
 struct StoreFit {
   FitResult fit;
-  std::size_t measurements = 0;  // rows the fit was given
+  std::size_t measurements = 0;  // rows the fit was given: the matching ones but those left out
+  /// Matching rows not fitted, by id: damaged figures (see DamagedMeasurement) or a p50 of 0.
+  std::vector<DamagedMeasurement> left_out;
   std::string device_key;
   /// What became of the in-graph context: fitted (on how many networks, how well), or why the
   /// pack has none (no layers measured in context for this configuration, too few networks).
@@ -35,6 +37,10 @@ struct StoreFit {
 /// the layers measured in context (profile/graph_context) on the same device and configuration
 /// when there are enough. Errors name the store file.
 Expected<StoreFit> FitFromStore(const StoreFitRequest& request);
+
+/// "measurement 12: p50 is not a number ('abc'); measurement 14: ...; and 3 more": the first
+/// `shown` rows left out of a fit, and how many others.
+std::string DescribeLeftOut(const std::vector<DamagedMeasurement>& left_out, std::size_t shown = 5);
 
 /// The current time as ISO 8601 UTC ("2026-11-23T09:34:00Z"), as packs record it.
 std::string NowUtcIso8601();

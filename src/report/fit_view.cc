@@ -27,13 +27,19 @@ std::string FitReportText(const StoreFit& fit, int folds) {
     }
   }
   const PackInfo& info = fit.fit.pack.info;
+  // The header counts what was fitted; what was not is said right below it, with why.
+  const std::size_t fitted = fit.measurements - fit.fit.skipped_samples;
   std::string text = fmt::format("{}-fold cross-validation on {} measurements ({}, {} {}, {} threads, {})\n", folds,
-                                 fit.measurements, fit.device_key, info.backend, info.backend_version, info.threads,
+                                 fitted, fit.device_key, info.backend, info.backend_version, info.threads,
                                  info.precision);
-  text += table.Render();
-  if (fit.fit.skipped_samples > 0) {
-    text += fmt::format("{} measurements with latency <= 0 were left out\n", fit.fit.skipped_samples);
+  if (!fit.left_out.empty()) {
+    text += fmt::format("left out {} of {} matching measurements, whose figures are not times in the store: {}\n",
+                        fit.left_out.size(), fit.measurements + fit.left_out.size(), DescribeLeftOut(fit.left_out));
   }
+  if (fit.fit.skipped_samples > 0) {
+    text += fmt::format("left out {} measurements with a latency <= 0\n", fit.fit.skipped_samples);
+  }
+  text += table.Render();
   if (!fit.context_note.empty()) text += fit.context_note + "\n";
   return text;
 }

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -363,6 +364,89 @@ TEST(Store, AVersionTwoFileGainsGraphLayers) {
   EXPECT_EQ(*store->InsertGraphLayers(1, 1, campaign->id, TwoGraphLayers()), 2u);
 }
 
+// The files in `dir`, sorted: what a read-only open must leave as it found.
+std::vector<std::string> Listing(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Store, ReadOnlyOpenOfAMissingFileCreatesNothing) {
+  TempDir dir;
+  const std::string path = (dir.path() / "sub" / "none.db").string();
+  auto store = Store::OpenReadOnly(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store.status().message(), path + ": no such database");
+  EXPECT_TRUE(Listing(dir.path()).empty());  // not even the parent folder
+}
+
+TEST(Store, ReadOnlyOpenRefusesAnEmptyFileAndLeavesItEmpty) {
+  TempDir dir;
+  const auto path = dir.path() / "empty.db";
+  { std::ofstream touch(path); }
+  auto store = Store::OpenReadOnly(path.string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(store.status().message(), path.string() + ": not a Latte database (empty file)");
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
+  EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"empty.db"});
+}
+
+TEST(Store, ReadOnlyOpenReadsAndWritesNothing) {
+  TempDir dir;
+  const auto path = dir.path() / "latte.db";
+  {
+    auto store = Store::Open(path.string());
+    ASSERT_TRUE(store.ok());
+    Ids ids = AddDeviceAndBackend(*store);
+    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
+    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  const std::string before = ReadBytes(path);
+  const std::vector<std::string> files = Listing(dir.path());
+  {
+    auto store = Store::OpenReadOnly(path.string());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    auto rows = store->QueryMeasurements();
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_DOUBLE_EQ((*rows)[0].stats.p50, 7);
+    auto write = store->UpsertDevice({"other", "other", "{}"});  // a Latte bug if a reader tried
+    ASSERT_FALSE(write.ok());
+    EXPECT_EQ(write.status().code(), StatusCode::kInternal);
+  }
+  EXPECT_EQ(ReadBytes(path), before);
+  EXPECT_EQ(Listing(dir.path()), files);  // no -wal or -shm left behind
+}
+
+TEST(Store, ReadOnlyOpenReadsAnOlderSchemaWithoutMigratingIt) {
+  TempDir dir;
+  const auto path = dir.path() / "old.db";
+  {
+    auto old = Store::Open(path.string(), {.schema_version = 1});
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    Ids ids = AddDeviceAndBackend(*old);
+    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
+    ASSERT_TRUE(old->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  const std::string before = ReadBytes(path);
+  {
+    auto store = Store::OpenReadOnly(path.string());
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    EXPECT_EQ(*store->SchemaVersion(), 1);
+    auto rows = store->QueryMeasurements();
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_TRUE(std::isnan((*rows)[0].stats.p99));
+    auto layers = store->QueryGraphLayers();
+    ASSERT_TRUE(layers.ok()) << layers.status().message();
+    EXPECT_TRUE(layers->empty());
+  }
+  EXPECT_EQ(ReadBytes(path), before);
+}
+
 TEST(Store, RefusesANewerSchema) {
   TempDir dir;
   const std::string path = (dir.path() / "new.db").string();
@@ -375,6 +459,115 @@ TEST(Store, RefusesANewerSchema) {
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find(path + ": schema version 99 is newer"), std::string::npos)
       << store.status().message();
+}
+
+// A store with a measurement in it, then `sql` run on it by another program.
+std::string StoreEditedWith(const TempDir& dir, const char* sql) {
+  const std::string path = (dir.path() / "edited.db").string();
+  {
+    auto store = Store::Open(path);
+    EXPECT_TRUE(store.ok()) << store.status().message();
+    if (!store.ok()) return path;
+    Ids ids = AddDeviceAndBackend(*store);
+    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
+    EXPECT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  return path;
+}
+
+// Opened for writing and read-only, the store at `path` fails with exactly `message`, untouched.
+void ExpectRefusedUntouched(const std::string& path, const std::string& message) {
+  const std::string before = ReadBytes(path);
+  for (bool read_only : {false, true}) {
+    auto store = read_only ? Store::OpenReadOnly(path) : Store::Open(path);
+    ASSERT_FALSE(store.ok()) << "read_only " << read_only;
+    EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput) << "read_only " << read_only;
+    EXPECT_EQ(store.status().message(), message) << "read_only " << read_only;
+    EXPECT_EQ(ReadBytes(path), before) << "read_only " << read_only;
+  }
+}
+
+TEST(Store, AnImpossibleSchemaVersionIsNotALatteDatabase) {
+  TempDir dir;
+  std::string path = StoreEditedWith(dir, "PRAGMA user_version = -1");
+  ExpectRefusedUntouched(path, path + ": not a Latte database (schema version -1)");
+  TempDir dir0;
+  path = StoreEditedWith(dir0, "PRAGMA user_version = 0");  // tables but no version
+  ExpectRefusedUntouched(path, path + ": not a Latte database (schema version 0)");
+}
+
+TEST(Store, AMissingTableOrColumnIsADamagedDatabase) {
+  TempDir dir;
+  std::string path = StoreEditedWith(dir, "DROP TABLE graph_layers");
+  ExpectRefusedUntouched(path, path + ": damaged Latte database (no table graph_layers)");
+  TempDir dir2;
+  path = StoreEditedWith(dir2, "ALTER TABLE measurements DROP COLUMN p99");
+  ExpectRefusedUntouched(path, path + ": damaged Latte database (no column measurements.p99)");
+}
+
+TEST(Store, AMigrationTheFileContradictsIsADamagedDatabase) {
+  TempDir dir;
+  const std::string path = (dir.path() / "v2.db").string();
+  { ASSERT_TRUE(Store::Open(path, {.schema_version = 2}).ok()); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE graph_layers(x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const std::string before = ReadBytes(path);
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(store.status().message(),
+            path + ": damaged Latte database (migrating it to schema version 3: table graph_layers already exists)");
+  EXPECT_EQ(ReadBytes(path), before);
+  auto read = Store::OpenReadOnly(path);  // version 2 has all it needs: read as it is
+  EXPECT_TRUE(read.ok()) << read.status().message();
+}
+
+TEST(Store, DamagedFiguresFailNamingTheRowOrAreListed) {
+  TempDir dir;
+  const std::string path = (dir.path() / "latte.db").string();
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    Ids ids = AddDeviceAndBackend(*store);
+    std::vector<MeasurementRecord> batch;
+    for (int i = 0; i < 6; ++i) batch.push_back({Conv(16 + i), SomeStats(5 + i), "measured", std::nullopt, ""});
+    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p90 = -5 WHERE id = 3; "
+                         "UPDATE measurements SET p50 = NULL WHERE id = 4; UPDATE measurements SET p0 = 1e999 WHERE id = 5; "
+                         "UPDATE measurements SET n = 'many' WHERE id = 6",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::OpenReadOnly(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto strict = store->QueryMeasurements();
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(strict.status().message(), path + ": measurement 2: p50 is not a number ('abc')");
+
+  std::vector<DamagedMeasurement> damaged;
+  auto rows = store->QueryMeasurements({}, &damaged);
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].id, 1);
+  EXPECT_DOUBLE_EQ((*rows)[0].stats.p50, 7);
+  ASSERT_EQ(damaged.size(), 5u);
+  EXPECT_EQ(damaged[0].id, 2);
+  EXPECT_EQ(damaged[0].why, "p50 is not a number ('abc')");
+  EXPECT_EQ(damaged[1].why, "p90 is -5, a negative time");
+  EXPECT_EQ(damaged[2].why, "p50 is missing");
+  EXPECT_EQ(damaged[3].why, "p0 is inf, not a finite number");
+  EXPECT_EQ(damaged[4].why, "n is not a sample count ('many')");
 }
 
 TEST(Store, RandomBytesAreNotADatabaseAndStayUntouched) {
