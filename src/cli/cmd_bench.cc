@@ -45,6 +45,10 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
     }
     options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();
+    if (Status s = flags->trace.empty() ? Status::Ok() : CheckOutputPath(flags->trace); !s.ok()) {  // before measuring
+      exit_code = ReportError(flags->trace, s);
+      return;
+    }
     if (Status s = options.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;

@@ -2,12 +2,12 @@
 // each op: the latency/memory Pareto front over per-op backend assignments, predicted from the
 // packs, optionally verified for real (--verify K).
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "core/file.h"
 #include "report/inspect_view.h"
 #include "report/pareto_view.h"
 #include "search/pareto.h"
@@ -88,13 +88,9 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
     for (std::size_t i = 0; i < packs.size(); ++i) backends.push_back({flags->backends[i], &packs[i]});
     options.run.num_threads = packs[0].info.threads;
     // An unwritable --plot fails now, not after the search and the verification runs.
-    std::ofstream plot;
-    if (!flags->plot.empty()) {
-      plot.open(flags->plot);
-      if (!plot) {
-        exit_code = ReportError(flags->plot, IoError("cannot write the plot"));
-        return;
-      }
+    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
+      exit_code = ReportError(flags->plot, s);
+      return;
     }
     Graph graph;
     if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
@@ -106,10 +102,9 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
       return;
     }
     ParetoView view(*result);
-    if (plot.is_open()) {
-      plot << view.Svg();
-      if (!plot) {
-        exit_code = ReportError(flags->plot, IoError("cannot write the plot"));
+    if (!flags->plot.empty()) {
+      if (Status written = WriteFileAtomically(flags->plot, view.Svg()); !written.ok()) {
+        exit_code = ReportError(flags->plot, written);
         return;
       }
     }

@@ -55,6 +55,10 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
                                                std::to_string(pack->info.threads) + ")"));
       return;
     }
+    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {  // before measuring
+      exit_code = ReportError(flags->plot, s);
+      return;
+    }
     BenchOptions options;
     options.run.num_threads = pack->info.threads;
     options.measure = flags->measure;

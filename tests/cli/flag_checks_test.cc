@@ -144,6 +144,21 @@ TEST(FlagChecks, CalibrateAndFitCheckTheirFilesBeforeMeasuringOrFitting) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// Files a command writes after measuring (a trace, a plot, fusion rules) are checked before it.
+TEST(FlagChecks, OutputFilesAreCheckedBeforeMeasuring) {
+  LATTE_REQUIRE_MODEL(kModel);
+  TempDir dir;
+  const std::string model = ModelPath(kModel), pack = ShippedPack();
+  const std::string missing = (dir.path() / "no-such-folder" / "out").string(), folder = dir.path().string();
+  ExpectRefused({"bench", model, "--trace", missing}, missing + ": no such folder", dir);
+  ExpectRefused({"validate", model, "--pack", pack, "--plot", folder}, folder + ": is a directory", dir);
+  ExpectRefused({"profile", "--detect-fusion", "--fusion-out", missing, "--db", (dir.path() / "p.db").string()},
+                missing + ": no such folder", dir);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.db"));
+  ExpectRefused({"pareto", model, "--backends", "xnnpack", "--packs", pack, "--plot", missing},
+                missing + ": no such folder", dir);
+}
+
 TEST(FlagChecks, PredictRefusesADirectoryAsKernelList) {
   TempDir dir;
   ExpectRefused({"predict", "--kernels", dir.path().string(), "--format", "tensorrt-conv", "--pack", ShippedPack()},
