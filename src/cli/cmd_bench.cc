@@ -45,7 +45,8 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
     }
     options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();
-    if (Status s = flags->trace.empty() ? Status::Ok() : CheckOutputPath(flags->trace); !s.ok()) {  // before measuring
+    // Before measuring.
+    if (Status s = flags->trace.empty() ? Status::Ok() : CheckOutputPath(flags->trace); !s.ok()) {
       exit_code = ReportError(flags->trace, s);
       return;
     }

@@ -55,7 +55,8 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
                                                std::to_string(pack->info.threads) + ")"));
       return;
     }
-    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {  // before measuring
+    // Before measuring.
+    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
       exit_code = ReportError(flags->plot, s);
       return;
     }
