@@ -27,6 +27,7 @@ nlohmann::json TensorJson(const Graph& g, TensorId id) {
 // Totals over the whole graph. Constants shared by several nodes count once.
 struct Totals {
   std::int64_t nodes = 0, macs = 0, flops = 0, params = 0, weight_bytes = 0, activation_bytes = 0;
+  std::int64_t bytes_moved = 0;  // the table's bytes column summed: weights and activations per use
   std::int64_t unsupported = 0, unknown_cost = 0;
   std::map<std::string, std::int64_t> by_op;
 };
@@ -49,6 +50,7 @@ Totals ComputeTotals(const Graph& g, const std::vector<Expected<NodeCost>>& cost
     totals.macs += cost->macs;
     totals.flops += cost->flops;
     totals.activation_bytes += cost->output_bytes;
+    totals.bytes_moved += cost->weight_bytes + cost->input_bytes + cost->output_bytes;
   }
   for (TensorId t : constants) {
     const Tensor& tensor = g.tensor(t);
@@ -138,7 +140,7 @@ std::string InspectView::Text() const {
   Totals totals = ComputeTotals(graph_, costs_);
   table.AddRule();
   table.AddRow({"", "total", std::to_string(totals.nodes) + " nodes", "", "", "", WithThousands(totals.macs),
-                WithThousands(totals.params), WithThousands(totals.weight_bytes)});
+                WithThousands(totals.params), WithThousands(totals.bytes_moved)});
 
   std::string out = "model: " + model_ + " (" + graph_.source_format + ")\n";
   for (TensorId t : graph_.inputs)
@@ -217,6 +219,7 @@ nlohmann::json InspectView::Json() const {
             {"params", totals.params},
             {"weight_bytes", totals.weight_bytes},
             {"activation_bytes", totals.activation_bytes},
+            {"bytes_moved", totals.bytes_moved},
             {"unsupported_nodes", totals.unsupported},
             {"unknown_cost_nodes", totals.unknown_cost},
             {"ops", totals.by_op}}},

@@ -55,6 +55,15 @@ TEST(InspectView, JsonCarriesNodesTotalsAndUncovered) {
   EXPECT_EQ(j["totals"]["macs"], 4 * 4 * 4 * 27 + 4 * 4 * 4 * 4);
   EXPECT_EQ(j["totals"]["params"], 4 * 27 + 4 + 16);
   EXPECT_EQ(j["totals"]["unsupported_nodes"], 1);
+  // The bytes column summed: each node's weights, inputs and outputs (conv 448 + 768 + 256, the
+  // 1x1 conv 64 + 256 + 256; the unknown op has no cost).
+  std::int64_t moved = 0;
+  for (const auto& node : j["nodes"])
+    if (!node["macs"].is_null())
+      moved += node["weight_bytes"].get<std::int64_t>() + node["input_bytes"].get<std::int64_t>() +
+               node["output_bytes"].get<std::int64_t>();
+  EXPECT_EQ(moved, 2048);
+  EXPECT_EQ(j["totals"]["bytes_moved"], 2048);
   ASSERT_EQ(j["uncovered"].size(), 1u);
   EXPECT_EQ(j["uncovered"][0]["node"], 2);
   EXPECT_NE(j["uncovered"][0]["why"].get<std::string>().find("MysteryOp"), std::string::npos);
@@ -67,6 +76,13 @@ TEST(InspectView, TextHasARowPerNodeTotalsAndCoverage) {
   EXPECT_NE(text.find("conv_shared"), std::string::npos);
   EXPECT_NE(text.find("MysteryOp (unsupported)"), std::string::npos);
   EXPECT_NE(text.find("totals: 3 nodes, 1,984 MACs"), std::string::npos) << text;
+  // The total row sums the MACs, params and bytes columns.
+  const std::size_t row = text.find(" total ");
+  ASSERT_NE(row, std::string::npos) << text;
+  const std::string total = text.substr(row, text.find('\n', row) - row);
+  EXPECT_EQ(total.substr(total.size() - 5), "2,048") << total;
+  EXPECT_NE(total.find(" 1,984 "), std::string::npos) << total;
+  EXPECT_NE(total.find(" 128 "), std::string::npos) << total;
   EXPECT_NE(text.find("coverage: 1 unsupported node(s)"), std::string::npos) << text;
 }
 
