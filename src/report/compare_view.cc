@@ -241,7 +241,7 @@ nlohmann::json CompareView::Json() const {
 std::string CompareView::Csv() const {
   std::string out =
       "model,backend,threads,precision,ok,p50_us,mean_us,throughput_per_s,model_bytes,peak_rss_kb,energy_mj_per_inference,"
-      "host_other_cores,contended,why\n";
+      "host_other_cores,contended,backend_version,runs,why\n";
   for (const CompareRow& r : result_.rows) {
     out += CsvField(r.model) + "," + CsvField(r.backend) + "," + std::to_string(r.threads) + "," + r.precision + "," +
            (r.ok ? "1" : "0") + ",";
@@ -249,9 +249,10 @@ std::string CompareView::Csv() const {
       out += Fixed(r.p50_us, 3) + "," + Fixed(r.mean_us, 3) + "," + Fixed(r.mean_us > 0 ? 1e6 / r.mean_us : 0.0, 3) + "," +
              std::to_string(r.model_bytes) + "," + std::to_string(r.peak_rss_kb) + "," +
              (r.energy_mj ? Fixed(*r.energy_mj, 6) : "") + "," +
-             (r.host_other_cores >= 0 ? Fixed(r.host_other_cores, 3) : "") + "," + (r.contended ? "1" : "0") + ",\n";
+             (r.host_other_cores >= 0 ? Fixed(r.host_other_cores, 3) : "") + "," + (r.contended ? "1" : "0") + "," +
+             CsvField(r.backend_version) + "," + std::to_string(r.runs) + ",\n";
     } else {
-      out += ",,," + std::to_string(r.model_bytes) + ",,,,," + CsvField(r.why) + "\n";
+      out += ",,," + std::to_string(r.model_bytes) + ",,,,,,," + CsvField(r.why) + "\n";
     }
   }
   return out;
