@@ -6,6 +6,8 @@
 #include <numeric>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "predict/predictors.h"
 
 namespace latte {
@@ -115,6 +117,10 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
         if (score.why.empty()) score.why = fitted.message();
         report.scores.push_back(score);
         continue;
+      }
+      if (!cross_validate) {
+        score.why = fmt::format("not cross-validated: {} samples (cross-validation needs {})", kind_samples.size(),
+                                options.min_samples_for_cv);
       }
       // One standard deviation of relative error, as cross-validation saw it.
       predictor->set_relative_spread(score.cv.rmspe_pct / 100);

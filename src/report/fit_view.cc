@@ -29,9 +29,9 @@ std::string FitReportText(const StoreFit& fit, int folds) {
   const PackInfo& info = fit.fit.pack.info;
   // The header counts what was fitted; what was not is said right below it, with why.
   const std::size_t fitted = fit.measurements - fit.fit.skipped_samples;
-  std::string text = fmt::format("{}-fold cross-validation on {} measurements ({}, {} {}, {} threads, {})\n", folds,
+  std::string text = fmt::format("{}-fold cross-validation on {} measurements ({}, {} {}, {} {}, {})\n", folds,
                                  fitted, fit.device_key, info.backend, info.backend_version, info.threads,
-                                 info.precision);
+                                 info.threads == 1 ? "thread" : "threads", info.precision);
   if (!fit.left_out.empty()) {
     text += fmt::format("left out {} of {} matching measurements, whose figures are not times in the store: {}\n",
                         fit.left_out.size(), fit.measurements + fit.left_out.size(), DescribeLeftOut(fit.left_out));

@@ -126,7 +126,8 @@ Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<Sea
   LATTE_ASSIGN_OR_RETURN(AssignmentCodec codec, AssignmentCodec::Create(backends.size(), result.ops.keys.size()));
   if (options.search.method == "brute" && (!codec.fits() || codec.Count() > options.search.brute_limit))
     return InvalidInput("brute force over " + std::to_string(backends.size()) + "^" +
-                        std::to_string(result.ops.keys.size()) + " = " + codec.CountText() +
+                        std::to_string(result.ops.keys.size()) +
+                        (codec.fits() ? " = " + codec.CountText() : std::string()) +
                         " assignments is more than the limit of " + std::to_string(options.search.brute_limit) +
                         ": use --search nsga2, local or random (or --mode name for fewer digits)");
 

@@ -155,6 +155,22 @@ TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {
   EXPECT_FALSE(FitPack(Samples(), Info(), options).ok());
 }
 
+// A kind with too few samples is fitted without cross-validation, and its scores say so.
+TEST(FitPackTest, AKindTooSmallToCrossValidateSaysWhy) {
+  std::vector<TrainingSample> samples = Samples();
+  std::vector<TrainingSample> few(samples.begin(), samples.begin() + 9);  // conv2d+relu only
+  Expected<FitResult> fit = FitPack(few, Info(), SmallFit());
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  ASSERT_EQ(fit->report.size(), 1u);
+  for (const PredictorScore& score : fit->report[0].scores) {
+    EXPECT_EQ(score.cv.n, 0u) << score.name;
+    const std::string expected = score.name == "interp" || score.name == "roofline"
+                                     ? "not cross-validated: 9 samples (cross-validation needs 10)"
+                                     : "too few samples (9) to fit";
+    EXPECT_EQ(score.why, expected) << score.name;
+  }
+}
+
 // A first Ctrl-C during a long fit: it stops before its next predictor and says so.
 TEST(FitPackTest, StopsWhenTheStopFlagIsRaised) {
   FitOptions options = SmallFit();
