@@ -5,6 +5,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
@@ -58,6 +60,22 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--input-shape", flags->input_shapes,
                   "Input shape NAME=1x3x224x224 (repeatable; applies to the models with an input NAME)");
   cmd->callback([flags, &exit_code] {
+    // A configuration listed twice would be measured twice and shown twice.
+    auto twice = [](const auto& values) -> std::string {
+      for (std::size_t i = 0; i < values.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (values[i] == values[j]) return fmt::format("{}", values[i]);
+      return "";
+    };
+    for (const auto& [flag, repeated] : {std::pair<const char*, std::string>{"MODEL", twice(flags->models)},
+                                         {"--backends", twice(flags->backends)},
+                                         {"--num_threads", twice(flags->threads)},
+                                         {"--precision", twice(flags->precisions)}}) {
+      if (!repeated.empty()) {
+        exit_code = ReportError("", InvalidInput(fmt::format("{}: {} is given twice", flag, repeated)));
+        return;
+      }
+    }
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     CompareOptions options;

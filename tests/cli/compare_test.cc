@@ -131,6 +131,9 @@ TEST_F(CliCompare, BadFlagsAndFilesExit2WithOneLine) {
   expect_error({"compare", model, "--backends", "xnnpack,tensorrt"}, "unknown backend 'tensorrt'");
   expect_error({"compare", model, "--num_threads", "1,0"}, "num_threads");
   expect_error({"compare", model, "--precision", "fp16"}, "precision");
+  expect_error({"compare", model, "--backends", "xnnpack,onednn,xnnpack"}, "--backends: xnnpack is given twice");
+  expect_error({"compare", model, "--num_threads", "1,2,1"}, "--num_threads: 1 is given twice");
+  expect_error({"compare", model, model}, "MODEL: " + model + " is given twice");
   expect_error({"compare", model, "--format", "xml"}, "format");
   expect_error({"compare", model, "--num_runs", "0"}, "num_runs");
   expect_error({"compare"}, "models");
