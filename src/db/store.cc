@@ -680,16 +680,54 @@ Status Store::RecordReference(const ReferenceMeasurement& reference) {
   });
 }
 
+namespace {
+
+// A cell as a user would quote it: at most 24 characters, anything unprintable as '?'.
+std::string Quoted(const std::string& text) {
+  std::string shown = text.size() > 24 ? text.substr(0, 21) + "..." : text;
+  for (char& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return "'" + shown + "'";
+}
+
+// Reads the statistic in column `col` into `value` (NaN when NULL) and says why it is no time, or
+// "" when it is one. SQLite keeps text it cannot read as a number as text, even in a REAL column;
+// read as a double it would be 0, a number nobody measured.
+std::string ReadStatistic(const Statement& select, int col, const char* name, bool required, double& value) {
+  value = std::numeric_limits<double>::quiet_NaN();
+  switch (select.Type(col)) {
+    case SQLITE_NULL:
+      return required ? fmt::format("{} is missing", name) : std::string();
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      break;
+    case SQLITE_TEXT:
+      return fmt::format("{} is not a number ({})", name, Quoted(select.Text(col)));
+    default:
+      return fmt::format("{} is not a number (a blob)", name);
+  }
+  value = select.Real(col);
+  if (!std::isfinite(value)) return fmt::format("{} is {}, not a finite number", name, value);
+  if (value < 0) return fmt::format("{} is {}, a negative time", name, value);
+  return std::string();
+}
+
+}  // namespace
+
 Expected<std::vector<ReferenceMeasurement>> Store::ListReferences(std::int64_t campaign_id) const {
   Statement select(db_, path_);
   LATTE_RETURN_IF_ERROR(select.Prepare(
-      "SELECT campaign_id, time, p50, kernel_key FROM reference_measurements WHERE campaign_id = ?1 ORDER BY id"));
+      "SELECT campaign_id, time, p50, kernel_key, id FROM reference_measurements WHERE campaign_id = ?1 ORDER BY id"));
   select.Bind(1, campaign_id);
   std::vector<ReferenceMeasurement> references;
   while (true) {
     LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
     if (!row) break;
-    references.push_back({select.Int(0), select.Text(1), select.Real(2), select.Text(3)});
+    double p50 = 0;
+    std::string why = ReadStatistic(select, 2, "p50", /*required=*/true, p50);
+    if (why.empty() && !(p50 > 0)) why = "p50 is 0";
+    if (!why.empty()) return InvalidInput(fmt::format("{}: reference reading {}: {}", path_, select.Int(4), why));
+    references.push_back({select.Int(0), select.Text(1), p50, select.Text(3)});
   }
   return references;
 }
@@ -788,8 +826,9 @@ Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const Measuremen
     r.kernel = std::move(kernel).value();
     r.graph = select.Text(2);
     r.layer = static_cast<int>(select.Int(3));
-    r.in_graph_us = select.Real(4);
-    r.alone_us = select.Real(5);
+    std::string why = ReadStatistic(select, 4, "in_graph_us", /*required=*/true, r.in_graph_us);
+    if (why.empty()) why = ReadStatistic(select, 5, "alone_us", /*required=*/true, r.alone_us);
+    if (!why.empty()) return InvalidInput(fmt::format("{}: graph layer {}: {}", path_, select.Int(0), why));
     r.traffic.weight_bytes = select.Int(6);
     r.traffic.output_bytes = select.Int(7);
     Expected<std::vector<std::pair<int, std::int64_t>>> inputs = ParseInputsText(select.Text(8));
@@ -818,39 +857,6 @@ Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) 
   return graphs;
 }
 
-namespace {
-
-// A cell as a user would quote it: at most 24 characters, anything unprintable as '?'.
-std::string Quoted(const std::string& text) {
-  std::string shown = text.size() > 24 ? text.substr(0, 21) + "..." : text;
-  for (char& c : shown)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return "'" + shown + "'";
-}
-
-// Reads the statistic in column `col` into `value` (NaN when NULL) and says why it is no time, or
-// "" when it is one. SQLite keeps text it cannot read as a number as text, even in a REAL column;
-// read as a double it would be 0, a number nobody measured.
-std::string ReadStatistic(const Statement& select, int col, const char* name, bool required, double& value) {
-  value = std::numeric_limits<double>::quiet_NaN();
-  switch (select.Type(col)) {
-    case SQLITE_NULL:
-      return required ? fmt::format("{} is missing", name) : std::string();
-    case SQLITE_INTEGER:
-    case SQLITE_FLOAT:
-      break;
-    case SQLITE_TEXT:
-      return fmt::format("{} is not a number ({})", name, Quoted(select.Text(col)));
-    default:
-      return fmt::format("{} is not a number (a blob)", name);
-  }
-  value = select.Real(col);
-  if (!std::isfinite(value)) return fmt::format("{} is {}, not a finite number", name, value);
-  if (value < 0) return fmt::format("{} is {}, a negative time", name, value);
-  return std::string();
-}
-
-}  // namespace
 
 Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter,
                                                                   std::vector<DamagedMeasurement>* damaged) const {

@@ -570,6 +570,42 @@ TEST(Store, DamagedFiguresFailNamingTheRowOrAreListed) {
   EXPECT_EQ(damaged[4].why, "n is not a sample count ('many')");
 }
 
+// Reference readings and graph layers are figures too: a damaged one is named, never read as 0.
+TEST(Store, DamagedReferenceReadingsAndGraphLayersFailNamingTheRow) {
+  TempDir dir;
+  const std::string path = (dir.path() / "latte.db").string();
+  std::int64_t campaign_id = 0;
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok());
+    Ids ids = AddDeviceAndBackend(*store);
+    auto campaign = store->FindOrCreateCampaign("graph-context", "{}");
+    ASSERT_TRUE(campaign.ok());
+    campaign_id = campaign->id;
+    ASSERT_TRUE(store->RecordReference({campaign_id, "", 12.5, Conv(16).Key()}).ok());
+    ASSERT_TRUE(store->RecordReference({campaign_id, "", 13.0, Conv(16).Key()}).ok());
+    ASSERT_TRUE(store->InsertGraphLayers(ids.device, ids.backend, campaign_id, TwoGraphLayers()).ok());
+    ASSERT_TRUE(store->ListReferences(campaign_id).ok());
+    ASSERT_TRUE(store->QueryGraphLayers().ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE reference_measurements SET p50 = 'fast' WHERE id = 2; "
+                         "UPDATE graph_layers SET alone_us = -3 WHERE id = 2",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Store::OpenReadOnly(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto references = store->ListReferences(campaign_id);
+  ASSERT_FALSE(references.ok());
+  EXPECT_EQ(references.status().message(), path + ": reference reading 2: p50 is not a number ('fast')");
+  auto layers = store->QueryGraphLayers();
+  ASSERT_FALSE(layers.ok());
+  EXPECT_EQ(layers.status().message(), path + ": graph layer 2: alone_us is -3, a negative time");
+}
+
 TEST(Store, RandomBytesAreNotADatabaseAndStayUntouched) {
   TempDir dir;
   const auto path = dir.path() / "random.db";
