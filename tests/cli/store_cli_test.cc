@@ -47,12 +47,13 @@ TEST(ReadOnlyCommands, AnEmptyFileIsNotADatabaseAndStaysEmpty) {
   EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
 }
 
-// A store made by `latte import` (three conv kernels), then `sql` run on it by another program.
-std::string ImportedStoreEditedWith(const TempDir& dir, const std::string& sql) {
-  const std::string table = dir.Write("conv.out",
-                                      "{Regular,1,3,8,8,8,3,1,0} 1.5\n"
-                                      "{Regular,1,3,8,8,16,3,1,0} 2.5\n"
-                                      "{Regular,1,3,8,8,32,3,1,0} 4.5\n");
+// A store made by `latte import` of TensorRT `lines` (by default three conv kernels), then `sql`
+// run on it by another program.
+std::string ImportedStoreEditedWith(const TempDir& dir, const std::string& sql,
+                                    const std::string& lines = "{Regular,1,3,8,8,8,3,1,0} 1.5\n"
+                                                               "{Regular,1,3,8,8,16,3,1,0} 2.5\n"
+                                                               "{Regular,1,3,8,8,32,3,1,0} 4.5\n") {
+  const std::string table = dir.Write("conv.out", lines);
   const std::string db = (dir.path() / "w.db").string();
   RunResult r = RunLatte({"import", "--format", "tensorrt-conv", table, "--device", "v100", "--backend", "tensorrt",
                           "--db", db},
@@ -109,21 +110,11 @@ TEST(ReadOnlyCommands, FitLeavesOutAndCountsMeasurementsWhoseFiguresAreNoTimes) 
   std::string lines;
   for (int oc : {8, 12, 16, 24, 32, 48, 64, 96, 128}) lines += TensorRtLine(oc, 8);
   for (int oc : {8, 16, 32, 64, 128, 256}) lines += TensorRtLine(oc, 16);
-  const std::string table = dir.Write("conv.out", lines);
-  const std::string db = (dir.path() / "s.db").string();
-  RunResult r = RunLatte({"import", "--format", "tensorrt-conv", table, "--device", "v100", "--backend", "tensorrt",
-                          "--db", db},
-                         dir.path());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  sqlite3* handle = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(handle, "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p50 = -5 WHERE id = 4",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(handle);
+  const std::string db = ImportedStoreEditedWith(
+      dir, "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p50 = -5 WHERE id = 4", lines);
   const std::string before = ReadAll(db);
   const std::string pack = (dir.path() / "f.json").string();
-  r = RunLatte({"fit", "--backend", "tensorrt", "-o", pack, "--db", db}, dir.path(), 300);
+  RunResult r = RunLatte({"fit", "--backend", "tensorrt", "-o", pack, "--db", db}, dir.path(), 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cross-validation on 13 measurements"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("left out 2 of 15 matching measurements, whose figures are not times in the store: "
