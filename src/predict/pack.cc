@@ -7,6 +7,7 @@
 
 #include "core/file.h"
 #include "core/gzip.h"
+#include "db/tensorrt_conv.h"
 #include "ir/kernel_graph.h"
 #include "predict/features.h"
 
@@ -205,12 +206,14 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     pack.info.backend_version = json.at("backend").at("version").get<std::string>();
     if (!pack.info.device.is_object()) return InvalidInput("device: not an object");
     const nlohmann::json& threads = json.at("threads");
-    if (!threads.is_number_integer() || threads.get<std::int64_t>() < 1 || threads.get<std::int64_t>() > kMaxPackThreads)
-      return InvalidInput(fmt::format("threads: {} is not a thread count in 1..{}", threads.dump(), kMaxPackThreads));
+    // 0: unknown, as for a table imported from elsewhere.
+    if (!threads.is_number_integer() || threads.get<std::int64_t>() < 0 || threads.get<std::int64_t>() > kMaxPackThreads)
+      return InvalidInput(fmt::format("threads: {} is not a thread count in 0..{}", threads.dump(), kMaxPackThreads));
     pack.info.threads = threads.get<int>();
     pack.info.precision = json.at("precision").get<std::string>();
-    if (pack.info.precision != "fp32" && pack.info.precision != "int8")
-      return InvalidInput("precision: '" + pack.info.precision + "' is not fp32 or int8");
+    // The precisions measurements are stored with (fp16: imported TensorRT tables).
+    if (Expected<DataType> dtype = DataTypeFromPrecision(pack.info.precision); !dtype.ok())
+      return dtype.status().WithContext("precision");
     pack.info.fusion_rules = json.at("fusion_rules").get<std::vector<std::string>>();
     if (Expected<FusionRules> rules = FusionRules::FromKinds(pack.info.fusion_rules); !rules.ok())
       return rules.status().WithContext("fusion_rules");

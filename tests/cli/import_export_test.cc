@@ -20,6 +20,32 @@ const char kTable[] =
     "{Regular,1,3,8,8,16,3,1,0} -1\n"
     "{Depthwise,1,8,8,8,8,3,2,1} 0.25\n";
 
+// The TensorRT path end to end, at FP16: a table measured elsewhere (no thread count) imported,
+// fitted into a pack, and that pack predicting a kernel list in the same line format.
+TEST(ImportExportCommand, AnImportedFp16TableFitsAPackThatPredictsKernelLines) {
+  TempDir dir;
+  const std::string db = (dir.path() / "s.db").string(), pack = (dir.path() / "p.json").string();
+  std::string lines;
+  for (int h : {7, 14, 28, 56})
+    for (int oc : {16, 32, 64, 128})
+      lines += "{Regular,1,32," + std::to_string(h) + "," + std::to_string(h) + "," + std::to_string(oc) + ",3,1,0} " +
+               std::to_string(0.001 * h * h * oc / 64.0 + 0.01) + "\n";
+  RunResult r = RunLatte({"import", "--format", "tensorrt-conv", dir.Write("t.out", lines), "--precision", "fp16",
+                          "--device", "v100", "--backend", "tensorrt", "--db", db},
+                         dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunLatte({"fit", "--backend", "tensorrt", "--precision", "fp16", "--folds", "3", "--db", db, "-o", pack},
+               dir.path(), 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string kernels = dir.Write("k.out", "{Regular,1,32,20,20,48,3,1,0} -1\n{Regular,1,32,28,28,64,3,1,0} 1.0\n");
+  r = RunLatte({"predict", "--kernels", kernels, "--format", "tensorrt-conv", "--pack", pack}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), 2u) << r.out;
+  EXPECT_EQ(r.out.rfind("{Regular,1,32,20,20,48,3,1,0} ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\n{Regular,1,32,28,28,64,3,1,0} 0.794"), std::string::npos) << r.out;  // a table hit
+  EXPECT_NE(r.err.find("2 kernels predicted, 0 not predicted"), std::string::npos) << r.err;
+}
+
 TEST(ImportExportCommand, ImportsThenExportsCsvAndJsonl) {
   TempDir dir;
   const std::string db = (dir.path() / "store" / "latte.db").string();

@@ -333,9 +333,11 @@ TEST(PackTest, ImpossibleValuesAreRefusedNamingTheField) {
     if (message.find("json.exception") != std::string::npos) return "library text: " + message;
     return message.find(expected) != std::string::npos ? std::string("ok") : message;
   };
-  EXPECT_EQ(refused([](auto& j) { j["threads"] = -5; }, "threads: -5 is not a thread count in 1..1024"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["threads"] = -5; }, "threads: -5 is not a thread count in 0..1024"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["threads"] = 0; }, ""), "accepted");  // unknown: an imported table's pack
   EXPECT_EQ(refused([](auto& j) { j["threads"] = 1e300; }, "threads: "), "ok");
-  EXPECT_EQ(refused([](auto& j) { j["precision"] = "fp64"; }, "precision: 'fp64'"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["precision"] = "fp64"; }, "precision: unknown precision 'fp64'"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["precision"] = "fp16"; }, ""), "accepted");  // a TensorRT FP16 table's pack
   EXPECT_EQ(refused([](auto& j) { j["kinds"] = nlohmann::json::array(); }, "kinds: not an object"), "ok");
   EXPECT_EQ(refused([](auto& j) { j["device"] = nullptr; }, "device: not an object"), "ok");
   EXPECT_EQ(refused([](auto& j) { j["fusion_rules"] = {"nonsense+foo"}; }, "fusion_rules: "), "ok");
