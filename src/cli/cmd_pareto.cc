@@ -75,6 +75,11 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", s);
       return;
     }
+    // An unwritable --plot fails now, not after loading the packs, the search and the verification runs.
+    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
+      exit_code = ReportError(flags->plot, s);
+      return;
+    }
     std::vector<Pack> packs;
     for (const std::string& path : flags->packs) {
       auto pack = Pack::Load(path);
@@ -87,11 +92,6 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
     std::vector<SearchBackend> backends;
     for (std::size_t i = 0; i < packs.size(); ++i) backends.push_back({flags->backends[i], &packs[i]});
     options.run.num_threads = packs[0].info.threads;
-    // An unwritable --plot fails now, not after the search and the verification runs.
-    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
-      exit_code = ReportError(flags->plot, s);
-      return;
-    }
     Graph graph;
     if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
     BackendRegistry registry;

@@ -38,6 +38,11 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable; applies to every model)");
   cmd->callback([flags, &exit_code] {
+    // Before loading the pack and measuring.
+    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
+      exit_code = ReportError(flags->plot, s);
+      return;
+    }
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
       exit_code = ReportError("", pack.status());
@@ -53,11 +58,6 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", InvalidInput("--num_threads " + std::to_string(flags->num_threads) +
                                                " does not match the pack's threads (" +
                                                std::to_string(pack->info.threads) + ")"));
-      return;
-    }
-    // Before measuring.
-    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
-      exit_code = ReportError(flags->plot, s);
       return;
     }
     BenchOptions options;
