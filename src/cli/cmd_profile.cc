@@ -12,15 +12,9 @@
 #include "core/progress.h"
 #include "profile/fusion.h"
 #include "profile/profile.h"
+#include "profile/space.h"
 
 namespace latte::cli {
-namespace {
-
-// --max-kernels: the random sampler's own limit (a draw of 2^64 kernels would never end), for all strategies.
-constexpr long long kMaxProfileKernels = 100000;
-
-}  // namespace
-
 void AddProfileCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
@@ -52,7 +46,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--budget", flags->budget,
                   "Stop cleanly after this long: 30s, 10m, 2h, or a bare number of seconds (default: no limit)");
   cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)")
-      ->check(IntegerIn(1, kMaxProfileKernels));
+      ->check(IntegerIn(1, kMaxRandomKernels));  // the random sampler's limit, for every strategy
   cmd->add_option("--seed", flags->seed, "Seed of the random draws and of the measuring order")->capture_default_str();
   cmd->add_option("--db", flags->db, "Store file (default: " + DefaultProfileDb() + ")");
   AddProtocolFlags(*cmd, flags->measure, " per kernel");

@@ -707,9 +707,6 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     if (config.strategy == "random" && config.max_kernels == 0) {
       return InvalidInput("the random strategy needs a count (--max-kernels)");
     }
-    // Draws are kept in memory before the campaign starts: a count no campaign could measure
-    // (100,000 is hours of kernels; more is a typo), refused rather than drawn for ever.
-    constexpr std::size_t kMaxRandomKernels = 100'000;
     if (config.strategy == "random" && config.max_kernels > kMaxRandomKernels) {
       return InvalidInput(fmt::format("--max-kernels {} is more than the random strategy draws (at most {})",
                                       config.max_kernels, kMaxRandomKernels));

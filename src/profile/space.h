@@ -66,6 +66,10 @@ std::vector<std::size_t> RandomShares(const std::vector<Kernel>& kinds, std::siz
 /// do not split into channels and size (concat, resize, pad, matmul) have no neighbours.
 std::vector<Kernel> NeighbourKernels(const Kernel& kernel);
 
+/// The most kernels a random sample draws (`--max-kernels`): draws are kept in memory before the
+/// campaign starts, and 100,000 is hours of kernels; more is a typo, refused rather than drawn for ever.
+inline constexpr std::size_t kMaxRandomKernels = 100'000;
+
 /// What a sampler draws: the campaign's config space (its JSON is part of the campaign's identity).
 struct SamplerConfig {
   std::string strategy = "grid";    // grid | random | from-models | adaptive (adaptive.h: needs a store)
