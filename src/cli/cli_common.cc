@@ -73,6 +73,8 @@ void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string&
       ->capture_default_str();
 }
 
+namespace {
+
 Status CheckOutputPath(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -83,6 +85,14 @@ Status CheckOutputPath(const std::string& path) {
   if (!fs::is_directory(folder, ec)) return NotFound("no such folder " + folder);
   if (::access(folder.c_str(), W_OK | X_OK) != 0) return IoError("cannot write into the folder " + folder);
   return Status::Ok();
+}
+
+}  // namespace
+
+int CheckOutputFile(const std::string& path, bool required) {
+  if (path.empty() && !required) return kExitOk;
+  if (Status s = CheckOutputPath(path); !s.ok()) return ReportError(path, s);
+  return kExitOk;
 }
 
 Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name) {

@@ -37,9 +37,11 @@ CLI::Validator NumberIn(double lo, double hi);
 /// value makes a measurement run without end). `what` ends each description ("per kernel").
 void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what = "");
 
-/// A file a command writes after long work, checked before it: not a directory, in a folder that
-/// exists and this process may write into. Messages do not name the path (callers add it).
-Status CheckOutputPath(const std::string& path);
+/// A file a command writes after long work (-o, --plot, --trace), checked before it: not a
+/// directory, in a folder that exists and this process may write into. Returns kExitOk, or the
+/// exit code of the one-line error it reported naming the path. An optional flag not given
+/// (empty) passes; a `required` one must not be empty.
+int CheckOutputFile(const std::string& path, bool required = false);
 
 /// `name` is a backend the registry knows; else "FLAG: unknown backend 'x' (known: a, b, c)".
 Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name);

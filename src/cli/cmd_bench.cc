@@ -46,10 +46,7 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
     options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();
     // Before measuring.
-    if (Status s = flags->trace.empty() ? Status::Ok() : CheckOutputPath(flags->trace); !s.ok()) {
-      exit_code = ReportError(flags->trace, s);
-      return;
-    }
+    if ((exit_code = CheckOutputFile(flags->trace)) != kExitOk) return;
     if (Status s = options.measure.Validate(); !s.ok()) {
       exit_code = ReportError("", s);
       return;

@@ -74,10 +74,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", s);
       return;
     }
-    if (Status s = CheckOutputPath(flags->output); !s.ok()) {
-      exit_code = ReportError(flags->output, s);
-      return;
-    }
+    if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
     for (const std::string& model : flags->models) {
       Graph graph;
       if ((exit_code = ImportForCommand(model, flags->input_shapes, graph)) != kExitOk) return;

@@ -69,10 +69,8 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
       for (std::size_t i = 0; i < flags->fusion_rules.size(); ++i) request.command += (i ? "," : "") + flags->fusion_rules[i];
     }
     request.command += " -o " + flags->output;
-    if (Status s = CheckOutputPath(flags->output); !s.ok()) {  // before the fit, which can take minutes
-      exit_code = ReportError(flags->output, s);
-      return;
-    }
+    // Before the fit, which can take minutes.
+    if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
     auto fit = FitFromStore(request);
     if (!fit.ok()) {
       exit_code = ReportError("", fit.status());

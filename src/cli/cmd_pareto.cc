@@ -76,10 +76,7 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
       return;
     }
     // An unwritable --plot fails now, not after loading the packs, the search and the verification runs.
-    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
-      exit_code = ReportError(flags->plot, s);
-      return;
-    }
+    if ((exit_code = CheckOutputFile(flags->plot)) != kExitOk) return;
     std::vector<Pack> packs;
     for (const std::string& path : flags->packs) {
       auto pack = Pack::Load(path);

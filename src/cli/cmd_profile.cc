@@ -69,10 +69,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
       return;
     }
     // Before measuring.
-    if (Status s = flags->fusion_out.empty() ? Status::Ok() : CheckOutputPath(flags->fusion_out); !s.ok()) {
-      exit_code = ReportError(flags->fusion_out, s);
-      return;
-    }
+    if ((exit_code = CheckOutputFile(flags->fusion_out)) != kExitOk) return;
     if (cmd->count("--budget") > 0) {  // given empty is an error, not "no limit"
       auto budget = ParseDuration(flags->budget);
       if (!budget.ok()) {

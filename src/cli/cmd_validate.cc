@@ -39,10 +39,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable; applies to every model)");
   cmd->callback([flags, &exit_code] {
     // Before loading the pack and measuring.
-    if (Status s = flags->plot.empty() ? Status::Ok() : CheckOutputPath(flags->plot); !s.ok()) {
-      exit_code = ReportError(flags->plot, s);
-      return;
-    }
+    if ((exit_code = CheckOutputFile(flags->plot)) != kExitOk) return;
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
       exit_code = ReportError("", pack.status());
