@@ -23,6 +23,7 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
     std::vector<std::string> fusion_rules;
     int threads = 0;
     FitOptions options;
+    bool no_drift_correction = false;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("fit", "Fit a predictor pack on stored measurements (k-fold cross-validated)");
@@ -45,8 +46,11 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--bandwidth-gbs", flags->options.predictor.bandwidth_gbs,
                   "Device memory bandwidth in GB/s for the roofline (default 0: the best the samples reach)")
       ->check(NumberIn(0, kMaxRooflineRate));
+  cmd->add_flag("--no-drift-correction", flags->no_drift_correction,
+                "Fit the measurements as stored, not scaled to the drift reference's median level");
   cmd->callback([flags, &exit_code] {
     StoreFitRequest request;
+    request.correct_drift = !flags->no_drift_correction;
     request.db = flags->db.empty() ? DefaultStorePath() : flags->db;
     request.filter.backend = flags->backend;
     if (flags->threads > 0) request.filter.threads = flags->threads;
@@ -63,7 +67,8 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
     request.command = "latte fit --db " + request.db + " --backend " + flags->backend +
                       (flags->device.empty() ? "" : " --device " + flags->device) +
                       (flags->threads > 0 ? " --num_threads " + std::to_string(flags->threads) : "") +
-                      (flags->precision.empty() ? "" : " --precision " + flags->precision);
+                      (flags->precision.empty() ? "" : " --precision " + flags->precision) +
+                      (flags->no_drift_correction ? " --no-drift-correction" : "");
     if (!flags->fusion_rules.empty()) {
       request.command += " --fusion-rules ";
       for (std::size_t i = 0; i < flags->fusion_rules.size(); ++i) request.command += (i ? "," : "") + flags->fusion_rules[i];

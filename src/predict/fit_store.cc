@@ -9,6 +9,7 @@
 
 #include "core/stats.h"
 #include "predict/context_model.h"
+#include "predict/drift_correction.h"
 
 namespace latte {
 namespace {
@@ -143,45 +144,38 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   info.created = NowUtcIso8601();
   info.latte_version = request.latte_version;
 
+  // The drift reference as the campaigns behind these measurements read it.
+  LATTE_ASSIGN_OR_RETURN(const CampaignReference reference, ReadCampaignReference(*store, *rows));
+  info.reference_kernel = reference.kernel;
+  if (!reference.readings.empty()) {
+    info.reference_p50_us = reference.LevelUs();
+    info.reference_readings = reference.readings.size();
+    info.reference_spread = RobustRelativeSd(reference.readings);
+  }
+
+  // Each measurement scaled to the reference's median level (predict/drift_correction), unless asked not to.
+  DriftCorrector corrector(reference.levels, info.reference_p50_us, request.correct_drift);
   std::set<std::string> fused_kinds;
   std::vector<TrainingSample> samples;
   samples.reserve(rows->size());
   for (const StoredMeasurement& m : *rows) {
+    const double factor = corrector.Factor(m.campaign, m.time);
     // Spread, one standard deviation: estimated from the p10–p90 range where the source gave it,
     // else its standard deviation, else unknown.
     double spread_us = std::isfinite(m.stats.p90) && std::isfinite(m.stats.p10) ? (m.stats.p90 - m.stats.p10) / kP10ToP90Sds
                        : std::isfinite(m.stats.std)                            ? m.stats.std
                                                                                : 0;
-    samples.push_back({m.kernel, m.backend.threads, m.stats.p50 / 1000, spread_us / 1000});
+    samples.push_back({m.kernel, m.backend.threads, factor * m.stats.p50 / 1000, factor * spread_us / 1000});
     if (!m.kernel.fused.empty()) fused_kinds.insert(m.kernel.Kind());
   }
   if (request.fusion_rules) info.fusion_rules = *request.fusion_rules;
   else info.fusion_rules.assign(fused_kinds.begin(), fused_kinds.end());
-
-  // The drift reference as the campaigns behind these measurements read it.
-  std::set<std::int64_t> campaigns;
-  for (const StoredMeasurement& m : *rows)
-    if (m.campaign) campaigns.insert(*m.campaign);
-  std::vector<double> readings;
-  for (std::int64_t id : campaigns) {
-    auto refs = store->ListReferences(id);
-    if (!refs.ok()) return refs.status();
-    for (const ReferenceMeasurement& r : *refs) {
-      if (info.reference_kernel.empty()) info.reference_kernel = r.kernel_key;
-      if (r.kernel_key == info.reference_kernel && r.p50_us > 0) readings.push_back(r.p50_us);
-    }
-  }
-  if (!readings.empty()) {
-    std::sort(readings.begin(), readings.end());
-    info.reference_p50_us = readings[(readings.size() - 1) / 2];  // lower median: a reading taken
-    info.reference_readings = readings.size();
-    info.reference_spread = RobustRelativeSd(readings);
-  } else {
-    info.reference_kernel.clear();
-  }
+  const DriftCorrection drift = corrector.Finish();
+  info.reference_corrected = drift.corrected;
 
   StoreFit result;
   result.measurements = samples.size();
+  result.drift = drift;
   result.left_out = std::move(left_out);
   result.device_key = first.device.key;
   auto fit = FitPack(samples, info, request.options);

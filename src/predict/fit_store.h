@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "db/store.h"
+#include "predict/drift_correction.h"
 #include "predict/fit.h"
 
 namespace latte {
@@ -20,6 +21,8 @@ struct StoreFitRequest {
   std::optional<std::vector<std::string>> fusion_rules;
   std::string command;         // provenance: the command that made the pack
   std::string latte_version = "0.1.0";
+  /// Scale each measurement to the drift reference's median level (predict/drift_correction).
+  bool correct_drift = true;
 };
 
 struct StoreFit {
@@ -28,6 +31,7 @@ struct StoreFit {
   /// Matching rows not fitted, by id: damaged figures (see DamagedMeasurement) or a p50 of 0.
   std::vector<DamagedMeasurement> left_out;
   std::string device_key;
+  DriftCorrection drift;  // what scaling the measurements to one machine speed did
   /// What became of the in-graph context: fitted (on how many networks, how well), or why the
   /// pack has none (no layers measured in context for this configuration, too few networks).
   std::string context_note;

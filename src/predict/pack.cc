@@ -167,7 +167,8 @@ nlohmann::json Pack::ToJson() const {
     out["reference"] = {{"kernel", info.reference_kernel},
                         {"p50_us", info.reference_p50_us},
                         {"readings", info.reference_readings},
-                        {"spread", info.reference_spread}};
+                        {"spread", info.reference_spread},
+                        {"corrected", info.reference_corrected}};
   nlohmann::json kinds_json = nlohmann::json::object();
   for (const auto& [kind, model] : kinds) {
     nlohmann::json k;
@@ -232,6 +233,7 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
           pack.info.reference_spread > 1) {
         return InvalidInput("reference: spread must be a number in [0, 1]");
       }
+      pack.info.reference_corrected = reference.value("corrected", std::size_t{0});  // optional, as spread
     }
     if (!json.at("kinds").is_object()) return InvalidInput("kinds: not an object of kernel kinds");
     for (const auto& [kind, k] : json.at("kinds").items()) {

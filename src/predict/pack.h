@@ -85,6 +85,9 @@ struct PackInfo {
   /// RobustRelativeSd; 0 when too few to say). The machine's own drift while the pack's
   /// measurements were taken: part of every prediction's interval.
   double reference_spread = 0;
+  /// Measurements scaled to reference_p50_us before fitting (predict/drift_correction; 0: none,
+  /// or a pack made before measurements were corrected).
+  std::size_t reference_corrected = 0;
 };
 
 /// A loaded or freshly fitted pack.

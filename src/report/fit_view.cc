@@ -39,6 +39,7 @@ std::string FitReportText(const StoreFit& fit, int folds) {
   if (fit.fit.skipped_samples > 0) {
     text += fmt::format("left out {} measurements with a latency <= 0\n", fit.fit.skipped_samples);
   }
+  text += fit.drift.Describe() + "\n";
   text += table.Render();
   if (!fit.context_note.empty()) text += fit.context_note + "\n";
   return text;

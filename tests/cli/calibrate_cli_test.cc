@@ -61,6 +61,12 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
   EXPECT_EQ(json["reference"]["kernel"].get<std::string>().rfind("conv2d|", 0), 0u);
   EXPECT_GT(json["reference"]["p50_us"].get<double>(), 0);
   EXPECT_GE(json["reference"]["readings"].get<int>(), 2);
+  // Every measurement was taken in a campaign that read the reference: all are drift-corrected.
+  EXPECT_EQ(json["reference"]["corrected"].get<std::size_t>(), rows->size());
+  EXPECT_NE(run.out.find("drift-corrected " + std::to_string(rows->size()) + " of " + std::to_string(rows->size()) +
+                         " measurements to the reference's"),
+            std::string::npos)
+      << run.out;
   RunResult validated = RunLatte({"validate", kModel, "--pack", pack, "--num_runs", "3", "--min_secs", "0",
                                   "--warmup_runs", "1", "--format", "json"},
                                  dir.path(), 120);

@@ -37,6 +37,10 @@ TEST(ImportExportCommand, AnImportedFp16TableFitsAPackThatPredictsKernelLines) {
   r = RunLatte({"fit", "--backend", "tensorrt", "--precision", "fp16", "--folds", "3", "--db", db, "-o", pack},
                dir.path(), 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // An imported table has no drift reference readings: fitted as stored, and said.
+  EXPECT_NE(r.out.find("not drift-corrected: no reading of the drift reference was taken with these measurements"),
+            std::string::npos)
+      << r.out;
   const std::string kernels = dir.Write("k.out", "{Regular,1,32,20,20,48,3,1,0} -1\n{Regular,1,32,28,28,64,3,1,0} 1.0\n");
   r = RunLatte({"predict", "--kernels", kernels, "--format", "tensorrt-conv", "--pack", pack}, dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;

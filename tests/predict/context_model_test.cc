@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "profile/space.h"
@@ -206,11 +207,14 @@ TEST(StoreFit, KeepsTheReferenceReadingsAndEachMeasurementsSpread) {
     record.stats.n = 10;
     record.stats.p10 = 700, record.stats.p50 = 720, record.stats.p90 = 700 + 2.563 * 20;
     record.campaign = campaign->id;
+    record.time = "2026-11-23T10:05:00Z";  // when the reference read its median: not scaled
     const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
     const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
     ASSERT_TRUE(store->InsertMeasurements(device, backend, {&record, 1}).ok());
-    for (int i = 0; i <= 10; ++i)  // 90, 92, ..., 110 µs: p10 92, p90 108
-      ASSERT_TRUE(store->RecordReference({campaign->id, "", 90.0 + 2 * i, "conv2d|ref|float32"}).ok());
+    for (int i = 0; i <= 10; ++i) {  // 90, 92, ..., 110 µs a minute apart: p10 92, p90 108
+      const std::string time = fmt::format("2026-11-23T10:{:02d}:00Z", i);
+      ASSERT_TRUE(store->RecordReference({campaign->id, time, 90.0 + 2 * i, "conv2d|ref|float32"}).ok());
+    }
   }
   auto fit = FitFromStore(Request(path));
   ASSERT_TRUE(fit.ok()) << fit.status().message();
@@ -225,6 +229,67 @@ TEST(StoreFit, KeepsTheReferenceReadingsAndEachMeasurementsSpread) {
   EXPECT_EQ(hit->source, PredictionSource::kTableHit);
   EXPECT_DOUBLE_EQ(hit->ms, 0.72);
   EXPECT_NEAR(hit->spread_ms, 0.020, 1e-12);
+}
+
+// Two campaigns hours apart read the reference at 80 and 125 µs (the pack's level, the lower
+// median of the readings, is 100): what each measured is scaled to that one machine speed, and the
+// fit says so; asked not to, the fit keeps the measurements as stored.
+TEST(StoreFit, ScalesEachMeasurementToTheReferencesLevel) {
+  testing::TempDir dir;
+  const std::string path = StoreWithNetworks(dir, 0);  // its measurements have no campaign
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
+    const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
+    const struct {
+      const char* space;
+      const char* time;
+      double reference_us;
+      int channels;
+    } campaigns[] = {{"fast", "2026-11-23T10:00:00Z", 80, 72}, {"slow", "2026-11-23T18:00:00Z", 125, 80},
+                     {"middle", "2026-11-23T14:00:00Z", 100, 88}};
+    for (const auto& c : campaigns) {
+      auto campaign = store->FindOrCreateCampaign("profile", c.space);
+      ASSERT_TRUE(campaign.ok());
+      MeasurementRecord record;
+      record.kernel = ConvKernel(OpKind::kConv2D, 16, 16, c.channels, c.channels, 3, 1);
+      record.stats.n = 10;
+      record.stats.p10 = record.stats.p50 = record.stats.p90 = 1000;
+      record.campaign = campaign->id;
+      record.time = c.time;
+      ASSERT_TRUE(store->InsertMeasurements(device, backend, {&record, 1}).ok());
+      ASSERT_TRUE(store->RecordReference({campaign->id, c.time, c.reference_us, "conv2d|ref|float32"}).ok());
+    }
+  }
+  auto predict_ms = [](const Pack& pack, std::int64_t channels) {
+    auto hit = pack.Predict(ConvKernel(OpKind::kConv2D, 16, 16, channels, channels, 3, 1));
+    EXPECT_TRUE(hit.ok() && hit->source == PredictionSource::kTableHit);
+    return hit.ok() ? hit->ms : 0;
+  };
+  auto fit = FitFromStore(Request(path));
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->fit.pack.info.reference_p50_us, 100);
+  EXPECT_EQ(fit->fit.pack.info.reference_corrected, 3u);
+  EXPECT_DOUBLE_EQ(predict_ms(fit->fit.pack, 72), 1.25);  // measured on a faster machine: scaled up
+  EXPECT_DOUBLE_EQ(predict_ms(fit->fit.pack, 80), 0.8);
+  EXPECT_DOUBLE_EQ(predict_ms(fit->fit.pack, 88), 1.0);
+  EXPECT_DOUBLE_EQ(predict_ms(fit->fit.pack, 8), 0.08);  // no campaign: as measured
+  EXPECT_EQ(fit->drift.corrected, 3u);
+  EXPECT_EQ(fit->drift.uncorrected, 8u);
+  EXPECT_NE(fit->drift.Describe().find("drift-corrected 3 of 11 measurements to the reference's 100.00 µs "
+                                       "(factors 0.800–1.250, median 1.000); 8 left as measured"),
+            std::string::npos)
+      << fit->drift.Describe();
+
+  StoreFitRequest as_stored = Request(path);
+  as_stored.correct_drift = false;
+  auto raw = FitFromStore(as_stored);
+  ASSERT_TRUE(raw.ok()) << raw.status().message();
+  EXPECT_EQ(raw->fit.pack.info.reference_corrected, 0u);
+  EXPECT_DOUBLE_EQ(predict_ms(raw->fit.pack, 72), 1.0);
+  EXPECT_DOUBLE_EQ(predict_ms(raw->fit.pack, 80), 1.0);
+  EXPECT_EQ(raw->drift.Describe(), "not drift-corrected: fitted on the measurements as stored");
 }
 
 TEST(ContextModel, StoreFitSaysWhyAPackHasNone) {

@@ -1,0 +1,95 @@
+#pragma once
+// Drift correction of stored measurements. This host runs 5–10% faster or slower from one hour
+// to the next, and a store gathers campaigns from many hours: a kernel measured at 10:00 and its
+// neighbour measured at 18:00 disagree by the machine's drift, not by their shapes. Every
+// campaign reads the drift reference kernel at its start, every 100 kernels and at its end
+// (profile/campaign); a measurement is scaled by
+//   (the pack's reference level) / (the reference's level at the measurement's time)
+// where the level at a time is interpolated linearly between the campaign's readings either side
+// (the nearest reading before its first or after its last). All measurements then speak of one
+// machine speed: the one the pack records and `latte validate`'s drift check compares with.
+// On this host's store it brought repeated measurements of the same kernel in different
+// campaigns from 3.8% RMS apart to 2.7% (BENCHMARKS.md).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "db/store.h"
+
+namespace latte {
+
+/// Seconds since the epoch of an ISO 8601 UTC time as Latte stores them ("2026-11-23T10:05:58.785Z",
+/// fraction and 'Z' optional); nullopt for anything else.
+std::optional<double> ParseUtcTime(const std::string& text);
+
+/// The drift reference's readings of each campaign, in time order.
+class ReferenceLevels {
+ public:
+  /// A reading of `campaign` at `time` (stored text; a reading whose time cannot be parsed is not
+  /// kept and Add returns false) of `p50_us` (> 0, else not kept).
+  bool Add(std::int64_t campaign, const std::string& time, double p50_us);
+
+  /// The reference's level in `campaign` at `time`: interpolated between the readings either side,
+  /// the nearest one outside them; nullopt when the campaign has no reading or the time cannot be
+  /// parsed.
+  std::optional<double> At(std::int64_t campaign, const std::string& time) const;
+
+ private:
+  struct Reading {
+    double seconds = 0;
+    double sum_us = 0;  // readings taken at the same time are averaged
+    int count = 0;
+    double p50_us() const { return sum_us / count; }
+  };
+  std::map<std::int64_t, std::vector<Reading>> readings_;  // by campaign, in time order
+};
+
+/// The drift reference as the campaigns of some measurements read it.
+struct CampaignReference {
+  std::string kernel;             // the first reference kernel their readings name (empty: none)
+  std::vector<double> readings;   // its readings' p50s (µs), sorted
+  ReferenceLevels levels;
+  /// The lower median of the readings (a reading taken); 0 when there is none.
+  double LevelUs() const { return readings.empty() ? 0 : readings[(readings.size() - 1) / 2]; }
+};
+
+/// Reads the reference readings of the campaigns `measurements` belong to. Fails (naming the
+/// store's row) on a damaged reading.
+Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::vector<StoredMeasurement>& measurements);
+
+/// What correcting a fit's measurements did, for the fit's report.
+struct DriftCorrection {
+  bool requested = true;             // false: the fit was asked not to correct
+  double level_us = 0;               // the level all were scaled to (the pack's reference p50)
+  std::size_t corrected = 0;         // measurements scaled
+  std::size_t uncorrected = 0;       // no reading of their campaign (imported tables, old stores)
+  double min_factor = 1, median_factor = 1, max_factor = 1;  // over the corrected ones
+
+  /// "drift-corrected 33,075 of 33,075 measurements to the reference's 71.45 µs (factors 0.93–1.07,
+  /// median 1.00)", or why none were.
+  std::string Describe() const;
+};
+
+/// Scales measurements to `level_us` with `levels`, counting what it did.
+class DriftCorrector {
+ public:
+  /// `requested` false: every factor is 1 (the fit was asked not to correct).
+  DriftCorrector(const ReferenceLevels& levels, double level_us, bool requested = true);
+  /// The factor of a measurement taken at `time` in `campaign`; 1 (counted as uncorrected) when
+  /// the campaign has no reading or the time cannot be parsed.
+  double Factor(std::optional<std::int64_t> campaign, const std::string& time);
+  DriftCorrection Finish() const;
+
+ private:
+  const ReferenceLevels& levels_;
+  double level_us_;
+  bool requested_;
+  std::size_t uncorrected_ = 0;
+  std::vector<double> factors_;
+};
+
+}  // namespace latte
