@@ -207,8 +207,11 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
     model.l2_bytes = json.at("l2_bytes").get<std::int64_t>();
     model.l3_bytes = json.at("l3_bytes").get<std::int64_t>();
     if (model.l2_bytes <= 0 || model.l3_bytes <= 0) return InvalidInput("context: cache sizes must be positive");
-    model.graphs = json.at("graphs").get<std::size_t>();
-    model.layers = json.at("layers").get<std::size_t>();
+    for (auto [name, count] : {std::pair{"graphs", &model.graphs}, std::pair{"layers", &model.layers}}) {
+      Expected<std::size_t> read = JsonCount(json, name);
+      if (!read.ok()) return read.status().WithContext("context");
+      *count = *read;
+    }
     const nlohmann::json& cv = json.at("cv");
     model.folds = cv.at("folds").get<int>();
     LATTE_ASSIGN_OR_RETURN(model.cv_alone_rmspe_pct, number(cv, "alone_rmspe_pct"));

@@ -226,21 +226,29 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
       const nlohmann::json& reference = json.at("reference");
       pack.info.reference_kernel = reference.at("kernel").get<std::string>();
       LATTE_ASSIGN_OR_RETURN(pack.info.reference_p50_us, JsonNonNegative(reference, "p50_us"));
-      pack.info.reference_readings = reference.at("readings").get<std::size_t>();
+      Expected<std::size_t> readings = JsonCount(reference, "readings");
+      if (!readings.ok()) return readings.status().WithContext("reference");
+      pack.info.reference_readings = *readings;
       // Optional: packs made before it was kept have none (their intervals leave the machine out).
       pack.info.reference_spread = reference.value("spread", 0.0);
       if (!std::isfinite(pack.info.reference_spread) || pack.info.reference_spread < 0 ||
           pack.info.reference_spread > 1) {
         return InvalidInput("reference: spread must be a number in [0, 1]");
       }
-      pack.info.reference_corrected = reference.value("corrected", std::size_t{0});  // optional, as spread
+      if (reference.contains("corrected")) {  // optional: packs made before measurements were drift-corrected
+        Expected<std::size_t> corrected = JsonCount(reference, "corrected");
+        if (!corrected.ok()) return corrected.status().WithContext("reference");
+        pack.info.reference_corrected = *corrected;
+      }
     }
     if (!json.at("kinds").is_object()) return InvalidInput("kinds: not an object of kernel kinds");
     for (const auto& [kind, k] : json.at("kinds").items()) {
       KindModel model;
       model.kind = kind;
       LATTE_RETURN_IF_ERROR(ParseKernelKind(kind));
-      model.samples = k.at("samples").get<std::size_t>();
+      Expected<std::size_t> samples = JsonCount(k, "samples");
+      if (!samples.ok()) return samples.status().WithContext("kind " + kind);
+      model.samples = *samples;
       Expected<TrainingRanges> ranges = TrainingRanges::FromJson(k.at("ranges"));
       if (!ranges.ok()) return ranges.status().WithContext("kind " + kind);
       model.ranges = std::move(*ranges);

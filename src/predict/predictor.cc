@@ -50,6 +50,14 @@ Expected<double> JsonNonNegative(const nlohmann::json& json, const char* field) 
   return number;
 }
 
+Expected<std::size_t> JsonCount(const nlohmann::json& json, const char* field) {
+  if (!json.contains(field)) return InvalidInput(std::string("field '") + field + "' is missing");
+  const nlohmann::json& value = json.at(field);
+  // Parsed text gives non-negative integers as unsigned; JSON built in code, as signed.
+  if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<std::int64_t>() < 0)) return InvalidInput(std::string("field '") + field + "' is not a count (a whole number ≥ 0)");
+  return value.get<std::size_t>();
+}
+
 std::string JsonErrorText(const std::exception& e) {
   std::string_view text = e.what();
   if (text.rfind("[json.exception.", 0) == 0) {

@@ -102,6 +102,9 @@ Expected<double> JsonNumber(const nlohmann::json& json, const char* field);
 Expected<std::string> JsonString(const nlohmann::json& json, const char* field);
 /// A finite number ≥ 0 (a spread, a cost), failing with the field's name.
 Expected<double> JsonNonNegative(const nlohmann::json& json, const char* field);
+/// A whole number ≥ 0 (a count: samples, readings), failing with the field's name; -5 or 2.5
+/// is refused, not wrapped or truncated.
+Expected<std::size_t> JsonCount(const nlohmann::json& json, const char* field);
 
 /// The JSON library's message without its "[json.exception.type_error.302] " prefix: what a
 /// user reads of a malformed pack.

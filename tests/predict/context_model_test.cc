@@ -132,6 +132,11 @@ TEST(ContextModel, JsonRoundTripsExactlyAndNamesBadFields) {
   bad = model.ToJson();
   bad["l2_bytes"] = 0;
   EXPECT_FALSE(ContextModel::FromJson(bad).ok());
+  bad = model.ToJson();
+  bad["graphs"] = -3;
+  auto wrapped = ContextModel::FromJson(bad);
+  ASSERT_FALSE(wrapped.ok());
+  EXPECT_EQ(wrapped.status().message(), "context: field 'graphs' is not a count (a whole number ≥ 0)");
 }
 
 }  // namespace

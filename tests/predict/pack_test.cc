@@ -350,6 +350,17 @@ TEST(PackTest, ImpossibleValuesAreRefusedNamingTheField) {
                     "gbdt: field 'relative_spread' is negative"),
             "ok");
   EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["ranges"]["params"]["a1"] = {56, 7}; }, "min > max"), "ok");
+  // Counts are whole numbers ≥ 0: -5 is not wrapped to 2^64 − 5, 2.5 not truncated.
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["samples"] = -5; },
+                    "kind add: field 'samples' is not a count (a whole number ≥ 0)"),
+            "ok");
+  const nlohmann::json reference = {{"kernel", "conv2d|ic=32|float32"}, {"p50_us", 48.0}, {"readings", 9}};
+  EXPECT_EQ(refused([&](auto& j) { j["reference"] = reference; }, ""), "accepted");  // made before drift correction
+  EXPECT_EQ(refused([&](auto& j) { (j["reference"] = reference)["readings"] = 2.5; }, "reference: field 'readings'"), "ok");
+  EXPECT_EQ(refused([&](auto& j) { (j["reference"] = reference)["corrected"] = -1; }, "reference: field 'corrected'"),
+            "ok");
+  EXPECT_EQ(refused([&](auto& j) { (j["reference"] = reference)["corrected"] = "all"; }, "reference: field 'corrected'"),
+            "ok");
   EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["predictors"]["roofline"]["bandwidth_gbs"] = 0; },
                     "roofline: efficiency, peak_gflops and bandwidth_gbs must be > 0"),
             "ok");
