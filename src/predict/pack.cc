@@ -58,6 +58,18 @@ AccuracyMetrics ComputeAccuracy(std::span<const double> predicted, std::span<con
   return m;
 }
 
+namespace {
+
+// What TrainingRanges::derived keeps of a kernel.
+std::vector<std::pair<const char*, double>> DerivedRangeValues(const Kernel& kernel) {
+  const KernelCost cost = ComputeKernelCost(kernel);
+  std::vector<std::pair<const char*, double>> values = {{"macs", cost.macs}, {"bytes", cost.Bytes()}};
+  if (cost.oh > 0 && cost.ow > 0) values.emplace_back("oh*ow", cost.oh * cost.ow);
+  return values;
+}
+
+}  // namespace
+
 void TrainingRanges::Extend(const Kernel& kernel, int threads) {
   auto extend = [this](const std::string& name, std::int64_t v) {
     auto [it, inserted] = params.try_emplace(name, v, v);
@@ -65,6 +77,10 @@ void TrainingRanges::Extend(const Kernel& kernel, int threads) {
   };
   for (const auto& [name, value] : kernel.params) extend(name, value);
   extend("threads", threads);
+  for (const auto& [name, value] : DerivedRangeValues(kernel)) {
+    auto [it, inserted] = derived.try_emplace(name, value, value);
+    if (!inserted) it->second = {std::min(it->second.first, value), std::max(it->second.second, value)};
+  }
   std::string dtype(DataTypeName(kernel.dtype));
   if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
     dtypes.push_back(dtype);
@@ -79,6 +95,12 @@ bool TrainingRanges::Contains(const Kernel& kernel, int threads) const {
   };
   for (const auto& [name, value] : kernel.params)
     if (!inside(name, value)) return false;
+  if (!derived.empty()) {
+    for (const auto& [name, value] : DerivedRangeValues(kernel)) {
+      auto it = derived.find(name);
+      if (it == derived.end() || value < it->second.first || value > it->second.second) return false;
+    }
+  }
   return inside("threads", threads) &&
          std::find(dtypes.begin(), dtypes.end(), DataTypeName(kernel.dtype)) != dtypes.end();
 }
@@ -86,7 +108,13 @@ bool TrainingRanges::Contains(const Kernel& kernel, int threads) const {
 nlohmann::json TrainingRanges::ToJson() const {
   nlohmann::json ranges = nlohmann::json::object();
   for (const auto& [name, range] : params) ranges[name] = {range.first, range.second};
-  return {{"params", ranges}, {"dtypes", dtypes}};
+  nlohmann::json json = {{"params", ranges}, {"dtypes", dtypes}};
+  if (!derived.empty()) {
+    nlohmann::json together = nlohmann::json::object();
+    for (const auto& [name, range] : derived) together[name] = {range.first, range.second};
+    json["derived"] = together;
+  }
+  return json;
 }
 
 Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
@@ -96,6 +124,18 @@ Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
       if (!range.is_array() || range.size() != 2) return InvalidInput("range of '" + name + "' is not [min, max]");
       r.params[name] = {range[0].get<std::int64_t>(), range[1].get<std::int64_t>()};
       if (r.params[name].first > r.params[name].second) return InvalidInput("range of '" + name + "' has min > max");
+    }
+    if (json.contains("derived")) {  // optional: packs made before derived ranges were kept
+      for (const auto& [name, range] : json.at("derived").items()) {
+        if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number()) {
+          return InvalidInput("derived range of '" + name + "' is not [min, max]");
+        }
+        const double lo = range[0].get<double>(), hi = range[1].get<double>();
+        if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi) {
+          return InvalidInput("derived range of '" + name + "' is not finite with min <= max");
+        }
+        r.derived[name] = {lo, hi};
+      }
     }
     r.dtypes = json.at("dtypes").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {

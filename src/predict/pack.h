@@ -45,9 +45,16 @@ AccuracyMetrics ComputeAccuracy(std::span<const double> predicted, std::span<con
 /// The range of each parameter (and threads) seen in training for one kind.
 struct TrainingRanges {
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> params;  // also "threads"
+  /// Ranges of what the parameters make together (features' KernelCost): the output map's area
+  /// ("oh*ow", spatial kinds), the work ("macs") and the bytes moved ("bytes"). The box of
+  /// per-parameter ranges misses a kernel whose every parameter was seen but never together: a
+  /// 320×320 map where training had square maps up to 224×224 and long ones up to 448×112. Empty
+  /// in packs made before they were kept (then only the box is checked).
+  std::map<std::string, std::pair<double, double>> derived;
   std::vector<std::string> dtypes;
   void Extend(const Kernel& kernel, int threads);
-  /// True when every parameter of `kernel` was seen and lies within its range, and the dtype was seen.
+  /// True when every parameter of `kernel` was seen and lies within its range, what they make
+  /// together lies within the derived ranges, and the dtype was seen.
   bool Contains(const Kernel& kernel, int threads) const;
   nlohmann::json ToJson() const;
   static Expected<TrainingRanges> FromJson(const nlohmann::json& json);

@@ -10,6 +10,7 @@
 #include "predict/features.h"
 #include "predict/fit.h"
 #include "predict/pack.h"
+#include "profile/space.h"
 
 namespace latte {
 namespace {
@@ -185,6 +186,32 @@ TEST(FitPackTest, StopsWhenTheStopFlagIsRaised) {
   ASSERT_TRUE(stopped.ok());
   EXPECT_TRUE(stopped->interrupted);
   EXPECT_TRUE(stopped->pack.kinds.empty());
+}
+
+// The box of per-parameter ranges misses a kernel whose every parameter was seen, never together:
+// trained on tall maps (224×8) and wide ones (8×224), a 224×224 map is outside what they make
+// together (its area, its work), and is flagged; a map between them is not.
+TEST(TrainingRangesTest, FlagsParametersSeenApartButNeverTogether) {
+  TrainingRanges ranges;
+  for (auto [h, w] : {std::pair{224, 8}, std::pair{8, 224}, std::pair{16, 16}})
+    ranges.Extend(ConvKernel(OpKind::kDepthwiseConv2D, h, w, 32, 32, 3, 1), 1);
+  EXPECT_TRUE(ranges.Contains(ConvKernel(OpKind::kDepthwiseConv2D, 224, 8, 32, 32, 3, 1), 1));
+  EXPECT_TRUE(ranges.Contains(ConvKernel(OpKind::kDepthwiseConv2D, 32, 32, 32, 32, 3, 1), 1));
+  EXPECT_FALSE(ranges.Contains(ConvKernel(OpKind::kDepthwiseConv2D, 224, 224, 32, 32, 3, 1), 1));
+  ASSERT_EQ(ranges.derived.count("oh*ow"), 1u);
+  EXPECT_EQ(ranges.derived.at("oh*ow"), (std::pair<double, double>{16 * 16, 224 * 8}));
+  // Kept in the pack, and optional there: a pack made before reads as the box alone.
+  Expected<TrainingRanges> back = TrainingRanges::FromJson(nlohmann::json::parse(ranges.ToJson().dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->derived, ranges.derived);
+  nlohmann::json older = ranges.ToJson();
+  older.erase("derived");
+  back = TrainingRanges::FromJson(older);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->Contains(ConvKernel(OpKind::kDepthwiseConv2D, 224, 224, 32, 32, 3, 1), 1));
+  nlohmann::json damaged = ranges.ToJson();
+  damaged["derived"]["macs"] = {5.0, 1.0};
+  EXPECT_FALSE(TrainingRanges::FromJson(damaged).ok());
 }
 
 TEST(PackTest, TableHitThenFittedModelAndUnknownKindUnsupported) {
