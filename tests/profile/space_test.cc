@@ -152,15 +152,18 @@ TEST(Random, SameSeedSameKernelsOtherSeedOthers) {
 }
 
 TEST(Random, DrawsWideAndTallMapsAndOneWayStrides) {
-  // Half the conv and pool draws are square; the others wide or tall (short side down to 1),
-  // and some of the non-square convs stride in one direction only. All of them build.
+  // Half the conv and pool draws are square, some of them larger than 224×224 (up to 448×448, as
+  // the first layers of a detector at 640×640 run); the others wide or tall (short side down to
+  // 1), and some of the non-square convs stride in one direction only. All of them build.
   for (const char* kind : {"conv2d", "depthwise_conv2d", "max_pool2d"}) {
     auto kernels = RandomKernels(Kind(kind), 200, 3);
     ASSERT_TRUE(kernels.ok()) << kind;
-    int square = 0, wide = 0, tall = 0, flat = 0, one_way = 0;
+    int square = 0, large = 0, wide = 0, tall = 0, flat = 0, one_way = 0;
     for (const Kernel& k : *kernels) {
       const std::int64_t h = k.Param("ih"), w = k.Param("iw");
       square += h == w;
+      large += h == w && h > 224;
+      EXPECT_LE(std::max(h, w), 448) << k.Key();
       wide += h < w;
       tall += h > w;
       flat += std::min(h, w) <= 3;
@@ -168,6 +171,7 @@ TEST(Random, DrawsWideAndTallMapsAndOneWayStrides) {
       EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
     }
     EXPECT_GT(square, 60) << kind;
+    EXPECT_GT(large, 3) << kind;
     EXPECT_GT(wide, 25) << kind;
     EXPECT_GT(tall, 25) << kind;
     EXPECT_GT(flat, 10) << kind;
