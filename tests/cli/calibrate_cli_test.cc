@@ -67,6 +67,16 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
                          " measurements to the reference's"),
             std::string::npos)
       << run.out;
+  // Asked not to, fit keeps the measurements as stored, says so, and the pack says how it was made.
+  const std::string raw_pack = (dir.path() / "raw.json").string();
+  RunResult raw = RunLatte({"fit", "--backend", "xnnpack", "--folds", "2", "--no-drift-correction", "--db", db, "-o",
+                            raw_pack},
+                           dir.path(), 240);
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("not drift-corrected: fitted on the measurements as stored"), std::string::npos) << raw.out;
+  nlohmann::json raw_json = nlohmann::json::parse(ReadAll(raw_pack));
+  EXPECT_EQ(raw_json["reference"]["corrected"], 0);
+  EXPECT_NE(raw_json["provenance"]["command"].get<std::string>().find(" --no-drift-correction"), std::string::npos);
   RunResult validated = RunLatte({"validate", kModel, "--pack", pack, "--num_runs", "3", "--min_secs", "0",
                                   "--warmup_runs", "1", "--format", "json"},
                                  dir.path(), 120);
