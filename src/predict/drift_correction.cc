@@ -86,7 +86,7 @@ std::string DriftCorrection::Describe() const {
   std::string text = fmt::format(
       "drift-corrected {} of {} measurements to the reference's {:.2f} µs (factors {:.3f}–{:.3f}, median {:.3f})",
       corrected, corrected + uncorrected, level_us, min_factor, max_factor, median_factor);
-  if (uncorrected > 0) text += fmt::format("; {} left as measured (their campaigns read no reference)", uncorrected);
+  if (uncorrected > 0) text += fmt::format("; {} left as measured (no reading of the reference taken with them)", uncorrected);
   return text;
 }
 

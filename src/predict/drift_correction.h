@@ -9,7 +9,7 @@
 // (the nearest reading before its first or after its last). All measurements then speak of one
 // machine speed: the one the pack records and `latte validate`'s drift check compares with.
 // On this host's store it brought repeated measurements of the same kernel in different
-// campaigns from 3.8% RMS apart to 2.7% (BENCHMARKS.md).
+// campaigns from 3.85% RMS apart to 2.66% (BENCHMARKS.md, bench/repeat_agreement).
 
 #include <cstdint>
 #include <map>
@@ -69,12 +69,12 @@ struct DriftCorrection {
   std::size_t uncorrected = 0;       // no reading of their campaign (imported tables, old stores)
   double min_factor = 1, median_factor = 1, max_factor = 1;  // over the corrected ones
 
-  /// "drift-corrected 33,075 of 33,075 measurements to the reference's 71.45 µs (factors 0.93–1.07,
-  /// median 1.00)", or why none were.
+  /// "drift-corrected 33075 of 33075 measurements to the reference's 71.45 µs (factors
+  /// 0.809–1.083, median 1.002)", or why none were.
   std::string Describe() const;
 };
 
-/// Scales measurements to `level_us` with `levels`, counting what it did.
+/// Scales measurements to `level_us` with `levels` (which must outlive it), counting what it did.
 class DriftCorrector {
  public:
   /// `requested` false: every factor is 1 (the fit was asked not to correct).

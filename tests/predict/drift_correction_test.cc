@@ -62,7 +62,7 @@ TEST(DriftCorrector, ScalesToTheLevelAndCountsWhatItCouldNot) {
   EXPECT_DOUBLE_EQ(summary.max_factor, 1.25);
   EXPECT_EQ(summary.Describe(),
             "drift-corrected 3 of 5 measurements to the reference's 100.00 µs (factors 0.800–1.250, median 0.800); "
-            "2 left as measured (their campaigns read no reference)");
+            "2 left as measured (no reading of the reference taken with them)");
 }
 
 TEST(DriftCorrector, AskedNotToCorrectLeavesEveryMeasurementAsItIs) {
