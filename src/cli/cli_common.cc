@@ -60,6 +60,12 @@ CLI::Validator NumberIn(double lo, double hi) {
       "NUMBER in " + range);
 }
 
+MeasureOptions ValidationMeasureOptions() {
+  MeasureOptions options;
+  options.warmup_runs = 5;
+  return options;
+}
+
 void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what) {
   constexpr long long kMaxRuns = 1000000;
   cmd.add_option("--warmup_runs", measure.warmup_runs, "Warmup runs" + what)

@@ -37,6 +37,10 @@ CLI::Validator NumberIn(double lo, double hi);
 /// value makes a measurement run without end). `what` ends each description ("per kernel").
 void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what = "");
 
+/// How validate and pareto measure whole models by default: the bench protocol with 5 warmup runs
+/// (their runs are compared with predictions, so the first, colder runs stay out).
+MeasureOptions ValidationMeasureOptions();
+
 /// A file a command writes after long work (-o, --plot, --trace), checked before it: not a
 /// directory, in a folder that exists and this process may write into. Returns kExitOk, or the
 /// exit code of the one-line error it reported naming the path. An optional flag not given

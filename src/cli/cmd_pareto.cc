@@ -20,11 +20,7 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
     std::vector<std::string> backends, packs, input_shapes;
     std::uint64_t seed = 0;
     std::size_t verify = 0, evaluations = 2000, population = 40, generations = 50;
-    MeasureOptions measure = [] {
-      MeasureOptions m;
-      m.warmup_runs = 5;
-      return m;
-    }();
+    MeasureOptions measure = ValidationMeasureOptions();
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(

@@ -17,11 +17,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
     std::vector<std::string> models;
     std::string pack, backend, format = "text", plot;
     int num_threads = 0;
-    MeasureOptions measure = [] {
-      MeasureOptions m;
-      m.warmup_runs = 5;
-      return m;
-    }();
+    MeasureOptions measure = ValidationMeasureOptions();
     bool layers = false;
     std::vector<std::string> input_shapes;
   };
