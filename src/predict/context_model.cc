@@ -204,8 +204,9 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
     LATTE_ASSIGN_OR_RETURN(model.share, number(json, "share"));
     LATTE_ASSIGN_OR_RETURN(model.l2_ms_per_mib, number(json, "l2_ms_per_mib"));
     LATTE_ASSIGN_OR_RETURN(model.l3_ms_per_mib, number(json, "l3_ms_per_mib"));
-    model.l2_bytes = json.at("l2_bytes").get<std::int64_t>();
-    model.l3_bytes = json.at("l3_bytes").get<std::int64_t>();
+    constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
+    LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 0, kMaxBytes));
+    LATTE_ASSIGN_OR_RETURN(model.l3_bytes, JsonInteger(json.at("l3_bytes"), "context: l3_bytes", 0, kMaxBytes));
     if (model.l2_bytes <= 0 || model.l3_bytes <= 0) return InvalidInput("context: cache sizes must be positive");
     for (auto [name, count] : {std::pair{"graphs", &model.graphs}, std::pair{"layers", &model.layers}}) {
       Expected<std::size_t> read = JsonCount(json, name);
@@ -213,7 +214,8 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
       *count = *read;
     }
     const nlohmann::json& cv = json.at("cv");
-    model.folds = cv.at("folds").get<int>();
+    LATTE_ASSIGN_OR_RETURN(const std::int64_t folds, JsonInteger(cv.at("folds"), "context: cv folds", 0, 1 << 20));
+    model.folds = static_cast<int>(folds);
     LATTE_ASSIGN_OR_RETURN(model.cv_alone_rmspe_pct, number(cv, "alone_rmspe_pct"));
     LATTE_ASSIGN_OR_RETURN(model.cv_rmspe_pct, number(cv, "rmspe_pct"));
   } catch (const nlohmann::json::exception& e) {

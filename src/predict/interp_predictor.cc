@@ -11,6 +11,7 @@
 // parameters that never varied are constants; a query differing from either is flagged outside.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "predict/predictors.h"
@@ -309,18 +310,24 @@ nlohmann::json InterpPredictor::ToJson() const {
 }
 
 Status InterpPredictor::FromJson(const nlohmann::json& json) {
+  constexpr std::int64_t kMinInt64 = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
   try {
     axes_.clear();
     for (const nlohmann::json& a : json.at("axes")) {
       Axis axis;
       axis.name = a.at("name").get<std::string>();
-      axis.values = a.at("values").get<std::vector<std::int64_t>>();
+      LATTE_ASSIGN_OR_RETURN(axis.values, JsonIntegers(a.at("values"), "interp: axis '" + axis.name + "' values",
+                                                       kMinInt64, kMaxInt64));
       if (axis.values.size() < 2 || !std::is_sorted(axis.values.begin(), axis.values.end()))
         return InvalidInput("interp: axis '" + axis.name + "' needs two or more sorted values");
       axes_.push_back(std::move(axis));
     }
     aliases_ = json.at("aliases").get<std::map<std::string, std::string>>();
-    constants_ = json.at("constants").get<std::map<std::string, std::int64_t>>();
+    constants_.clear();
+    for (const auto& [name, value] : json.at("constants").items()) {
+      LATTE_ASSIGN_OR_RETURN(constants_[name], JsonInteger(value, "interp: constant '" + name + "'", kMinInt64, kMaxInt64));
+    }
     Expected<double> spread = JsonNonNegative(json, "relative_spread");
     if (!spread.ok()) return spread.status().WithContext("interp");
     relative_spread_ = *spread;
@@ -340,7 +347,9 @@ Status InterpPredictor::FromJson(const nlohmann::json& json) {
       if (!row.is_array() || row.size() != axes_.size() + 1) return InvalidInput("interp: a point has the wrong size");
       std::vector<std::int64_t> values;
       for (std::size_t a = 0; a < axes_.size(); ++a) {
-        values.push_back(row[a].get<std::int64_t>());
+        LATTE_ASSIGN_OR_RETURN(const std::int64_t value, JsonInteger(row[a], "interp: a point's '" + axes_[a].name + "'",
+                                                                     kMinInt64, kMaxInt64));
+        values.push_back(value);
         if (!std::binary_search(axes_[a].values.begin(), axes_[a].values.end(), values.back()))
           return InvalidInput("interp: a point's '" + axes_[a].name + "' is not one of the axis values");
       }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -122,7 +123,10 @@ Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
   try {
     for (const auto& [name, range] : json.at("params").items()) {
       if (!range.is_array() || range.size() != 2) return InvalidInput("range of '" + name + "' is not [min, max]");
-      r.params[name] = {range[0].get<std::int64_t>(), range[1].get<std::int64_t>()};
+      constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min(), kMax = std::numeric_limits<std::int64_t>::max();
+      LATTE_ASSIGN_OR_RETURN(const std::int64_t lo, JsonInteger(range[0], "range of '" + name + "'", kMin, kMax));
+      LATTE_ASSIGN_OR_RETURN(const std::int64_t hi, JsonInteger(range[1], "range of '" + name + "'", kMin, kMax));
+      r.params[name] = {lo, hi};
       if (r.params[name].first > r.params[name].second) return InvalidInput("range of '" + name + "' has min > max");
     }
     if (json.contains("derived")) {  // optional: packs made before derived ranges were kept
@@ -234,11 +238,12 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
   Pack pack;
   try {
     if (!json.is_object() || json.value("format", "") != "latte-pack") return InvalidInput("not a Latte pack (no \"format\": \"latte-pack\")");
-    int format = json.at("format_version").get<int>();
+    LATTE_ASSIGN_OR_RETURN(const std::int64_t format, JsonInteger(json.at("format_version"), "format_version", 0, 1 << 30));
     if (format != kPackFormatVersion)
       return InvalidInput("pack format version " + std::to_string(format) + " is not the one this latte reads (" +
                           std::to_string(kPackFormatVersion) + ")");
-    int features = json.at("feature_version").get<int>();
+    LATTE_ASSIGN_OR_RETURN(const std::int64_t features,
+                           JsonInteger(json.at("feature_version"), "feature_version", 0, 1 << 30));
     if (features != kFeatureVersion)
       return InvalidInput("pack was fitted on feature version " + std::to_string(features) + ", this latte computes " +
                           std::to_string(kFeatureVersion) + ": refit the pack");
@@ -334,22 +339,22 @@ Status Pack::Save(const std::string& path) const {
   return WriteFileAtomically(path, text).WithContext(path);
 }
 
+Expected<Pack> Pack::FromBytes(std::span<const std::uint8_t> bytes) {
+  nlohmann::json json;
+  if (LooksGzipped(bytes)) {  // a .json.gz pack (the shipped ones)
+    LATTE_ASSIGN_OR_RETURN(const std::string text, Gunzip(bytes, kMaxPackBytes));
+    json = nlohmann::json::parse(text, nullptr, false);
+  } else {
+    json = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  }
+  if (json.is_discarded()) return InvalidInput("not valid JSON");
+  return FromJson(json);
+}
+
 Expected<Pack> Pack::Load(const std::string& path) {
-  // The shipped pack is 56 MB of JSON and takes ~6 times that in memory once parsed: 256 MiB
-  // leaves room for much larger calibrations while a small gzip bomb stays a one-line error.
-  constexpr std::uint64_t kMaxPackBytes = std::uint64_t{256} << 20;
   Expected<std::vector<std::uint8_t>> bytes = ReadFileBytes(path, kMaxPackBytes);
   if (!bytes.ok()) return bytes.status().WithContext(path);
-  nlohmann::json json;
-  if (LooksGzipped(*bytes)) {  // a .json.gz pack (the shipped ones)
-    Expected<std::string> text = Gunzip(*bytes, kMaxPackBytes);
-    if (!text.ok()) return text.status().WithContext(path);
-    json = nlohmann::json::parse(*text, nullptr, false);
-  } else {
-    json = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
-  }
-  if (json.is_discarded()) return InvalidInput(path + ": not valid JSON");
-  Expected<Pack> pack = FromJson(json);
+  Expected<Pack> pack = FromBytes(*bytes);
   if (!pack.ok()) return pack.status().WithContext(path);
   return pack;
 }

@@ -121,6 +121,11 @@ class Pack {
   Status Save(const std::string& path) const;
   /// Reads PATH; errors are "PATH: what".
   static Expected<Pack> Load(const std::string& path);
+  /// A pack file's bytes (JSON, or gzip-compressed JSON expanding to at most kMaxPackBytes).
+  static Expected<Pack> FromBytes(std::span<const std::uint8_t> bytes);
+  /// The shipped pack is 56 MB of JSON and takes ~6 times that in memory once parsed: 256 MiB
+  /// leaves room for much larger calibrations while a small gzip bomb stays a one-line error.
+  static constexpr std::uint64_t kMaxPackBytes = std::uint64_t{256} << 20;
   /// The JSON text Save() writes.
   std::string Dump() const;
 };

@@ -1,6 +1,9 @@
 #include "predict/predictor.h"
 
 #include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "predict/predictors.h"
 
@@ -56,6 +59,48 @@ Expected<std::size_t> JsonCount(const nlohmann::json& json, const char* field) {
   // Parsed text gives non-negative integers as unsigned; JSON built in code, as signed.
   if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<std::int64_t>() < 0)) return InvalidInput(std::string("field '") + field + "' is not a count (a whole number ≥ 0)");
   return value.get<std::size_t>();
+}
+
+Expected<std::int64_t> JsonInteger(const nlohmann::json& value, const std::string& what, std::int64_t lo,
+                                   std::int64_t hi) {
+  auto refuse = [&] { return InvalidInput(fmt::format("{} must be a whole number in {}..{}", what, lo, hi)); };
+  if (!value.is_number_integer()) return refuse();
+  if (value.is_number_unsigned()) {
+    const std::uint64_t v = value.get<std::uint64_t>();
+    if (hi < 0 || v > static_cast<std::uint64_t>(hi)) return refuse();
+    const auto signed_v = static_cast<std::int64_t>(v);
+    if (signed_v < lo) return refuse();
+    return signed_v;
+  }
+  const std::int64_t v = value.get<std::int64_t>();
+  if (v < lo || v > hi) return refuse();
+  return v;
+}
+
+Expected<std::vector<std::int64_t>> JsonIntegers(const nlohmann::json& value, const std::string& what,
+                                                 std::int64_t lo, std::int64_t hi) {
+  if (!value.is_array()) return InvalidInput(what + " must be an array");
+  std::vector<std::int64_t> out;
+  out.reserve(value.size());
+  for (const nlohmann::json& item : value) {
+    LATTE_ASSIGN_OR_RETURN(std::int64_t v, JsonInteger(item, what, lo, hi));
+    out.push_back(v);
+  }
+  return out;
+}
+
+Expected<std::vector<float>> JsonFloats(const nlohmann::json& value, const std::string& what) {
+  if (!value.is_array()) return InvalidInput(what + " must be an array");
+  std::vector<float> out;
+  out.reserve(value.size());
+  for (const nlohmann::json& item : value) {
+    const double v = item.is_number() ? item.get<double>() : std::nan("");
+    if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<float>::max()) {
+      return InvalidInput(what + " must hold finite numbers a float can hold");
+    }
+    out.push_back(static_cast<float>(v));
+  }
+  return out;
 }
 
 std::string JsonErrorText(const std::exception& e) {

@@ -106,6 +106,16 @@ Expected<double> JsonNonNegative(const nlohmann::json& json, const char* field);
 /// is refused, not wrapped or truncated.
 Expected<std::size_t> JsonCount(const nlohmann::json& json, const char* field);
 
+/// A JSON integer (never a float: a float out of an integer's range is undefined behaviour to
+/// convert) in lo..hi; the error names `what`.
+Expected<std::int64_t> JsonInteger(const nlohmann::json& value, const std::string& what, std::int64_t lo,
+                                   std::int64_t hi);
+/// An array of such integers.
+Expected<std::vector<std::int64_t>> JsonIntegers(const nlohmann::json& value, const std::string& what,
+                                                 std::int64_t lo, std::int64_t hi);
+/// An array of finite numbers that a float holds (a larger one is undefined behaviour to convert).
+Expected<std::vector<float>> JsonFloats(const nlohmann::json& value, const std::string& what);
+
 /// The JSON library's message without its "[json.exception.type_error.302] " prefix: what a
 /// user reads of a malformed pack.
 std::string JsonErrorText(const std::exception& e);

@@ -261,7 +261,7 @@ nlohmann::json TreePredictor::ToJson() const {
 }
 
 Status TreePredictor::FromJson(const nlohmann::json& json) {
-  auto WithName = [this](Expected<double> value) -> Expected<double> {
+  auto WithName = [this]<typename T>(Expected<T> value) -> Expected<T> {
     if (!value.ok()) return value.status().WithContext(std::string(Name()));
     return value;
   };
@@ -278,12 +278,19 @@ Status TreePredictor::FromJson(const nlohmann::json& json) {
       return InvalidInput(std::string(Name()) + ": unknown target '" + target + "' (log_ms or log_ms_per_work)");
     per_work_ = target == "log_ms_per_work";
     for (const nlohmann::json& tree : json.at("trees")) {
-      const std::vector<float> value = tree.at("value").get<std::vector<float>>();
-      if (!std::all_of(value.begin(), value.end(), [](float v) { return std::isfinite(v); }))
-        return InvalidInput(std::string(Name()) + ": a tree holds a value that is not a finite number");
-      LATTE_RETURN_IF_ERROR(AddTree(tree.at("left").get<std::vector<std::int32_t>>(),
-                                    tree.at("right").get<std::vector<std::int32_t>>(),
-                                    tree.at("feature").get<std::vector<std::uint32_t>>(), value));
+      // Read strictly: a float where an index belongs, or a value beyond a float, is refused here
+      // (converting it would be undefined behaviour), and AddTree checks what the indices point at.
+      LATTE_ASSIGN_OR_RETURN(const std::vector<float> value, WithName(JsonFloats(tree.at("value"), "a tree's values")));
+      constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
+      LATTE_ASSIGN_OR_RETURN(const std::vector<std::int64_t> left,
+                             WithName(JsonIntegers(tree.at("left"), "a tree's left children", -1, kMaxIndex)));
+      LATTE_ASSIGN_OR_RETURN(const std::vector<std::int64_t> right,
+                             WithName(JsonIntegers(tree.at("right"), "a tree's right children", -1, kMaxIndex)));
+      LATTE_ASSIGN_OR_RETURN(const std::vector<std::int64_t> feature,
+                             WithName(JsonIntegers(tree.at("feature"), "a tree's features", 0, kMaxIndex)));
+      LATTE_RETURN_IF_ERROR(AddTree(std::vector<std::int32_t>(left.begin(), left.end()),
+                                    std::vector<std::int32_t>(right.begin(), right.end()),
+                                    std::vector<std::uint32_t>(feature.begin(), feature.end()), value));
     }
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput(std::string(Name()) + ": " + JsonErrorText(e));

@@ -377,6 +377,18 @@ TEST(PackTest, ImpossibleValuesAreRefusedNamingTheField) {
                     "gbdt: field 'relative_spread' is negative"),
             "ok");
   EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["ranges"]["params"]["a1"] = {56, 7}; }, "min > max"), "ok");
+  // A float where an integer belongs, or a number beyond a float, is refused: converting it is
+  // undefined behaviour (found by scripts/fuzz pack: a tree's child index of 1.67e109).
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["predictors"]["gbdt"]["trees"][0]["left"][0] = 1.66667e109; },
+                    "gbdt: a tree's left children must be a whole number in -1..2147483647"),
+            "ok");
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["predictors"]["gbdt"]["trees"][0]["value"][0] = 1e300; },
+                    "gbdt: a tree's values must hold finite numbers a float can hold"),
+            "ok");
+  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["ranges"]["params"]["a1"][0] = 1e300; }, "range of 'a1' must be"),
+            "ok");
+  EXPECT_EQ(refused([](auto& j) { j["format_version"] = 1e300; }, "format_version must be a whole number"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["feature_version"] = 2.5; }, "feature_version must be a whole number"), "ok");
   // Counts are whole numbers ≥ 0: -5 is not wrapped to 2^64 − 5, 2.5 not truncated.
   EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["samples"] = -5; },
                     "kind add: field 'samples' is not a count (a whole number ≥ 0)"),
