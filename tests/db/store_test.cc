@@ -63,6 +63,20 @@ Ids AddDeviceAndBackend(Store& store) {
   return {device.ok() ? *device : 0, backend.ok() ? *backend : 0};
 }
 
+// Writes a store at `path` holding `count` conv measurements (Conv(16 + i), SomeStats(5 + i)) and
+// closes it; false, with the failure reported, when it could not.
+bool WriteStoreWithMeasurements(const std::string& path, int count) {
+  auto store = Store::Open(path);
+  EXPECT_TRUE(store.ok()) << store.status().message();
+  if (!store.ok()) return false;
+  Ids ids = AddDeviceAndBackend(*store);
+  std::vector<MeasurementRecord> batch;
+  for (int i = 0; i < count; ++i) batch.push_back({Conv(16 + i), SomeStats(5 + i), "measured", std::nullopt, ""});
+  auto inserted = store->InsertMeasurements(ids.device, ids.backend, batch);
+  EXPECT_TRUE(inserted.ok()) << inserted.status().message();
+  return inserted.ok();
+}
+
 TEST(Store, CreatesSchemaParentFoldersAndReopens) {
   TempDir dir;
   const std::string path = (dir.path() / "a" / "b" / "latte.db").string();
@@ -397,13 +411,7 @@ TEST(Store, ReadOnlyOpenRefusesAnEmptyFileAndLeavesItEmpty) {
 TEST(Store, ReadOnlyOpenReadsAndWritesNothing) {
   TempDir dir;
   const auto path = dir.path() / "latte.db";
-  {
-    auto store = Store::Open(path.string());
-    ASSERT_TRUE(store.ok());
-    Ids ids = AddDeviceAndBackend(*store);
-    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
-    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
-  }
+  ASSERT_TRUE(WriteStoreWithMeasurements(path.string(), 1));
   const std::string before = ReadBytes(path);
   const std::vector<std::string> files = Listing(dir.path());
   {
@@ -464,14 +472,7 @@ TEST(Store, RefusesANewerSchema) {
 // A store with a measurement in it, then `sql` run on it by another program.
 std::string StoreEditedWith(const TempDir& dir, const char* sql) {
   const std::string path = (dir.path() / "edited.db").string();
-  {
-    auto store = Store::Open(path);
-    EXPECT_TRUE(store.ok()) << store.status().message();
-    if (!store.ok()) return path;
-    Ids ids = AddDeviceAndBackend(*store);
-    std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
-    EXPECT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
-  }
+  if (!WriteStoreWithMeasurements(path, 1)) return path;
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
@@ -531,14 +532,7 @@ TEST(Store, AMigrationTheFileContradictsIsADamagedDatabase) {
 TEST(Store, DamagedFiguresFailNamingTheRowOrAreListed) {
   TempDir dir;
   const std::string path = (dir.path() / "latte.db").string();
-  {
-    auto store = Store::Open(path);
-    ASSERT_TRUE(store.ok());
-    Ids ids = AddDeviceAndBackend(*store);
-    std::vector<MeasurementRecord> batch;
-    for (int i = 0; i < 6; ++i) batch.push_back({Conv(16 + i), SomeStats(5 + i), "measured", std::nullopt, ""});
-    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
-  }
+  ASSERT_TRUE(WriteStoreWithMeasurements(path, 6));
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
@@ -623,14 +617,7 @@ TEST(Store, RandomBytesAreNotADatabaseAndStayUntouched) {
 TEST(Store, TruncatedDatabaseIsDamagedAndStaysUntouched) {
   TempDir dir;
   const auto path = dir.path() / "latte.db";
-  {
-    auto store = Store::Open(path.string());
-    ASSERT_TRUE(store.ok());
-    Ids ids = AddDeviceAndBackend(*store);
-    std::vector<MeasurementRecord> batch;
-    for (int i = 0; i < 3000; ++i) batch.push_back({Conv(1 + i), SomeStats(i), "measured", std::nullopt, ""});
-    ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, batch).ok());
-  }
+  ASSERT_TRUE(WriteStoreWithMeasurements(path.string(), 3000));
   ASSERT_FALSE(std::filesystem::exists(dir.path() / "latte.db-wal"));  // checkpointed on close
   const auto size = std::filesystem::file_size(path);
   ASSERT_GT(size, 100000u);

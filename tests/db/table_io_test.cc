@@ -18,9 +18,10 @@ namespace {
 
 using latte::testing::TempDir;
 
-TableImportOptions TensorrtOptions() {
+// The V100 TensorRT library's device and backend, a table read as `format`.
+TableImportOptions TensorrtOptions(const std::string& format = "tensorrt-conv") {
   TableImportOptions options;
-  options.format = "tensorrt-conv";
+  options.format = format;
   options.device = "v100";
   options.backend = "tensorrt";
   return options;
@@ -138,10 +139,7 @@ TEST(ExportMeasurements, CsvRoundTripsThroughTheCsvImporter) {
 
   auto copy = Store::Open((dir.path() / "b.db").string());
   ASSERT_TRUE(copy.ok());
-  TableImportOptions options;
-  options.format = "csv";
-  options.device = "v100";
-  options.backend = "tensorrt";
+  const TableImportOptions options = TensorrtOptions("csv");
   auto report = ImportTable(*copy, dir.Write("export.csv", text), options);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->imported, 2u);
@@ -177,10 +175,7 @@ TEST(ImportTable, ImpossibleKernelsAndLatenciesAreRefusedByLine) {
   TempDir dir;
   auto store = Store::Open((dir.path() / "a.db").string());
   ASSERT_TRUE(store.ok());
-  TableImportOptions options;
-  options.format = "csv";
-  options.device = "v100";
-  options.backend = "tensorrt";
+  const TableImportOptions options = TensorrtOptions("csv");
   const std::string good = "\"add|a0=1,a1=8,a2=8,a3=16,b0=1,b1=8,b2=8,b3=16|float32\"";
   auto refused = [&](const std::string& rows) {
     auto report = ImportTable(*store, dir.Write("t.csv", "kernel_key,p10_us,p50_us,p90_us\n" + good + ",1,2,3\n" + rows),
