@@ -63,6 +63,18 @@ Ids AddDeviceAndBackend(Store& store) {
   return {device.ok() ? *device : 0, backend.ok() ? *backend : 0};
 }
 
+// Runs `sql` on the file at `path` as another program would (plain SQLite, no Latte); false, with
+// the failure reported, when it could not.
+bool RunSqlAsAnotherProgram(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  const bool opened = sqlite3_open(path.c_str(), &db) == SQLITE_OK;
+  EXPECT_TRUE(opened) << path;
+  const bool ran = opened && sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+  EXPECT_TRUE(ran) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  return ran;
+}
+
 // Writes a store at `path` holding `count` conv measurements (Conv(16 + i), SomeStats(5 + i)) and
 // closes it; false, with the failure reported, when it could not.
 bool WriteStoreWithMeasurements(const std::string& path, int count) {
@@ -459,10 +471,7 @@ TEST(Store, RefusesANewerSchema) {
   TempDir dir;
   const std::string path = (dir.path() / "new.db").string();
   { ASSERT_TRUE(Store::Open(path).ok()); }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_TRUE(RunSqlAsAnotherProgram(path, "PRAGMA user_version = 99"));
   auto store = Store::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find(path + ": schema version 99 is newer"), std::string::npos)
@@ -473,10 +482,7 @@ TEST(Store, RefusesANewerSchema) {
 std::string StoreEditedWith(const TempDir& dir, const char* sql) {
   const std::string path = (dir.path() / "edited.db").string();
   if (!WriteStoreWithMeasurements(path, 1)) return path;
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  RunSqlAsAnotherProgram(path, sql);
   return path;
 }
 
@@ -514,10 +520,7 @@ TEST(Store, AMigrationTheFileContradictsIsADamagedDatabase) {
   TempDir dir;
   const std::string path = (dir.path() / "v2.db").string();
   { ASSERT_TRUE(Store::Open(path, {.schema_version = 2}).ok()); }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE graph_layers(x)", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_TRUE(RunSqlAsAnotherProgram(path, "CREATE TABLE graph_layers(x)"));
   const std::string before = ReadBytes(path);
   auto store = Store::Open(path);
   ASSERT_FALSE(store.ok());
@@ -533,15 +536,11 @@ TEST(Store, DamagedFiguresFailNamingTheRowOrAreListed) {
   TempDir dir;
   const std::string path = (dir.path() / "latte.db").string();
   ASSERT_TRUE(WriteStoreWithMeasurements(path, 6));
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p90 = -5 WHERE id = 3; "
-                         "UPDATE measurements SET p50 = NULL WHERE id = 4; UPDATE measurements SET p0 = 1e999 WHERE id = 5; "
-                         "UPDATE measurements SET n = 'many' WHERE id = 6",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_TRUE(RunSqlAsAnotherProgram(
+      path,
+      "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p90 = -5 WHERE id = 3; "
+      "UPDATE measurements SET p50 = NULL WHERE id = 4; UPDATE measurements SET p0 = 1e999 WHERE id = 5; "
+      "UPDATE measurements SET n = 'many' WHERE id = 6"));
   auto store = Store::OpenReadOnly(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
   auto strict = store->QueryMeasurements();
@@ -582,14 +581,9 @@ TEST(Store, DamagedReferenceReadingsAndGraphLayersFailNamingTheRow) {
     ASSERT_TRUE(store->ListReferences(campaign_id).ok());
     ASSERT_TRUE(store->QueryGraphLayers().ok());
   }
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "UPDATE reference_measurements SET p50 = 'fast' WHERE id = 2; "
-                         "UPDATE graph_layers SET alone_us = -3 WHERE id = 2",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_TRUE(RunSqlAsAnotherProgram(path,
+                                     "UPDATE reference_measurements SET p50 = 'fast' WHERE id = 2; "
+                                     "UPDATE graph_layers SET alone_us = -3 WHERE id = 2"));
   auto store = Store::OpenReadOnly(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
   auto references = store->ListReferences(campaign_id);
@@ -632,10 +626,7 @@ TEST(Store, TruncatedDatabaseIsDamagedAndStaysUntouched) {
 TEST(Store, AnotherProgramsDatabaseIsRefused) {
   TempDir dir;
   const std::string path = (dir.path() / "other.db").string();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_TRUE(RunSqlAsAnotherProgram(path, "CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
   const std::string before = ReadBytes(path);
   auto store = Store::Open(path);
   ASSERT_FALSE(store.ok());
