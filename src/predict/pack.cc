@@ -251,11 +251,11 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     pack.info.backend = json.at("backend").at("name").get<std::string>();
     pack.info.backend_version = json.at("backend").at("version").get<std::string>();
     if (!pack.info.device.is_object()) return InvalidInput("device: not an object");
-    const nlohmann::json& threads = json.at("threads");
     // 0: unknown, as for a table imported from elsewhere.
-    if (!threads.is_number_integer() || threads.get<std::int64_t>() < 0 || threads.get<std::int64_t>() > kMaxPackThreads)
-      return InvalidInput(fmt::format("threads: {} is not a thread count in 0..{}", threads.dump(), kMaxPackThreads));
-    pack.info.threads = threads.get<int>();
+    Expected<std::int64_t> threads = JsonInteger(json.at("threads"), "threads", 0, kMaxPackThreads);
+    if (!threads.ok())
+      return InvalidInput(fmt::format("threads: {} is not a thread count in 0..{}", json.at("threads").dump(), kMaxPackThreads));
+    pack.info.threads = static_cast<int>(*threads);
     pack.info.precision = json.at("precision").get<std::string>();
     // The precisions measurements are stored with (fp16: imported TensorRT tables).
     if (Expected<DataType> dtype = DataTypeFromPrecision(pack.info.precision); !dtype.ok())

@@ -55,10 +55,9 @@ Expected<double> JsonNonNegative(const nlohmann::json& json, const char* field) 
 
 Expected<std::size_t> JsonCount(const nlohmann::json& json, const char* field) {
   if (!json.contains(field)) return InvalidInput(std::string("field '") + field + "' is missing");
-  const nlohmann::json& value = json.at(field);
-  // Parsed text gives non-negative integers as unsigned; JSON built in code, as signed.
-  if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<std::int64_t>() < 0)) return InvalidInput(std::string("field '") + field + "' is not a count (a whole number ≥ 0)");
-  return value.get<std::size_t>();
+  Expected<std::int64_t> count = JsonInteger(json.at(field), field, 0, std::numeric_limits<std::int64_t>::max());
+  if (!count.ok()) return InvalidInput(std::string("field '") + field + "' is not a count (a whole number ≥ 0)");
+  return static_cast<std::size_t>(*count);
 }
 
 Expected<std::int64_t> JsonInteger(const nlohmann::json& value, const std::string& what, std::int64_t lo,
