@@ -196,18 +196,17 @@ nlohmann::json ContextModel::ToJson() const {
 Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
   ContextModel model;
   try {
-    auto number = [&](const nlohmann::json& from, const char* name) -> Expected<double> {
-      const double value = from.at(name).get<double>();
-      if (!std::isfinite(value) || value < 0) return InvalidInput(fmt::format("context: {} must be a number ≥ 0", name));
+    auto number = [](const nlohmann::json& from, const char* name) -> Expected<double> {
+      Expected<double> value = JsonNonNegative(from, name);
+      if (!value.ok()) return value.status().WithContext("context");
       return value;
     };
     LATTE_ASSIGN_OR_RETURN(model.share, number(json, "share"));
     LATTE_ASSIGN_OR_RETURN(model.l2_ms_per_mib, number(json, "l2_ms_per_mib"));
     LATTE_ASSIGN_OR_RETURN(model.l3_ms_per_mib, number(json, "l3_ms_per_mib"));
     constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
-    LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 0, kMaxBytes));
-    LATTE_ASSIGN_OR_RETURN(model.l3_bytes, JsonInteger(json.at("l3_bytes"), "context: l3_bytes", 0, kMaxBytes));
-    if (model.l2_bytes <= 0 || model.l3_bytes <= 0) return InvalidInput("context: cache sizes must be positive");
+    LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 1, kMaxBytes));
+    LATTE_ASSIGN_OR_RETURN(model.l3_bytes, JsonInteger(json.at("l3_bytes"), "context: l3_bytes", 1, kMaxBytes));
     for (auto [name, count] : {std::pair{"graphs", &model.graphs}, std::pair{"layers", &model.layers}}) {
       Expected<std::size_t> read = JsonCount(json, name);
       if (!read.ok()) return read.status().WithContext("context");
