@@ -19,6 +19,12 @@ namespace latte::fuzz {
   std::abort();  // libFuzzer saves the input as crash-*
 }
 
+/// An expected failure must say what went wrong, and never as kInternal (that means a bug).
+inline void CheckError(const Status& status, const std::string& what) {
+  if (status.message().empty()) Bug(what + " failed with an empty message");
+  if (status.code() == StatusCode::kInternal) Bug(what + " failed with kInternal: " + status.message());
+}
+
 /// Imports the bytes as `format` (import, validation, shape inference). Failing with a Status
 /// is the expected outcome for most inputs, but the Status must say what went wrong and must
 /// not be kInternal (that means a bug). When the import succeeds, reads everything later layers
@@ -27,9 +33,7 @@ namespace latte::fuzz {
 inline int ImportAndWalk(const std::uint8_t* data, std::size_t size, ModelFormat format) {
   Expected<Graph> graph = ImportModelBytes(std::span<const std::uint8_t>(data, size), format);
   if (!graph.ok()) {
-    const Status& status = graph.status();
-    if (status.message().empty()) Bug("import failed with an empty message");
-    if (status.code() == StatusCode::kInternal) Bug("import failed with kInternal: " + status.message());
+    CheckError(graph.status(), "import");
     return 0;
   }
   const Graph& g = *graph;

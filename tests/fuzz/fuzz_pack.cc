@@ -15,11 +15,7 @@
 namespace {
 
 using latte::fuzz::Bug;
-
-void CheckError(const latte::Status& status, const char* what) {
-  if (status.message().empty()) Bug(std::string(what) + " failed with an empty message");
-  if (status.code() == latte::StatusCode::kInternal) Bug(std::string(what) + " failed with kInternal: " + status.message());
-}
+using latte::fuzz::CheckError;
 
 void CheckTime(double ms, const char* what) {
   if (!std::isfinite(ms) || ms < 0) Bug(std::string(what) + " gave " + std::to_string(ms) + " ms");
