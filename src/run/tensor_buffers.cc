@@ -5,14 +5,11 @@
 #include <cstring>
 #include <new>
 
+#include "ir/arena_plan.h"
+
 namespace latte {
 
 namespace {
-constexpr std::size_t kAlignment = 64;
-constexpr std::size_t kTailPadding = 64;
-
-std::size_t Padded(std::size_t bytes) { return (bytes + kTailPadding + kAlignment - 1) / kAlignment * kAlignment; }
-
 // The tensors that get a slot: those a node reads or writes, and the graph's inputs and outputs.
 std::vector<bool> UsedTensors(const Graph& graph) {
   std::vector<bool> used(graph.num_tensors(), false);
@@ -59,29 +56,11 @@ Expected<ArenaPlan> TensorBuffers::Plan(const Graph& graph, BufferSharing sharin
   if (sharing == BufferSharing::kNone)
     for (TensorId t : activations) first[t] = 0, last[t] = end;
 
-  // Largest first (ties: earlier lifetime, then id, for a deterministic plan); each at the lowest
-  // offset where no placed tensor alive at the same time overlaps it.
-  std::sort(activations.begin(), activations.end(), [&](TensorId a, TensorId b) {
-    if (size[a] != size[b]) return size[a] > size[b];
-    if (first[a] != first[b]) return first[a] < first[b];
-    return a < b;
-  });
-  std::vector<TensorId> placed;
-  std::vector<std::pair<std::size_t, std::size_t>> taken;  // [offset, offset + padded) of live ones
-  for (TensorId t : activations) {
-    taken.clear();
-    for (TensorId p : placed)
-      if (first[p] <= last[t] && first[t] <= last[p]) taken.emplace_back(plan.offset[p], plan.offset[p] + Padded(size[p]));
-    std::sort(taken.begin(), taken.end());
-    std::size_t at = 0;
-    for (const auto& [lo, hi] : taken) {
-      if (lo >= at + Padded(size[t])) break;  // fits in the gap before this one
-      at = std::max(at, hi);
-    }
-    plan.offset[t] = at;
-    plan.arena_bytes = std::max(plan.arena_bytes, at + Padded(size[t]));
-    placed.push_back(t);
-  }
+  std::vector<ArenaBuffer> buffers;
+  for (TensorId t : activations) buffers.push_back({size[t], first[t], last[t]});
+  const ArenaLayout layout = PlaceInArena(buffers);
+  for (std::size_t i = 0; i < activations.size(); ++i) plan.offset[activations[i]] = layout.offset[i];
+  plan.arena_bytes = layout.arena_bytes;
   return plan;
 }
 
@@ -92,7 +71,7 @@ Expected<TensorBuffers> TensorBuffers::Allocate(const Graph& graph, std::size_t 
     return InvalidInput("activations need " + std::to_string(buffers.plan_.arena_bytes >> 20) + " MiB, more than " +
                         std::to_string(max_bytes >> 20) + " MiB");
   if (buffers.plan_.arena_bytes > 0) {
-    auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kAlignment, buffers.plan_.arena_bytes));
+    auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kArenaAlignment, buffers.plan_.arena_bytes));
     if (p == nullptr) return Internal("out of memory allocating " + std::to_string(buffers.plan_.arena_bytes) + " bytes of activations");
     std::memset(p, 0, buffers.plan_.arena_bytes);
     buffers.arena_.reset(p);

@@ -15,7 +15,7 @@ namespace latte {
 /// lifetimes do not overlap. A lifetime runs from the node that writes the tensor to the last
 /// node that reads it, in the graph's node order (the order the executor runs); graph inputs
 /// and outputs live for the whole run, so inputs filled once serve every run and outputs stay
-/// readable after it. Placement is greedy by size (largest first, lowest offset that fits).
+/// readable after it. Placement is ir/arena_plan's greedy by size (largest first, lowest offset that fits).
 struct ArenaPlan {
   static constexpr std::size_t kNone = ~std::size_t{0};
   std::vector<std::size_t> offset;  // per tensor id: byte offset in the arena, kNone if no buffer
