@@ -6,6 +6,8 @@
 #include <string>
 #include <system_error>
 
+#include "ir/arena_plan.h"
+
 namespace latte {
 namespace {
 
@@ -33,20 +35,94 @@ double MissedShare(double distance, double bytes, double cache) {
   return std::clamp((distance - cache) / bytes, 0.0, 1.0);
 }
 
-// The tensors a layer touches, as (id, bytes): weights, inputs, output. Ids: 3k weights of layer
-// k, 3k+1 its output, 3k+2 a graph input it reads (graph inputs are rewritten before each run).
-std::vector<std::pair<std::size_t, double>> Touched(const std::vector<LayerTraffic>& layers, std::size_t k) {
-  std::vector<std::pair<std::size_t, double>> touched;
-  const LayerTraffic& layer = layers[k];
-  if (layer.weight_bytes > 0) touched.push_back({3 * k, static_cast<double>(layer.weight_bytes)});
-  for (const auto& [from, bytes] : layer.inputs) {
-    const bool produced = from >= 0 && static_cast<std::size_t>(from) < k;
-    const std::size_t id = produced ? 3 * static_cast<std::size_t>(from) + 1 : 3 * k + 2;
-    if (std::none_of(touched.begin(), touched.end(), [&](const auto& t) { return t.first == id; }))
-      touched.push_back({id, static_cast<double>(bytes)});
+// Per layer, the pieces of memory it touches as (id, bytes); ids are dense from 0.
+struct Touches {
+  std::vector<std::vector<std::pair<std::size_t, double>>> by_layer;
+  std::size_t num_ids = 0;
+};
+
+// Whole tensors, each its own: ids 3k weights of layer k, 3k+1 its output, 3k+2 a graph input it
+// reads.
+Touches OwnBufferTouches(const std::vector<LayerTraffic>& layers) {
+  Touches touches;
+  touches.num_ids = 3 * layers.size();
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    auto& touched = touches.by_layer.emplace_back();
+    const LayerTraffic& layer = layers[k];
+    if (layer.weight_bytes > 0) touched.push_back({3 * k, static_cast<double>(layer.weight_bytes)});
+    for (const auto& [from, bytes] : layer.inputs) {
+      const bool produced = from >= 0 && static_cast<std::size_t>(from) < k;
+      const std::size_t id = produced ? 3 * static_cast<std::size_t>(from) + 1 : 3 * k + 2;
+      if (std::none_of(touched.begin(), touched.end(), [&](const auto& t) { return t.first == id; }))
+        touched.push_back({id, static_cast<double>(bytes)});
+    }
+    touched.push_back({3 * k + 1, static_cast<double>(layer.output_bytes)});
   }
-  touched.push_back({3 * k + 1, static_cast<double>(layer.output_bytes)});
-  return touched;
+  return touches;
+}
+
+// Blocks of the arena the activations are planned in: ids k for the weights of layer k (not in the
+// arena), n + b for the arena's block b. A block is a 256th of the cache simulated (within 4 KiB to
+// 64 KiB): small against it, so tensors sharing a block seldom blur each other's last use, and few
+// enough that a large model's traffic simulates in milliseconds.
+std::size_t BlockBytes(double cache) {
+  return std::clamp(static_cast<std::size_t>(cache / 256), std::size_t{4} << 10, std::size_t{64} << 10);
+}
+
+Touches ArenaTouches(const std::vector<LayerTraffic>& layers, std::size_t block_bytes) {
+  const std::size_t n = layers.size();
+  // Lifetimes in steps: graph inputs from step 0, layer k at step k + 1, the run's end n + 1.
+  std::vector<ArenaBuffer> buffers;
+  std::vector<std::size_t> output_buffer(n, 0);
+  std::map<std::int64_t, std::size_t> input_buffer;  // graph inputs by size
+  for (std::size_t k = 0; k < n; ++k) {
+    output_buffer[k] = buffers.size();
+    buffers.push_back({static_cast<std::size_t>(layers[k].output_bytes), k + 1, n + 1});
+  }
+  std::vector<bool> read(n, false);
+  for (std::size_t k = 0; k < n; ++k) {
+    for (const auto& [from, bytes] : layers[k].inputs) {
+      if (from >= 0 && static_cast<std::size_t>(from) < k) {
+        ArenaBuffer& produced = buffers[output_buffer[static_cast<std::size_t>(from)]];
+        produced.last = read[static_cast<std::size_t>(from)] ? std::max(produced.last, k + 1) : k + 1;
+        read[static_cast<std::size_t>(from)] = true;
+      } else if (input_buffer.emplace(bytes, buffers.size()).second) {
+        buffers.push_back({static_cast<std::size_t>(bytes), 0, n + 1});
+      }
+    }
+  }
+  const ArenaLayout layout = PlaceInArena(buffers);
+  Touches touches;
+  touches.num_ids = n + (layout.arena_bytes + block_bytes - 1) / block_bytes;
+  std::vector<std::pair<std::size_t, double>> blocks;
+  auto touch = [&](std::size_t offset, std::size_t bytes) {
+    for (std::size_t at = offset; at < offset + bytes;) {
+      const std::size_t block = at / block_bytes;
+      const std::size_t end = std::min(offset + bytes, (block + 1) * block_bytes);
+      blocks.push_back({n + block, static_cast<double>(end - at)});
+      at = end;
+    }
+  };
+  for (std::size_t k = 0; k < n; ++k) {
+    auto& touched = touches.by_layer.emplace_back();
+    if (layers[k].weight_bytes > 0) touched.push_back({k, static_cast<double>(layers[k].weight_bytes)});
+    blocks.clear();
+    for (const auto& [from, bytes] : layers[k].inputs) {
+      const bool produced = from >= 0 && static_cast<std::size_t>(from) < k;
+      touch(layout.offset[produced ? output_buffer[static_cast<std::size_t>(from)] : input_buffer.at(bytes)],
+            static_cast<std::size_t>(bytes));
+    }
+    touch(layout.offset[output_buffer[k]], static_cast<std::size_t>(layers[k].output_bytes));
+    // A block touched twice in a layer (an input read twice, small tensors sharing it) is one piece.
+    std::sort(blocks.begin(), blocks.end());
+    for (const auto& [id, bytes] : blocks) {
+      if (touched.size() > 0 && touched.back().first == id)
+        touched.back().second = std::min(touched.back().second + bytes, static_cast<double>(block_bytes));
+      else
+        touched.push_back({id, bytes});
+    }
+  }
+  return touches;
 }
 
 }  // namespace
@@ -79,23 +155,29 @@ std::vector<LayerTraffic> LayerTrafficOf(const Graph& graph, const std::vector<s
   return traffic;
 }
 
-std::vector<double> ExtraMissBytes(const std::vector<LayerTraffic>& layers, std::int64_t cache_bytes) {
+const char* TensorMemoryName(TensorMemory memory) {
+  return memory == TensorMemory::kArena ? "arena" : "own-buffers";
+}
+
+std::vector<double> ExtraMissBytes(const std::vector<LayerTraffic>& layers, std::int64_t cache_bytes,
+                                   TensorMemory memory) {
   const std::size_t n = layers.size();
   const double cache = static_cast<double>(cache_bytes);
   std::vector<double> extra(n, 0.0);
   if (n == 0) return extra;
+  const Touches touches = memory == TensorMemory::kArena ? ArenaTouches(layers, BlockBytes(cache)) : OwnBufferTouches(layers);
   // Two inferences: the first leaves the state the second (the one scored) starts from.
   PositionSums sums(2 * n);
-  std::vector<std::ptrdiff_t> last(3 * n, -1);  // position of each tensor's latest use
-  std::vector<double> size(3 * n, 0.0);
+  std::vector<std::ptrdiff_t> last(touches.num_ids, -1);  // position of each piece's latest use
+  std::vector<double> size(touches.num_ids, 0.0);
   for (std::size_t pos = 0; pos < 2 * n; ++pos) {
     const std::size_t k = pos % n;
-    const auto touched = Touched(layers, k);
+    const auto& touched = touches.by_layer[k];
     if (pos >= n) {
       double own = 0;
       for (const auto& t : touched) own += t.second;
       for (const auto& [id, bytes] : touched) {
-        // Distinct bytes whose latest use is at or after this tensor's: what came in since.
+        // Distinct bytes whose latest use is at or after this piece's: what came in since.
         const double distance = last[id] < 0 ? cache + bytes : sums.Prefix(pos) - sums.Prefix(last[id]);
         extra[k] += bytes * (MissedShare(distance, bytes, cache) - MissedShare(own, bytes, cache));
       }

@@ -5,10 +5,12 @@
 // one inference ago; alone, everything it touches was touched by its own previous run. The
 // difference, for a cache of a given size, is what makes a layer slower in a model than alone.
 //
-// The model is an LRU cache at tensor granularity: a tensor is found again when the distinct
-// bytes touched since its last use (the tensors of the layers in between, and those touched
-// alongside it) are under the cache size; for a tensor larger than what is left of the cache
-// the share of it beyond is missed. Graphs run inference after inference.
+// The model is an LRU cache: a piece of memory is found again when the distinct bytes touched
+// since its last use (by the layers in between, and alongside it) are under the cache size; for a
+// piece larger than what is left of the cache the share of it beyond is missed. Graphs run
+// inference after inference. The pieces are either whole tensors, each in memory of its own, or
+// 64 KiB blocks of the arena the executor plans (ir/arena_plan): there a layer's output is often
+// written over memory a tensor freed a few layers before, still in the cache.
 
 #include <cstdint>
 #include <utility>
@@ -32,10 +34,23 @@ struct LayerTraffic {
 /// input produced by a node in no listed layer counts as a graph input.
 std::vector<LayerTraffic> LayerTrafficOf(const Graph& graph, const std::vector<std::vector<NodeId>>& layers);
 
+/// Where a graph's activations live while it runs.
+enum class TensorMemory {
+  kOwnBuffers,  // each tensor in memory of its own, touched once an inference
+  kArena,       // one arena planned by lifetime (ir/arena_plan), as the executor runs graphs
+};
+
+/// "arena", "own-buffers": as packs write it.
+const char* TensorMemoryName(TensorMemory memory);
+
 /// Per layer: the bytes missed in a cache of `cache_bytes` inside the graph minus those missed by
 /// the layer run alone again and again (negative when the graph leaves more in the cache, as for
-/// an input its producer just wrote that the layer alone would not keep).
-std::vector<double> ExtraMissBytes(const std::vector<LayerTraffic>& layers, std::int64_t cache_bytes);
+/// an input its producer just wrote that the layer alone would not keep). In the arena, a layer's
+/// output lives from the layer to its last reader (to the end of the run when no layer reads it:
+/// a graph output), graph inputs for the whole run; graph inputs of one size count as one tensor
+/// (the traffic does not say which input a layer reads).
+std::vector<double> ExtraMissBytes(const std::vector<LayerTraffic>& layers, std::int64_t cache_bytes,
+                                   TensorMemory memory = TensorMemory::kOwnBuffers);
 
 /// "3:4096,-1:1024": the inputs as text (stored with in-graph measurements), and back. Parse
 /// fails naming the part that does not read.

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -55,14 +56,14 @@ double LayerExtraMs(const std::array<double, 3>& coef, const std::array<double, 
   return std::max(e, -0.5 * x[0]);
 }
 
-// The networks' rows for one L3 size; `lost2` (per network, per layer, bytes lost from L2) does not
-// depend on it and is simulated once by the caller.
+// The networks' rows for one L3 size and memory; `lost2` (per network, per layer, bytes lost from
+// L2 in that memory) does not depend on the L3 size and is simulated once by the caller.
 std::vector<std::vector<Row>> Rows(const std::vector<Network>& networks, const std::vector<std::vector<double>>& lost2,
-                                   std::int64_t l3) {
+                                   std::int64_t l3, TensorMemory memory) {
   std::vector<std::vector<Row>> rows;
   for (std::size_t g = 0; g < networks.size(); ++g) {
     const Network& network = networks[g];
-    const std::vector<double> lost3 = ExtraMissBytes(network.traffic, l3);
+    const std::vector<double> lost3 = ExtraMissBytes(network.traffic, l3, memory);
     std::vector<Row>& out = rows.emplace_back();
     for (std::size_t i = 0; i < network.traffic.size(); ++i) {
       const double alone = network.alone_ms[i];
@@ -139,8 +140,10 @@ std::array<double, 3> FitNonNegative(const std::vector<std::vector<Row>>& rows, 
   return best;
 }
 
-ContextModel WithCoefficients(const std::array<double, 3>& coef, std::int64_t l2, std::int64_t l3) {
+ContextModel WithCoefficients(const std::array<double, 3>& coef, std::int64_t l2, std::int64_t l3,
+                              TensorMemory memory) {
   ContextModel model;
+  model.memory = memory;
   model.share = coef[0];
   model.l2_ms_per_mib = coef[1];
   model.l3_ms_per_mib = coef[2];
@@ -172,8 +175,8 @@ std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traff
                                           const std::vector<double>& alone_ms) const {
   std::vector<double> extra(traffic.size(), 0.0);
   if (traffic.empty()) return extra;
-  const std::vector<double> lost2 = ExtraMissBytes(traffic, l2_bytes);
-  const std::vector<double> lost3 = ExtraMissBytes(traffic, l3_bytes);
+  const std::vector<double> lost2 = ExtraMissBytes(traffic, l2_bytes, memory);
+  const std::vector<double> lost3 = ExtraMissBytes(traffic, l3_bytes, memory);
   const std::array<double, 3> coef = {share, l2_ms_per_mib, l3_ms_per_mib};
   for (std::size_t i = 0; i < traffic.size(); ++i) {
     const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
@@ -188,6 +191,7 @@ nlohmann::json ContextModel::ToJson() const {
           {"l3_ms_per_mib", l3_ms_per_mib},
           {"l2_bytes", l2_bytes},
           {"l3_bytes", l3_bytes},
+          {"memory", TensorMemoryName(memory)},
           {"graphs", graphs},
           {"layers", layers},
           {"cv", {{"folds", folds}, {"alone_rmspe_pct", cv_alone_rmspe_pct}, {"rmspe_pct", cv_rmspe_pct}}}};
@@ -207,6 +211,16 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
     constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
     LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 1, kMaxBytes));
     LATTE_ASSIGN_OR_RETURN(model.l3_bytes, JsonInteger(json.at("l3_bytes"), "context: l3_bytes", 1, kMaxBytes));
+    // Packs before the arena simulation do not say: their tensors each had memory of their own.
+    model.memory = TensorMemory::kOwnBuffers;
+    if (json.contains("memory")) {
+      const nlohmann::json& memory = json.at("memory");
+      if (memory == TensorMemoryName(TensorMemory::kArena)) {
+        model.memory = TensorMemory::kArena;
+      } else if (memory != TensorMemoryName(TensorMemory::kOwnBuffers)) {
+        return InvalidInput("context: memory is " + memory.dump() + ", not \"arena\" or \"own-buffers\"");
+      }
+    }
     for (auto [name, count] : {std::pair{"graphs", &model.graphs}, std::pair{"layers", &model.layers}}) {
       Expected<std::size_t> read = JsonCount(json, name);
       if (!read.ok()) return read.status().WithContext("context");
@@ -223,7 +237,26 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
   return model;
 }
 
-Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches) {
+Expected<ContextCaches> ContextCachesOf(const Store& store, const std::vector<StoredGraphLayer>& layers) {
+  auto campaigns = store.ListCampaigns();
+  if (!campaigns.ok()) return campaigns.status();
+  std::set<std::pair<std::int64_t, std::int64_t>> caches;
+  for (const CampaignInfo& campaign : *campaigns) {
+    if (std::none_of(layers.begin(), layers.end(), [&](const StoredGraphLayer& l) { return l.campaign == campaign.id; }))
+      continue;
+    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
+    const bool known = space.is_object() && space.contains("l2_bytes") && space.contains("l3_bytes") &&
+                       space["l2_bytes"].is_number_integer() && space["l3_bytes"].is_number_integer();
+    caches.insert(known ? std::pair{space["l2_bytes"].get<std::int64_t>(), space["l3_bytes"].get<std::int64_t>()}
+                        : std::pair<std::int64_t, std::int64_t>{0, 0});
+  }
+  if (caches.size() > 1) return InvalidInput("the networks measured in context ran with different cache sizes");
+  if (caches.empty()) return ContextCaches{};
+  return ContextCaches{caches.begin()->first, caches.begin()->second};
+}
+
+Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches,
+                                       const std::vector<TensorMemory>& memories) {
   if (caches.l2_bytes <= 0 || caches.l3_bytes <= 0) {
     return InvalidInput("the graph-context measurements do not say the machine's L2 and L3 sizes");
   }
@@ -232,34 +265,38 @@ Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& laye
     return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
   }
   const std::size_t folds = std::min(kMaxFolds, networks.size());
-  std::vector<std::vector<double>> lost2;
-  for (const Network& network : networks) lost2.push_back(ExtraMissBytes(network.traffic, caches.l2_bytes));
-  // Choose the L3 size by the held-out networks' error.
+  // Choose the memory and the L3 size by the held-out networks' error.
   double best_rmspe = 0;
   std::int64_t best_l3 = 0;
+  TensorMemory best_memory = TensorMemory::kArena;
   std::vector<std::vector<Row>> best_rows;
-  for (double l3_share : kL3Shares) {
-    const auto l3 = static_cast<std::int64_t>(l3_share * static_cast<double>(caches.l3_bytes));
-    if (l3 <= caches.l2_bytes) continue;
-    std::vector<std::vector<Row>> rows = Rows(networks, lost2, l3);
-    std::vector<double> errors;
-    for (std::size_t fold = 0; fold < folds; ++fold) {
-      std::vector<bool> train(networks.size());
-      for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
-      const std::array<double, 3> coef = FitNonNegative(rows, train);
-      for (std::size_t g = 0; g < networks.size(); ++g)
-        if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
-    }
-    const double rmspe = Rms(errors);
-    if (best_l3 == 0 || rmspe < best_rmspe) {
-      best_rmspe = rmspe;
-      best_l3 = l3;
-      best_rows = std::move(rows);
+  for (TensorMemory memory : memories) {
+    std::vector<std::vector<double>> lost2;
+    for (const Network& network : networks) lost2.push_back(ExtraMissBytes(network.traffic, caches.l2_bytes, memory));
+    for (double l3_share : kL3Shares) {
+      const auto l3 = static_cast<std::int64_t>(l3_share * static_cast<double>(caches.l3_bytes));
+      if (l3 <= caches.l2_bytes) continue;
+      std::vector<std::vector<Row>> rows = Rows(networks, lost2, l3, memory);
+      std::vector<double> errors;
+      for (std::size_t fold = 0; fold < folds; ++fold) {
+        std::vector<bool> train(networks.size());
+        for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
+        const std::array<double, 3> coef = FitNonNegative(rows, train);
+        for (std::size_t g = 0; g < networks.size(); ++g)
+          if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
+      }
+      const double rmspe = Rms(errors);
+      if (best_l3 == 0 || rmspe < best_rmspe) {
+        best_rmspe = rmspe;
+        best_l3 = l3;
+        best_memory = memory;
+        best_rows = std::move(rows);
+      }
     }
   }
   if (best_l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
   ContextModel model = WithCoefficients(FitNonNegative(best_rows, std::vector<bool>(networks.size(), true)),
-                                        caches.l2_bytes, best_l3);
+                                        caches.l2_bytes, best_l3, best_memory);
   model.graphs = networks.size();
   model.layers = layers.size();
   model.folds = static_cast<int>(folds);

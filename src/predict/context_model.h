@@ -8,8 +8,9 @@
 //   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
 // with non-negative coefficients fitted on layers of random networks measured both ways
 // (profile/graph_context), never on the models a pack is judged on. The L3 size the traffic is
-// simulated with is chosen among fractions of the machine's L3 (other tenants share it) by
-// cross-validation over networks.
+// simulated with is chosen among fractions of the machine's L3 (other tenants share it), and the
+// memory the activations live in (the executor's arena, or each tensor its own: packs before the
+// arena simulation), by cross-validation over networks.
 
 #include <cstdint>
 #include <vector>
@@ -28,6 +29,7 @@ struct ContextModel {
   double l3_ms_per_mib = 0;   // per MiB lost from L3
   std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
   std::int64_t l3_bytes = 0;
+  TensorMemory memory = TensorMemory::kArena;  // where the simulated activations live
   std::size_t graphs = 0;     // networks and layers it was fitted on
   std::size_t layers = 0;
   int folds = 0;              // networks held out in turn, in this many folds
@@ -50,10 +52,18 @@ struct ContextCaches {
   std::int64_t l2_bytes = 0, l3_bytes = 0;
 };
 
+/// The caches the campaigns of `layers` ran on, from their spaces; {0, 0} when a space does not
+/// say. kInvalidInput when the campaigns ran with different cache sizes; the store's errors name
+/// its file.
+Expected<ContextCaches> ContextCachesOf(const Store& store, const std::vector<StoredGraphLayer>& layers);
+
 /// Fits on `layers` (all layers of each network, as QueryGraphLayers returns them; grouped by
 /// campaign and graph) with `caches`. Needs at least 4 networks; holds each network out in turn
 /// (in up to 20 folds) to choose the L3 size and to report the accuracy, then fits on all. kInvalidInput when
-/// there are too few networks or the caches are unknown, saying which.
-Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches);
+/// there are too few networks or the caches are unknown, saying which. `memories` are the
+/// simulations chosen among (all of them but for a comparison).
+Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches,
+                                       const std::vector<TensorMemory>& memories = {TensorMemory::kArena,
+                                                                                   TensorMemory::kOwnBuffers});
 
 }  // namespace latte

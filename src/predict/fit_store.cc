@@ -38,24 +38,13 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
                           "the pack predicts each layer as its kernel alone";
     return Status::Ok();
   }
-  // The caches the networks ran on, from their campaigns' spaces.
-  auto campaigns = store.ListCampaigns();
-  if (!campaigns.ok()) return campaigns.status();
-  std::set<std::pair<std::int64_t, std::int64_t>> caches;
-  for (const CampaignInfo& campaign : *campaigns) {
-    if (std::none_of(layers.begin(), layers.end(), [&](const StoredGraphLayer& l) { return l.campaign == campaign.id; }))
-      continue;
-    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
-    const bool known = space.is_object() && space.contains("l2_bytes") && space.contains("l3_bytes") &&
-                       space["l2_bytes"].is_number_integer() && space["l3_bytes"].is_number_integer();
-    caches.insert(known ? std::pair{space["l2_bytes"].get<std::int64_t>(), space["l3_bytes"].get<std::int64_t>()}
-                        : std::pair<std::int64_t, std::int64_t>{0, 0});
-  }
-  if (caches.size() != 1) {
-    result.context_note = "no in-graph context: the networks measured in context ran with different cache sizes";
+  auto caches = ContextCachesOf(store, layers);
+  if (!caches.ok()) {
+    if (caches.status().code() != StatusCode::kInvalidInput) return caches.status();
+    result.context_note = "no in-graph context: " + caches.status().message();
     return Status::Ok();
   }
-  auto model = FitContextModel(layers, {caches.begin()->first, caches.begin()->second});
+  auto model = FitContextModel(layers, *caches);
   if (!model.ok()) {
     result.context_note = "no in-graph context: " + model.status().message();
     return Status::Ok();
@@ -63,10 +52,10 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
   result.fit.pack.context = *model;
   result.context_note = fmt::format(
       "in-graph context: {:.1f}% of the time alone + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
-      "from L3 ({} MiB simulated); fitted on {} layers of {} random networks; held-out networks' layer sums "
+      "from L3 ({} MiB simulated; activations' memory: {}); fitted on {} layers of {} random networks; held-out networks' layer sums "
       "{:.1f}% RMSPE alone, {:.1f}% with it",
       100 * model->share, model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
-      model->layers, model->graphs, model->cv_alone_rmspe_pct, model->cv_rmspe_pct);
+      TensorMemoryName(model->memory), model->layers, model->graphs, model->cv_alone_rmspe_pct, model->cv_rmspe_pct);
   return Status::Ok();
 }
 

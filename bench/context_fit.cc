@@ -1,0 +1,127 @@
+// How well the in-graph context model (predict/context_model) tells what a model's layers cost in
+// the graph beyond their kernels alone, with each simulation of where the activations live
+// (ir/cache_reuse: the executor's arena, or each tensor its own memory). Fits on a store's
+// networks measured in context (as `latte fit` does), once per simulation and once choosing, and
+// prints the held-out networks' error; then, for models measured layer by layer in their graph
+// and alone (context_probe's output, one TSV per model), the measured context (layers in the
+// graph minus alone) and each fit's, from the layers' measured times alone. No timing.
+// Usage: context_fit DB [PROBE.tsv ...]
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "predict/context_model.h"
+
+using namespace latte;
+
+namespace {
+
+struct ProbedModel {
+  std::string name;
+  std::vector<LayerTraffic> traffic;
+  std::vector<double> graph_ms, alone_ms;
+};
+
+// context_probe's rows: graph, layer, kind, graph_ms, alone_ms, weight_b, out_b, inputs, key.
+Expected<ProbedModel> ReadProbe(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound(path + ": cannot open");
+  ProbedModel model;
+  std::string line;
+  std::getline(in, line);  // header
+  for (int row = 2; std::getline(in, line); ++row) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (cells.size() != 9) return InvalidInput(path + ": row " + std::to_string(row) + " has not 9 columns");
+    model.name = cells[0];
+    LayerTraffic traffic;
+    traffic.weight_bytes = std::atoll(cells[5].c_str());
+    traffic.output_bytes = std::atoll(cells[6].c_str());
+    if (cells[7] != "-") {
+      auto inputs = ParseInputsText(cells[7]);
+      if (!inputs.ok()) return inputs.status().WithContext(path);
+      traffic.inputs = *inputs;
+    }
+    model.traffic.push_back(traffic);
+    model.graph_ms.push_back(std::atof(cells[3].c_str()));
+    model.alone_ms.push_back(std::atof(cells[4].c_str()));
+  }
+  if (model.traffic.empty()) return InvalidInput(path + ": no layers");
+  return model;
+}
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: context_fit DB [PROBE.tsv ...]\n");
+    return 2;
+  }
+  auto store = Store::OpenReadOnly(argv[1]);
+  if (!store.ok()) return Fail(store.status());
+  MeasurementFilter filter;
+  filter.backend = "xnnpack";
+  filter.threads = 1;
+  auto layers = store->QueryGraphLayers(filter);
+  if (!layers.ok()) return Fail(layers.status());
+  auto caches = ContextCachesOf(*store, *layers);
+  if (!caches.ok()) return Fail(caches.status());
+  std::vector<ProbedModel> models;
+  for (int i = 2; i < argc; ++i) {
+    auto model = ReadProbe(argv[i]);
+    if (!model.ok()) return Fail(model.status());
+    models.push_back(std::move(*model));
+  }
+  std::vector<ContextModel> fits;
+  std::vector<std::string> names;
+  for (const auto& [memories, name] :
+       {std::pair{std::vector{TensorMemory::kOwnBuffers}, "own buffers"}, {std::vector{TensorMemory::kArena}, "arena"},
+        {std::vector{TensorMemory::kArena, TensorMemory::kOwnBuffers}, "chosen"}}) {
+    auto fit = FitContextModel(*layers, *caches, memories);
+    if (!fit.ok()) return Fail(fit.status());
+    std::printf("%-11s: %s, L3 %lld MiB; %.2f%% of alone + %.4f ms/MiB L2 + %.4f ms/MiB L3; held-out networks "
+                "(%zu, %d folds) RMSPE %.2f%% alone, %.2f%% with context\n",
+                name, TensorMemoryName(fit->memory), static_cast<long long>(fit->l3_bytes >> 20), 100 * fit->share,
+                fit->l2_ms_per_mib, fit->l3_ms_per_mib, fit->graphs, fit->folds, fit->cv_alone_rmspe_pct,
+                fit->cv_rmspe_pct);
+    fits.push_back(*fit);
+    names.push_back(name);
+  }
+  if (models.empty()) return 0;
+  std::printf("\n| model | alone ms | context measured ms |");
+  for (const std::string& name : names) std::printf(" %s ms |", name.c_str());
+  std::printf("\n| --- | ---: | ---: |");
+  for (std::size_t i = 0; i < names.size(); ++i) std::printf(" ---: |");
+  std::printf("\n");
+  std::vector<double> sq(fits.size(), 0);
+  for (const ProbedModel& model : models) {
+    double alone = 0, graph = 0;
+    for (std::size_t i = 0; i < model.alone_ms.size(); ++i) alone += model.alone_ms[i], graph += model.graph_ms[i];
+    std::printf("| %s | %.3f | %.3f (%+.1f%%) |", model.name.c_str(), alone, graph - alone,
+                100 * (graph - alone) / alone);
+    for (std::size_t f = 0; f < fits.size(); ++f) {
+      double extra = 0;
+      for (double e : fits[f].ExtraMs(model.traffic, model.alone_ms)) extra += e;
+      const double error = (alone + extra - graph) / graph;
+      sq[f] += error * error;
+      std::printf(" %.3f (%+.1f%%) |", extra, 100 * error);
+    }
+    std::printf("\n");
+  }
+  std::printf("\nlayers in the graph, predicted as alone + context: RMSPE");
+  for (std::size_t f = 0; f < fits.size(); ++f)
+    std::printf(" %s %.2f%%", names[f].c_str(), 100 * std::sqrt(sq[f] / static_cast<double>(models.size())));
+  std::printf("\n");
+  return 0;
+}
