@@ -4,7 +4,7 @@
 // (ir/cache_reuse's LayerTraffic: weight and output bytes, and each input's producing layer and
 // bytes). Prints one tab-separated row per layer. xnnpack, 1 thread; run it while nothing else runs.
 // Usage: context_probe PACK MODEL [INPUT=SHAPE]
-//        context_probe PACK --random N [SEED=0]
+//        context_probe PACK --random N [SEED=0] [hswish-se]   (space's RandomHardSwishNetwork)
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -61,7 +61,7 @@ int Fail(const Status& status) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: context_probe PACK MODEL [INPUT=SHAPE] | PACK --random N [SEED]\n");
+    std::fprintf(stderr, "usage: context_probe PACK MODEL [INPUT=SHAPE] | PACK --random N [SEED] [hswish-se]\n");
     return 2;
   }
   Expected<Pack> pack = Pack::Load(argv[1]);
@@ -76,8 +76,10 @@ int main(int argc, char** argv) {
     const int n = argc > 3 ? std::atoi(argv[3]) : 0;
     SplitMix64 rng(argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0);
     if (n < 1) return Fail(InvalidInput("--random wants a count of graphs"));
+    const bool hard_swish = argc > 5 && std::string(argv[5]) == "hswish-se";
+    if (argc > 5 && !hard_swish) return Fail(InvalidInput("the family is hswish-se or left out"));
     for (int i = 0; i < n; ++i) {
-      Expected<Graph> graph = JoinKernels(RandomNetwork(rng));
+      Expected<Graph> graph = JoinKernels(hard_swish ? RandomHardSwishNetwork(rng) : RandomNetwork(rng));
       if (!graph.ok()) return Fail(graph.status());
       const std::string name = "random" + std::to_string(i);
       Expected<ModelValidation> v = ValidateModel(*graph, name, *pack, bench, registry);

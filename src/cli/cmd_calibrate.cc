@@ -98,11 +98,11 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
                 << ", unsupported " << s.unsupported << ", done earlier " << s.already_done << ", " << s.remaining
                 << " left for a later run (" << static_cast<int>(phase.spent_secs) << " s)\n";
     }
-    if (result->graph_context) {
-      const GraphContextResult& g = *result->graph_context;
-      std::cout << "phase random networks in context: campaign " << g.campaign_id << ", measured " << g.measured
-                << " networks (" << g.layers_stored << " layers), done earlier " << g.done_before << ", skipped "
-                << g.skipped.size() << " (" << static_cast<int>(result->graph_context_secs) << " s)\n";
+    for (const CalibrateResult::ContextPhase& phase : result->graph_contexts) {
+      const GraphContextResult& g = phase.result;
+      std::cout << "phase random networks in context (" << phase.family << "): campaign " << g.campaign_id
+                << ", measured " << g.measured << " networks (" << g.layers_stored << " layers), done earlier "
+                << g.done_before << ", skipped " << g.skipped.size() << " (" << static_cast<int>(phase.secs) << " s)\n";
       for (const std::string& why : g.skipped) std::cout << "  skipped " << why << "\n";
     }
     if (result->interrupted) {

@@ -118,10 +118,16 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
     LATTE_RETURN_IF_ERROR(run_phase("the models' kernels and their neighbours", sampler, 0.5));
   }
   // Random networks, layer by layer in the graph and alone: what the pack's context model is
-  // fitted on. A share of what is left, after the models' kernels.
+  // fitted on. A share of what is left, after the models' kernels, split between the two families
+  // (a family whose campaign is done leaves its share to the other).
   if (!stopped()) {
-    const double budget = (deadline - Now()) * kGraphContextShare;
-    if (budget >= kMinPhaseSecs) {
+    const double context_deadline = Now() + (deadline - Now()) * kGraphContextShare;
+    const std::pair<NetworkFamily, const char*> families[] = {
+        {NetworkFamily::kInvertedResidual, "inverted residual"},
+        {NetworkFamily::kHardSwishSe, "hard-swish, squeeze-and-excite"}};
+    for (std::size_t f = 0; f < std::size(families); ++f) {
+      const double budget = (context_deadline - Now()) / static_cast<double>(std::size(families) - f);
+      if (budget < kMinPhaseSecs) continue;
       GraphContextOptions context;
       context.campaign = campaign;
       context.campaign.budget_secs = budget;
@@ -131,13 +137,15 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
       context.graph_measure.min_secs = 0.2;
       context.fusion_rules = result.fusion_rules;
       context.graphs = kGraphContextNetworks;
+      context.family = families[f].first;
       context.seed = options.seed;
       context.db = options.db;
-      log << "calibrate: random networks in context (" << static_cast<int>(budget) << " s of the budget)\n";
+      log << "calibrate: random networks in context, " << families[f].second << " (" << static_cast<int>(budget)
+          << " s of the budget)\n";
       const double phase_start = Now();
-      LATTE_ASSIGN_OR_RETURN(result.graph_context, RunGraphContext(context, registry, log));
-      result.graph_context_secs = Now() - phase_start;
-      if (result.graph_context->interrupted) {
+      LATTE_ASSIGN_OR_RETURN(GraphContextResult measured, RunGraphContext(context, registry, log));
+      result.graph_contexts.push_back({families[f].second, std::move(measured), Now() - phase_start});
+      if (result.graph_contexts.back().result.interrupted) {
         result.interrupted = true;
         return result;
       }

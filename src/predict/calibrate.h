@@ -57,9 +57,14 @@ struct CalibrateResult {
   std::vector<std::string> fusion_rules;  // written into the pack
   double fusion_secs = 0;
   std::vector<CalibratePhase> phases;
-  /// The networks measured in context (for the pack's in-graph context model), when that phase ran.
-  std::optional<GraphContextResult> graph_context;
-  double graph_context_secs = 0;
+  /// The networks measured in context (for the pack's in-graph context model), one campaign per
+  /// family, when that phase ran.
+  struct ContextPhase {
+    std::string family;  // "inverted residual", "hard-swish, squeeze-and-excite"
+    GraphContextResult result;
+    double secs = 0;
+  };
+  std::vector<ContextPhase> graph_contexts;
   bool interrupted = false;               // stopped by the stop flag: nothing fitted
   StoreFit fit;                           // the pack (when not interrupted)
 };

@@ -95,7 +95,9 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   // The caches are part of it: a fit simulates the layers' traffic with the sizes of the machine
   // that ran them, whichever machine fits.
   const CacheSizes caches = ReadCacheSizes();
-  const nlohmann::json space = {{"graphs", "random-network"}, {"count", options.graphs},
+  // The first family's name is what campaigns called their networks before there were two.
+  const char* graphs = options.family == NetworkFamily::kHardSwishSe ? "random-network-hswish-se" : "random-network";
+  const nlohmann::json space = {{"graphs", graphs},            {"count", options.graphs},
                                 {"seed", options.seed},        {"fusion_rules", rules.ToJson()},
                                 {"graph_runs", g.num_runs},    {"graph_min_secs", g.min_secs},
                                 {"l2_bytes", caches.l2},       {"l3_bytes", caches.l3}};
@@ -111,7 +113,8 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   SplitMix64 rng(options.seed);
   for (std::size_t i = 0; i < options.graphs; ++i) {
     // Every network is drawn, stored or not, so the i-th is the same in every run.
-    const std::vector<JoinedKernel> network = RandomNetwork(rng);
+    const std::vector<JoinedKernel> network =
+        options.family == NetworkFamily::kHardSwishSe ? RandomHardSwishNetwork(rng) : RandomNetwork(rng);
     const std::string name = fmt::format("random-net {}", i);
     if (done.count(name)) {
       ++result.done_before;

@@ -2,7 +2,8 @@
 // Layers measured inside graphs: what a kernel costs in a model beyond its time alone. Inside a
 // model a layer finds its weights and output buffer as the rest of the model left the caches
 // (ir/cache_reuse); alone, run after run, it finds them where its own last run left them. Random
-// MobileNet-like networks (space's RandomNetwork, never the models a pack is judged on) are run
+// networks of two families (space's RandomNetwork and RandomHardSwishNetwork, never the models a
+// pack is judged on) are run
 // whole with a per-node profile and each of their kernels alone right after, minutes apart at
 // most; each layer's two times and its traffic go to the store, and a pack's in-graph context
 // model is fitted on them (predict/context_model).
@@ -21,10 +22,15 @@ namespace latte {
 
 class BackendRegistry;
 
+/// The random networks a campaign measures: MobileNetV2-like (relu6, inverted residuals) or
+/// MobileNetV3-like (hard-swish, squeeze-and-excite).
+enum class NetworkFamily { kInvertedResidual, kHardSwishSe };
+
 struct GraphContextOptions {
   CampaignOptions campaign;               // backend, threads, stop; kernels alone use its measure options
   std::vector<std::string> fusion_rules;  // how the graphs are split into kernels (the pack's rules)
   std::size_t graphs = 40;                // random networks to measure (the campaign's size)
+  NetworkFamily family = NetworkFamily::kInvertedResidual;
   std::uint64_t seed = 0;
   std::string db;
   MeasureOptions graph_measure = GraphContextMeasureOptions();  // whole-graph runs, per-node profile

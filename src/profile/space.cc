@@ -1,6 +1,7 @@
 #include "profile/space.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -828,6 +829,100 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
     h *= 2;
     const I cout = std::max<I>(8, c / 2 / 8 * 8);
     net.push_back({relu6(ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1)), {last()}});
+    c = cout;
+  }
+  return net;
+}
+
+std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng) {
+  std::vector<JoinedKernel> net;
+  auto last = [&] { return static_cast<int>(net.size()) - 1; };
+  auto binary = [](OpKind op, std::array<I, 3> a, std::array<I, 3> b) {
+    Kernel kernel;
+    kernel.op = op;
+    kernel.params = {{"a0", 1}, {"a1", a[0]}, {"a2", a[1]}, {"a3", a[2]},
+                     {"b0", 1}, {"b1", b[0]}, {"b2", b[1]}, {"b3", b[2]}};
+    return kernel;
+  };
+  auto nhwc = [](OpKind op, I h, I c) {
+    Kernel kernel;
+    kernel.op = op;
+    kernel.params = {{"n", 1}, {"h", h}, {"w", h}, {"c", c}};
+    return kernel;
+  };
+  // The network's hard-swish: one op (TFLite, ONNX HardSwish), or x · relu6(x + 3) / 6 in three
+  // (as some converters export it: a scalar add with relu6, a multiply, a scalar divide).
+  const bool decomposed = rng.Uniform() < 0.5;
+  auto hard_swish = [&](I h, I c) {
+    const int x = last();
+    if (!decomposed) {
+      net.push_back({nhwc(OpKind::kHardSwish, h, c), {x}});
+      return;
+    }
+    Kernel shifted = binary(OpKind::kAdd, {h, h, c}, {1, 1, 1});
+    shifted.fused = {OpKind::kRelu6};
+    net.push_back({shifted, {x, -1}});
+    net.push_back({binary(OpKind::kMul, {h, h, c}, {h, h, c}), {x, last()}});
+    net.push_back({binary(OpKind::kDiv, {h, h, c}, {1, 1, 1}), {last(), -1}});
+  };
+  // A learnable per-tensor scale and bias after a conv (scalar multiply, scalar add), some of the time.
+  const double affine = Pick<double>(rng, {0.0, 0.0, 0.5});
+  auto conv = [&](const Kernel& kernel, I h, I c, bool activate) {
+    net.push_back({kernel, {last()}});
+    if (rng.Uniform() < affine) {
+      net.push_back({binary(OpKind::kMul, {1, 1, 1}, {h, h, c}), {-1, last()}});
+      net.push_back({binary(OpKind::kAdd, {h, h, c}, {1, 1, 1}), {last(), -1}});
+    }
+    if (activate) hard_swish(h, c);
+  };
+  const I r = Pick<I>(rng, {96, 128, 160, 192, 224, 256, 320});
+  I c = Pick<I>(rng, {8, 16, 24});
+  I h = (r + 1) / 2;
+  net.push_back({ConvKernel(OpKind::kConv2D, r, r, 3, c, 3, 2), {-1}});
+  hard_swish(h, c);
+  const int blocks = 4 + static_cast<int>(rng.Below(9));
+  for (int b = 0; b < blocks; ++b) {
+    const I t = Pick<I>(rng, {1, 2, 3, 4, 6});
+    const I stride = (h > 8 && rng.Uniform() < 0.35) ? 2 : 1;
+    I cout = c;
+    if (stride == 2) cout = std::min<I>(320, (c * Pick<I>(rng, {2, 3, 4}) / 2 + 7) / 8 * 8);
+    const I k = Pick<I>(rng, {3, 3, 5});
+    const int in = last();
+    I mid = c;
+    if (t > 1) {
+      mid = c * t;
+      conv(ConvKernel(OpKind::kConv2D, h, h, c, mid, 1, 1), h, mid, true);
+    }
+    net.push_back({ConvKernel(OpKind::kDepthwiseConv2D, h, h, mid, mid, k, stride), {last()}});
+    h = (h + stride - 1) / stride;
+    hard_swish(h, mid);
+    if (rng.Uniform() < 0.5) {  // squeeze-and-excite: channel weights from the map's mean
+      const int x = last();
+      const I squeezed = std::max<I>(8, mid / 4 / 8 * 8);
+      net.push_back({nhwc(OpKind::kGlobalAvgPool, h, mid), {x}});
+      Kernel reduce = ConvKernel(OpKind::kConv2D, 1, 1, mid, squeezed, 1, 1);
+      reduce.fused = {OpKind::kRelu};
+      net.push_back({reduce, {last()}});
+      net.push_back({ConvKernel(OpKind::kConv2D, 1, 1, squeezed, mid, 1, 1), {last()}});
+      net.push_back({nhwc(OpKind::kHardSigmoid, 1, mid), {last()}});
+      net.push_back({binary(OpKind::kMul, {h, h, mid}, {1, 1, mid}), {x, last()}});
+    }
+    conv(ConvKernel(OpKind::kConv2D, h, h, mid, cout, 1, 1), h, cout, false);
+    if (stride == 1 && cout == c) net.push_back({BinaryKernel(OpKind::kAdd, h, h, c), {last(), in}});
+    c = cout;
+  }
+  // A decoder head: each step upsamples ×2 (nearest) and applies a 1×1 conv.
+  const int ups = static_cast<int>(rng.Below(3));
+  for (int u = 0; u < ups && 2 * h <= r / 2; ++u) {
+    Kernel resize;
+    resize.op = OpKind::kResize;
+    resize.params = {{"n", 1}, {"ih", h}, {"iw", h}, {"c", c}, {"oh", 2 * h}, {"ow", 2 * h}, {"mode", 0}};
+    const int up = static_cast<int>(net.size());
+    net.push_back({resize, {last()}});
+    h *= 2;
+    const I cout = std::max<I>(8, c / 2 / 8 * 8);
+    net.push_back({ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1), {up}});
+    hard_swish(h, cout);
     c = cout;
   }
   return net;

@@ -112,6 +112,15 @@ class SplitMix64;
 /// steps (bilinear ×2 resize and a 1×1 conv), like segmentation and landmark heads. Drawn from `rng`.
 std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng);
 
+/// A random MobileNetV3-like network, the other family models come in: a 3×3 stride-2 stem conv
+/// on a square RGB input of 96–320, 4–12 blocks (1×1 expand by 1–6, 3×3 or 5×5 depthwise, half
+/// of the time squeeze-and-excite — global average pool, 1×1 conv with relu, 1×1 conv, hard
+/// sigmoid, channel-wise multiply — then 1×1 project, a residual add when the shape allows), up
+/// to two ×2 nearest-resize steps with a 1×1 conv. Hard-swish after the stem, expand, depthwise and
+/// head convs: one op, or in some networks x · relu6(x + 3) / 6 in three ops as converters export
+/// it; in some networks a scalar scale and bias after the convs half of the time.
+std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng);
+
 /// Deterministic 64-bit generator (splitmix64): the same sequence on every platform and library,
 /// unlike std:: distributions.
 class SplitMix64 {

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "../cli/run_latte.h"
 #include "ir/cache_reuse.h"
@@ -47,6 +48,47 @@ TEST(RandomNetwork, IsDeterministicJoinsAndVariesAcrossDraws) {
   }
   EXPECT_GE(inputs.size(), 5u);
   EXPECT_TRUE(add && resize && stride2 && five);
+}
+
+TEST(RandomHardSwishNetwork, IsDeterministicJoinsAndHasBothHardSwishesAndSqueezeExcite) {
+  SplitMix64 a(7), b(7);
+  for (int i = 0; i < 3; ++i) {
+    const auto first = RandomHardSwishNetwork(a);
+    const auto second = RandomHardSwishNetwork(b);
+    ASSERT_EQ(first.size(), second.size());
+    for (std::size_t k = 0; k < first.size(); ++k) EXPECT_EQ(first[k].kernel, second[k].kernel);
+  }
+  SplitMix64 rng(0);
+  int one_op = 0, decomposed = 0, excite = 0, affine = 0, residual = 0, resize = 0;
+  for (int i = 0; i < 30; ++i) {
+    const auto network = RandomHardSwishNetwork(rng);
+    auto graph = JoinKernels(network);
+    ASSERT_TRUE(graph.ok()) << "network " << i << ": " << graph.status().message();
+    bool has_one_op = false, has_decomposed = false;
+    for (const JoinedKernel& k : network) {
+      has_one_op |= k.kernel.op == OpKind::kHardSwish;
+      // relu6(x + 3) then x · that: the add+relu6 of a scalar read by the multiply after it.
+      has_decomposed |= k.kernel.op == OpKind::kAdd && k.kernel.fused == std::vector<OpKind>{OpKind::kRelu6} &&
+                        k.kernel.Param("b1") == 1;
+      // The channel weights multiply the map: a [1,h,w,c] by [1,1,1,c] product fed by a hard sigmoid.
+      if (k.kernel.op == OpKind::kMul && k.kernel.Param("b1") == 1 && k.kernel.Param("a1") > 1 && k.from[1] >= 0 &&
+          network[static_cast<std::size_t>(k.from[1])].kernel.op == OpKind::kHardSigmoid)
+        ++excite;
+      affine += k.kernel.op == OpKind::kMul && k.kernel.Param("a3") == 1 && k.from[0] < 0;
+      residual += k.kernel.op == OpKind::kAdd && k.from.size() == 2 && k.from[0] >= 0 && k.from[1] >= 0;
+      resize += k.kernel.op == OpKind::kResize;
+    }
+    EXPECT_FALSE(has_one_op && has_decomposed) << "network " << i << ": one hard-swish a network";
+    one_op += has_one_op;
+    decomposed += has_decomposed;
+  }
+  EXPECT_GT(one_op, 5);
+  EXPECT_GT(decomposed, 5);
+  EXPECT_EQ(one_op + decomposed, 30);
+  EXPECT_GT(excite, 10);
+  EXPECT_GT(affine, 10);
+  EXPECT_GT(residual, 10);
+  EXPECT_GT(resize, 5);
 }
 
 TEST(GraphContext, MeasuresEachLayerInTheGraphAndAlone) {
@@ -125,6 +167,41 @@ TEST(GraphContext, CampaignStoresEveryLayerAndResumes) {
   EXPECT_EQ(again->done_before, 2u);
   EXPECT_EQ(again->measured, 0u);
   EXPECT_EQ(store->QueryGraphLayers()->size(), rows->size());
+}
+
+TEST(GraphContext, TheHardSwishFamilyIsACampaignOfItsOwn) {
+  testing::TempDir dir;
+  const std::string db = (dir.path() / "g.db").string();
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  GraphContextOptions options = SmallCampaign(db);
+  options.family = NetworkFamily::kHardSwishSe;
+  options.graphs = 1;
+  std::ostringstream log;
+  auto hard_swish = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(hard_swish.ok()) << hard_swish.status().message();
+  EXPECT_EQ(hard_swish->measured, 1u);
+  EXPECT_TRUE(hard_swish->skipped.empty());
+  // The other family, same seed and count: another campaign, its networks not yet measured.
+  options.family = NetworkFamily::kInvertedResidual;
+  double now = 0;
+  options.campaign.clock = [&] { return now += 10; };
+  options.campaign.budget_secs = 5;
+  auto inverted = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(inverted.ok()) << inverted.status().message();
+  EXPECT_NE(inverted->campaign_id, hard_swish->campaign_id);
+  EXPECT_EQ(inverted->done_before, 0u);
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto campaigns = store->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  std::set<std::string> families;
+  for (const CampaignInfo& campaign : *campaigns) families.insert(nlohmann::json::parse(campaign.space)["graphs"]);
+  EXPECT_EQ(families, (std::set<std::string>{"random-network", "random-network-hswish-se"}));
+  auto rows = store->QueryGraphLayers();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), hard_swish->layers_stored);
+  EXPECT_GT(hard_swish->layers_stored, 10u);
 }
 
 TEST(GraphContext, StopsWhenTheBudgetIsSpent) {
