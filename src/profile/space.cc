@@ -789,6 +789,26 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
   return sample;
 }
 
+namespace {
+
+// A random network's block: expansion (one of `expansions`), stride (2 a third of the time while
+// the map is over 8), output channels (grown by 1–2× at a stride, to a multiple of 8, at most
+// 320), depthwise window (3 twice as often as 5).
+struct BlockDraw {
+  I expand, stride, out_channels, window;
+};
+BlockDraw DrawBlock(SplitMix64& rng, I h, I c, const std::vector<I>& expansions) {
+  BlockDraw block;
+  block.expand = Pick<I>(rng, expansions);
+  block.stride = (h > 8 && rng.Uniform() < 0.35) ? 2 : 1;
+  block.out_channels = c;
+  if (block.stride == 2) block.out_channels = std::min<I>(320, (c * Pick<I>(rng, {2, 3, 4}) / 2 + 7) / 8 * 8);
+  block.window = Pick<I>(rng, {3, 3, 5});
+  return block;
+}
+
+}  // namespace
+
 std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
   std::vector<JoinedKernel> net;
   auto last = [&] { return static_cast<int>(net.size()) - 1; };
@@ -803,11 +823,7 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
   I h = (r + stem_stride - 1) / stem_stride;
   const int blocks = 4 + static_cast<int>(rng.Below(9));
   for (int b = 0; b < blocks; ++b) {
-    const I t = Pick<I>(rng, {1, 2, 4, 6});
-    const I stride = (h > 8 && rng.Uniform() < 0.35) ? 2 : 1;
-    I cout = c;
-    if (stride == 2) cout = std::min<I>(320, (c * Pick<I>(rng, {2, 3, 4}) / 2 + 7) / 8 * 8);
-    const I k = Pick<I>(rng, {3, 3, 5});
+    const auto [t, stride, cout, k] = DrawBlock(rng, h, c, {1, 2, 4, 6});
     const int in = last();
     I mid = c;
     if (t > 1) {
@@ -882,11 +898,7 @@ std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng) {
   hard_swish(h, c);
   const int blocks = 4 + static_cast<int>(rng.Below(9));
   for (int b = 0; b < blocks; ++b) {
-    const I t = Pick<I>(rng, {1, 2, 3, 4, 6});
-    const I stride = (h > 8 && rng.Uniform() < 0.35) ? 2 : 1;
-    I cout = c;
-    if (stride == 2) cout = std::min<I>(320, (c * Pick<I>(rng, {2, 3, 4}) / 2 + 7) / 8 * 8);
-    const I k = Pick<I>(rng, {3, 3, 5});
+    const auto [t, stride, cout, k] = DrawBlock(rng, h, c, {1, 2, 3, 4, 6});
     const int in = last();
     I mid = c;
     if (t > 1) {
