@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -99,16 +100,24 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       return;
     }
     std::vector<CompareModel> models;
+    std::set<std::string> shapes_used;
     for (const std::string& path : flags->models) {
       auto import_options = OptionsForModel(path, *shapes);  // a bad file stops here, before any run
       if (!import_options.ok()) {
         exit_code = ReportError(path, import_options.status());
         return;
       }
+      for (const auto& [name, shape] : import_options->input_shapes) shapes_used.insert(name);
       std::error_code ec;
       const auto bytes = std::filesystem::file_size(path, ec);
       models.push_back({path, ec ? 0 : static_cast<long long>(bytes),
                         [path, opts = *import_options] { return ImportModel(path, opts); }});
+    }
+    for (const auto& [name, shape] : *shapes) {
+      if (!shapes_used.count(name)) {  // a typo would otherwise be dropped without a word
+        exit_code = ReportError("", InvalidInput("--input-shape names '" + name + "', but no model has an input of that name"));
+        return;
+      }
     }
     auto result = CompareModels(models, options, registry);
     if (!result.ok()) {

@@ -137,6 +137,9 @@ TEST_F(CliCompare, BadFlagsAndFilesExit2WithOneLine) {
   expect_error({"compare", model, "--format", "xml"}, "format");
   expect_error({"compare", model, "--num_runs", "0"}, "num_runs");
   expect_error({"compare"}, "models");
+  // An input name no model has: a typo, not a shape for some other model.
+  expect_error({"compare", model, "--input-shape", "inptu=1x224x224x3"},
+               "--input-shape names 'inptu', but no model has an input of that name");
   const std::string missing = (dir_ / "missing.tflite").string();
   expect_error({"compare", missing}, missing);
 }
