@@ -1,7 +1,8 @@
 // How well the in-graph context model (predict/context_model) tells what a model's layers cost in
 // the graph beyond their kernels alone, with each simulation of where the activations live
 // (ir/cache_reuse: the executor's arena, or each tensor its own memory). Fits on a store's
-// networks measured in context (as `latte fit` does), once per simulation and once choosing, and
+// networks measured in context on xnnpack, 1 thread (all of them: `latte fit` also keeps to one
+// device and backend version), once per simulation and once choosing, and
 // prints the held-out networks' error; then, for models measured layer by layer in their graph
 // and alone (context_probe's output, one TSV per model), the measured context (layers in the
 // graph minus alone) and each fit's, from the layers' measured times alone. No timing.

@@ -211,8 +211,8 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
     constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
     LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 1, kMaxBytes));
     LATTE_ASSIGN_OR_RETURN(model.l3_bytes, JsonInteger(json.at("l3_bytes"), "context: l3_bytes", 1, kMaxBytes));
-    // Packs before the arena simulation do not say: their tensors each had memory of their own.
-    model.memory = TensorMemory::kOwnBuffers;
+    // Packs before the arena simulation do not say: their tensors each had memory of their own,
+    // the default.
     if (json.contains("memory")) {
       const nlohmann::json& memory = json.at("memory");
       if (memory == TensorMemoryName(TensorMemory::kArena)) {
@@ -260,6 +260,7 @@ Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& laye
   if (caches.l2_bytes <= 0 || caches.l3_bytes <= 0) {
     return InvalidInput("the graph-context measurements do not say the machine's L2 and L3 sizes");
   }
+  if (memories.empty()) return InvalidInput("no memory to simulate the activations in");
   const std::vector<Network> networks = Networks(layers);
   if (networks.size() < kMinGraphs) {
     return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));

@@ -29,7 +29,7 @@ struct ContextModel {
   double l3_ms_per_mib = 0;   // per MiB lost from L3
   std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
   std::int64_t l3_bytes = 0;
-  TensorMemory memory = TensorMemory::kArena;  // where the simulated activations live
+  TensorMemory memory = TensorMemory::kOwnBuffers;  // where the simulated activations live
   std::size_t graphs = 0;     // networks and layers it was fitted on
   std::size_t layers = 0;
   int folds = 0;              // networks held out in turn, in this many folds
