@@ -43,16 +43,26 @@ std::vector<Network> Networks(const std::vector<StoredGraphLayer>& layers) {
   return networks;
 }
 
-// A layer's features (time alone, MiB lost from L2, from L3) and target (extra ms in the graph).
+// A layer's features and target (extra ms in the graph). Features: its time alone, then the MiB it
+// loses from L2 and from L3, in the first two slots if it has weights and in the last two if not.
+constexpr std::size_t kFeatures = 5;
+using Features = std::array<double, kFeatures>;
 struct Row {
-  std::array<double, 3> x;
+  Features x;
   double y = 0, weight = 0;
 };
 
+Features LayerFeatures(const LayerTraffic& traffic, double alone_ms, double lost2_bytes, double lost3_bytes) {
+  const bool weights = traffic.weight_bytes > 0;
+  const double l2 = lost2_bytes / kMiB, l3 = lost3_bytes / kMiB;
+  return {alone_ms, weights ? l2 : 0, weights ? l3 : 0, weights ? 0 : l2, weights ? 0 : l3};
+}
+
 // The extra ms of a layer given its features: what ExtraMs and the fit's scoring both use. A layer
 // never comes out below half its time alone.
-double LayerExtraMs(const std::array<double, 3>& coef, const std::array<double, 3>& x) {
-  const double e = coef[0] * x[0] + coef[1] * x[1] + coef[2] * x[2];
+double LayerExtraMs(const Features& coef, const Features& x) {
+  double e = 0;
+  for (std::size_t i = 0; i < kFeatures; ++i) e += coef[i] * x[i];
   return std::max(e, -0.5 * x[0]);
 }
 
@@ -68,7 +78,7 @@ std::vector<std::vector<Row>> Rows(const std::vector<Network>& networks, const s
     for (std::size_t i = 0; i < network.traffic.size(); ++i) {
       const double alone = network.alone_ms[i];
       const double w = 1 / std::pow(std::max(alone, kWeightFloorMs), 2);
-      out.push_back({{alone, lost2[g][i] / kMiB, lost3[i] / kMiB}, network.in_graph_ms[i] - alone, w});
+      out.push_back({LayerFeatures(network.traffic[i], alone, lost2[g][i], lost3[i]), network.in_graph_ms[i] - alone, w});
     }
   }
   return rows;
@@ -76,26 +86,26 @@ std::vector<std::vector<Row>> Rows(const std::vector<Network>& networks, const s
 
 // Weighted least squares with non-negative coefficients, exactly: every subset of coefficients
 // allowed to be non-zero is solved, and the best whose solution is non-negative wins.
-std::array<double, 3> FitNonNegative(const std::vector<std::vector<Row>>& rows, const std::vector<bool>& use) {
-  std::array<std::array<double, 3>, 3> a{};
-  std::array<double, 3> b{};
+Features FitNonNegative(const std::vector<std::vector<Row>>& rows, const std::vector<bool>& use) {
+  std::array<Features, kFeatures> a{};
+  Features b{};
   double yy = 0;
   for (std::size_t g = 0; g < rows.size(); ++g) {
     if (!use[g]) continue;
     for (const Row& r : rows[g]) {
-      for (int i = 0; i < 3; ++i) {
+      for (std::size_t i = 0; i < kFeatures; ++i) {
         b[i] += r.weight * r.x[i] * r.y;
-        for (int j = 0; j < 3; ++j) a[i][j] += r.weight * r.x[i] * r.x[j];
+        for (std::size_t j = 0; j < kFeatures; ++j) a[i][j] += r.weight * r.x[i] * r.x[j];
       }
       yy += r.weight * r.y * r.y;
     }
   }
-  std::array<double, 3> best{};
+  Features best{};
   double best_loss = yy;  // all coefficients zero
-  for (int mask = 1; mask < 8; ++mask) {
-    std::vector<int> free;
-    for (int i = 0; i < 3; ++i)
-      if (mask & (1 << i)) free.push_back(i);
+  for (unsigned mask = 1; mask < (1u << kFeatures); ++mask) {
+    std::vector<std::size_t> free;
+    for (std::size_t i = 0; i < kFeatures; ++i)
+      if (mask & (1u << i)) free.push_back(i);
     const std::size_t n = free.size();
     // Gaussian elimination with partial pivoting on the free coefficients' normal equations.
     std::vector<std::vector<double>> m(n, std::vector<double>(n + 1));
@@ -120,7 +130,7 @@ std::array<double, 3> FitNonNegative(const std::vector<std::vector<Row>>& rows, 
       }
     }
     if (singular) continue;
-    std::array<double, 3> coef{};
+    Features coef{};
     bool negative = false;
     for (std::size_t i = 0; i < n; ++i) {
       coef[free[i]] = m[i][n] / m[i][i];
@@ -128,9 +138,9 @@ std::array<double, 3> FitNonNegative(const std::vector<std::vector<Row>>& rows, 
     }
     if (negative) continue;
     double loss = yy;
-    for (int i = 0; i < 3; ++i) {
+    for (std::size_t i = 0; i < kFeatures; ++i) {
       loss -= 2 * coef[i] * b[i];
-      for (int j = 0; j < 3; ++j) loss += coef[i] * a[i][j] * coef[j];
+      for (std::size_t j = 0; j < kFeatures; ++j) loss += coef[i] * a[i][j] * coef[j];
     }
     if (loss < best_loss) {
       best_loss = loss;
@@ -140,13 +150,14 @@ std::array<double, 3> FitNonNegative(const std::vector<std::vector<Row>>& rows, 
   return best;
 }
 
-ContextModel WithCoefficients(const std::array<double, 3>& coef, std::int64_t l2, std::int64_t l3,
-                              TensorMemory memory) {
+ContextModel WithCoefficients(const Features& coef, std::int64_t l2, std::int64_t l3, TensorMemory memory) {
   ContextModel model;
   model.memory = memory;
   model.share = coef[0];
   model.l2_ms_per_mib = coef[1];
   model.l3_ms_per_mib = coef[2];
+  model.weightless_l2_ms_per_mib = coef[3];
+  model.weightless_l3_ms_per_mib = coef[4];
   model.l2_bytes = l2;
   model.l3_bytes = l3;
   return model;
@@ -154,7 +165,7 @@ ContextModel WithCoefficients(const std::array<double, 3>& coef, std::int64_t l2
 
 // Relative error of a network's summed layers against their sum in the graph: alone (no `coef`),
 // or with the extra time of `coef`.
-double NetworkError(const std::vector<Row>& rows, const std::array<double, 3>* coef) {
+double NetworkError(const std::vector<Row>& rows, const Features* coef) {
   double measured = 0, predicted = 0;
   for (const Row& r : rows) {
     measured += r.x[0] + r.y;
@@ -177,10 +188,10 @@ std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traff
   if (traffic.empty()) return extra;
   const std::vector<double> lost2 = ExtraMissBytes(traffic, l2_bytes, memory);
   const std::vector<double> lost3 = ExtraMissBytes(traffic, l3_bytes, memory);
-  const std::array<double, 3> coef = {share, l2_ms_per_mib, l3_ms_per_mib};
+  const Features coef = {share, l2_ms_per_mib, l3_ms_per_mib, weightless_l2_ms_per_mib, weightless_l3_ms_per_mib};
   for (std::size_t i = 0; i < traffic.size(); ++i) {
     const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
-    extra[i] = LayerExtraMs(coef, {alone, lost2[i] / kMiB, lost3[i] / kMiB});
+    extra[i] = LayerExtraMs(coef, LayerFeatures(traffic[i], alone, lost2[i], lost3[i]));
   }
   return extra;
 }
@@ -191,6 +202,7 @@ nlohmann::json ContextModel::ToJson() const {
           {"l3_ms_per_mib", l3_ms_per_mib},
           {"l2_bytes", l2_bytes},
           {"l3_bytes", l3_bytes},
+          {"weightless", {{"l2_ms_per_mib", weightless_l2_ms_per_mib}, {"l3_ms_per_mib", weightless_l3_ms_per_mib}}},
           {"memory", TensorMemoryName(memory)},
           {"graphs", graphs},
           {"layers", layers},
@@ -208,6 +220,19 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
     LATTE_ASSIGN_OR_RETURN(model.share, number(json, "share"));
     LATTE_ASSIGN_OR_RETURN(model.l2_ms_per_mib, number(json, "l2_ms_per_mib"));
     LATTE_ASSIGN_OR_RETURN(model.l3_ms_per_mib, number(json, "l3_ms_per_mib"));
+    // Packs before the split do not say: every layer had the coefficients above.
+    model.weightless_l2_ms_per_mib = model.l2_ms_per_mib;
+    model.weightless_l3_ms_per_mib = model.l3_ms_per_mib;
+    if (json.contains("weightless")) {
+      const nlohmann::json& weightless = json.at("weightless");
+      auto field = [&](const char* name) -> Expected<double> {
+        Expected<double> value = JsonNonNegative(weightless, name);
+        if (!value.ok()) return value.status().WithContext("context: weightless");
+        return value;
+      };
+      LATTE_ASSIGN_OR_RETURN(model.weightless_l2_ms_per_mib, field("l2_ms_per_mib"));
+      LATTE_ASSIGN_OR_RETURN(model.weightless_l3_ms_per_mib, field("l3_ms_per_mib"));
+    }
     constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
     LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 1, kMaxBytes));
     LATTE_ASSIGN_OR_RETURN(model.l3_bytes, JsonInteger(json.at("l3_bytes"), "context: l3_bytes", 1, kMaxBytes));
@@ -282,7 +307,7 @@ Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& laye
       for (std::size_t fold = 0; fold < folds; ++fold) {
         std::vector<bool> train(networks.size());
         for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
-        const std::array<double, 3> coef = FitNonNegative(rows, train);
+        const Features coef = FitNonNegative(rows, train);
         for (std::size_t g = 0; g < networks.size(); ++g)
           if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
       }

@@ -6,7 +6,9 @@
 // ir/cache_reuse counts, per layer, the bytes a cache of each level loses inside the graph
 // against alone; the extra time is
 //   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
-// with non-negative coefficients fitted on layers of random networks measured both ways
+// with the cache coefficients apart for layers without weights (elementwise ops, pools, resizes:
+// they stream what they touch, where a conv reuses it), all non-negative and fitted on layers of
+// random networks measured both ways
 // (profile/graph_context), never on the models a pack is judged on. The L3 size the traffic is
 // simulated with is chosen among fractions of the machine's L3 (other tenants share it), and the
 // memory the activations live in (the executor's arena, or each tensor its own: packs before the
@@ -27,6 +29,8 @@ struct ContextModel {
   double share = 0;           // extra time as a share of the time alone
   double l2_ms_per_mib = 0;   // per MiB lost from L2 inside the graph (negative MiB: found)
   double l3_ms_per_mib = 0;   // per MiB lost from L3
+  // The same for layers without weights (packs before the split: the coefficients above).
+  double weightless_l2_ms_per_mib = 0, weightless_l3_ms_per_mib = 0;
   std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
   std::int64_t l3_bytes = 0;
   TensorMemory memory = TensorMemory::kOwnBuffers;  // where the simulated activations live
