@@ -1,7 +1,6 @@
 #include "profile/space.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -260,16 +259,10 @@ std::optional<Kernel> DrawKernel(OpKind op, SplitMix64& rng) {
       // A third on equal shapes, a third with one operand a scalar, a third with one a vector of
       // channels (1×1×1×C), either side: models multiply by constants and scale channels, and such
       // an op reads one full tensor, not two.
-      const I h = LogUniform(rng, 2, 224);
-      Kernel kernel = BinaryKernel(op, h, h, LogUniform(rng, 8, 1024));
+      const I h = LogUniform(rng, 2, 224), c = LogUniform(rng, 8, 1024);
       const std::uint64_t shape = rng.Below(3);
-      if (shape > 0) {
-        const std::string side = rng.Below(2) == 0 ? "a" : "b";
-        kernel.params[side + "1"] = 1;
-        kernel.params[side + "2"] = 1;
-        if (shape == 1) kernel.params[side + "3"] = 1;
-      }
-      return kernel;
+      if (shape == 0) return BinaryKernel(op, h, h, c);
+      return BroadcastBinaryKernel(op, h, h, c, rng.Below(2) == 0 ? 'a' : 'b', shape == 2);
     }
     case Family::kConcat: {
       const I h = LogUniform(rng, 4, 112);
@@ -378,6 +371,15 @@ Kernel BinaryKernel(OpKind op, I h, I w, I c) {
   Kernel kernel;
   kernel.op = op;
   kernel.params = {{"a0", 1}, {"a1", h}, {"a2", w}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", w}, {"b3", c}};
+  return kernel;
+}
+
+Kernel BroadcastBinaryKernel(OpKind op, I h, I w, I c, char side, bool per_channel) {
+  Kernel kernel = BinaryKernel(op, h, w, c);
+  const std::string name(1, side);
+  kernel.params[name + "1"] = 1;
+  kernel.params[name + "2"] = 1;
+  if (!per_channel) kernel.params[name + "3"] = 1;
   return kernel;
 }
 
@@ -838,10 +840,7 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
   }
   const int ups = static_cast<int>(rng.Below(3));
   for (int u = 0; u < ups && 2 * h <= r; ++u) {
-    Kernel resize;
-    resize.op = OpKind::kResize;
-    resize.params = {{"n", 1}, {"ih", h}, {"iw", h}, {"c", c}, {"oh", 2 * h}, {"ow", 2 * h}, {"mode", 1}};
-    net.push_back({resize, {last()}});
+    net.push_back({ResizeKernel(h, h, c, 2, 1), {last()}});
     h *= 2;
     const I cout = std::max<I>(8, c / 2 / 8 * 8);
     net.push_back({relu6(ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1)), {last()}});
@@ -853,41 +852,28 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
 std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng) {
   std::vector<JoinedKernel> net;
   auto last = [&] { return static_cast<int>(net.size()) - 1; };
-  auto binary = [](OpKind op, std::array<I, 3> a, std::array<I, 3> b) {
-    Kernel kernel;
-    kernel.op = op;
-    kernel.params = {{"a0", 1}, {"a1", a[0]}, {"a2", a[1]}, {"a3", a[2]},
-                     {"b0", 1}, {"b1", b[0]}, {"b2", b[1]}, {"b3", b[2]}};
-    return kernel;
-  };
-  auto nhwc = [](OpKind op, I h, I c) {
-    Kernel kernel;
-    kernel.op = op;
-    kernel.params = {{"n", 1}, {"h", h}, {"w", h}, {"c", c}};
-    return kernel;
-  };
   // The network's hard-swish: one op (TFLite, ONNX HardSwish), or x · relu6(x + 3) / 6 in three
   // (as some converters export it: a scalar add with relu6, a multiply, a scalar divide).
   const bool decomposed = rng.Uniform() < 0.5;
   auto hard_swish = [&](I h, I c) {
     const int x = last();
     if (!decomposed) {
-      net.push_back({nhwc(OpKind::kHardSwish, h, c), {x}});
+      net.push_back({NhwcKernel(OpKind::kHardSwish, h, h, c), {x}});
       return;
     }
-    Kernel shifted = binary(OpKind::kAdd, {h, h, c}, {1, 1, 1});
+    Kernel shifted = BroadcastBinaryKernel(OpKind::kAdd, h, h, c, 'b', false);
     shifted.fused = {OpKind::kRelu6};
     net.push_back({shifted, {x, -1}});
-    net.push_back({binary(OpKind::kMul, {h, h, c}, {h, h, c}), {x, last()}});
-    net.push_back({binary(OpKind::kDiv, {h, h, c}, {1, 1, 1}), {last(), -1}});
+    net.push_back({BinaryKernel(OpKind::kMul, h, h, c), {x, last()}});
+    net.push_back({BroadcastBinaryKernel(OpKind::kDiv, h, h, c, 'b', false), {last(), -1}});
   };
   // A learnable per-tensor scale and bias after a conv (scalar multiply, scalar add), some of the time.
   const double affine = Pick<double>(rng, {0.0, 0.0, 0.5});
   auto conv = [&](const Kernel& kernel, I h, I c, bool activate) {
     net.push_back({kernel, {last()}});
     if (rng.Uniform() < affine) {
-      net.push_back({binary(OpKind::kMul, {1, 1, 1}, {h, h, c}), {-1, last()}});
-      net.push_back({binary(OpKind::kAdd, {h, h, c}, {1, 1, 1}), {last(), -1}});
+      net.push_back({BroadcastBinaryKernel(OpKind::kMul, h, h, c, 'a', false), {-1, last()}});
+      net.push_back({BroadcastBinaryKernel(OpKind::kAdd, h, h, c, 'b', false), {last(), -1}});
     }
     if (activate) hard_swish(h, c);
   };
@@ -911,13 +897,13 @@ std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng) {
     if (rng.Uniform() < 0.5) {  // squeeze-and-excite: channel weights from the map's mean
       const int x = last();
       const I squeezed = std::max<I>(8, mid / 4 / 8 * 8);
-      net.push_back({nhwc(OpKind::kGlobalAvgPool, h, mid), {x}});
+      net.push_back({NhwcKernel(OpKind::kGlobalAvgPool, h, h, mid), {x}});
       Kernel reduce = ConvKernel(OpKind::kConv2D, 1, 1, mid, squeezed, 1, 1);
       reduce.fused = {OpKind::kRelu};
       net.push_back({reduce, {last()}});
       net.push_back({ConvKernel(OpKind::kConv2D, 1, 1, squeezed, mid, 1, 1), {last()}});
-      net.push_back({nhwc(OpKind::kHardSigmoid, 1, mid), {last()}});
-      net.push_back({binary(OpKind::kMul, {h, h, mid}, {1, 1, mid}), {x, last()}});
+      net.push_back({NhwcKernel(OpKind::kHardSigmoid, 1, 1, mid), {last()}});
+      net.push_back({BroadcastBinaryKernel(OpKind::kMul, h, h, mid, 'b', true), {x, last()}});
     }
     conv(ConvKernel(OpKind::kConv2D, h, h, mid, cout, 1, 1), h, cout, false);
     if (stride == 1 && cout == c) net.push_back({BinaryKernel(OpKind::kAdd, h, h, c), {last(), in}});
@@ -926,11 +912,8 @@ std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng) {
   // A decoder head: each step upsamples ×2 (nearest) and applies a 1×1 conv.
   const int ups = static_cast<int>(rng.Below(3));
   for (int u = 0; u < ups && 2 * h <= r / 2; ++u) {
-    Kernel resize;
-    resize.op = OpKind::kResize;
-    resize.params = {{"n", 1}, {"ih", h}, {"iw", h}, {"c", c}, {"oh", 2 * h}, {"ow", 2 * h}, {"mode", 0}};
     const int up = static_cast<int>(net.size());
-    net.push_back({resize, {last()}});
+    net.push_back({ResizeKernel(h, h, c, 2, 0), {last()}});
     h *= 2;
     const I cout = std::max<I>(8, c / 2 / 8 * 8);
     net.push_back({ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1), {up}});

@@ -42,6 +42,9 @@ Kernel ConvKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t cin, s
 Kernel NhwcKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c);
 /// An elementwise binary kernel of two 1×h×w×c tensors.
 Kernel BinaryKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c);
+/// The same with operand `side` ('a' or 'b') broadcast: a scalar (1×1×1×1) or, `per_channel`, a
+/// vector of channels (1×1×1×c), as models multiply by constants and scale channels.
+Kernel BroadcastBinaryKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c, char side, bool per_channel);
 
 /// The size of one grid for `kind` (its main op decides; fused ops ride along). `grid` is
 /// "default", "tflite" or "tensorrt"; a named grid that has no version for the kind's op
