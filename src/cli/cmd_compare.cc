@@ -16,25 +16,6 @@
 #include "report/inspect_view.h"
 
 namespace latte::cli {
-namespace {
-
-// The --input-shape entries that name one of this model's inputs: one flag list serves models
-// whose inputs are named differently. Finds them by importing (in this process, then dropped).
-Expected<ImportOptions> OptionsForModel(const std::string& path, const std::map<std::string, Shape>& shapes) {
-  ImportOptions options;
-  options.input_shapes = shapes;
-  for (;;) {
-    auto graph = ImportModel(path, options);
-    if (graph.ok()) return options;
-    const std::string& message = graph.status().message();
-    const std::string prefix = "--input-shape names '";
-    if (message.rfind(prefix, 0) != 0) return graph.status();
-    const std::string name = message.substr(prefix.size(), message.find('\'', prefix.size()) - prefix.size());
-    if (options.input_shapes.erase(name) == 0) return graph.status();
-  }
-}
-
-}  // namespace
 
 void AddCompareCommand(CLI::App& app, int& exit_code) {
   struct Flags {
@@ -99,25 +80,28 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", shapes.status());
       return;
     }
+    // One list of shapes serves models whose inputs are named differently; a name no model has
+    // is a typo.
+    ImportOptions import_options;
+    import_options.input_shapes = *shapes;
+    import_options.skip_unknown_input_names = true;
     std::vector<CompareModel> models;
-    std::set<std::string> shapes_used;
+    std::set<std::string> inputs;
     for (const std::string& path : flags->models) {
-      auto import_options = OptionsForModel(path, *shapes);  // a bad file stops here, before any run
-      if (!import_options.ok()) {
-        exit_code = ReportError(path, import_options.status());
+      auto graph = ImportModel(path, import_options);  // a bad file stops here, before any run
+      if (!graph.ok()) {
+        exit_code = ReportError(path, graph.status());
         return;
       }
-      for (const auto& [name, shape] : import_options->input_shapes) shapes_used.insert(name);
+      for (TensorId id : graph->inputs) inputs.insert(graph->tensor(id).name);
       std::error_code ec;
       const auto bytes = std::filesystem::file_size(path, ec);
       models.push_back({path, ec ? 0 : static_cast<long long>(bytes),
-                        [path, opts = *import_options] { return ImportModel(path, opts); }});
+                        [path, import_options] { return ImportModel(path, import_options); }});
     }
-    for (const auto& [name, shape] : *shapes) {
-      if (!shapes_used.count(name)) {  // a typo would otherwise be dropped without a word
-        exit_code = ReportError("", InvalidInput("--input-shape names '" + name + "', but no model has an input of that name"));
-        return;
-      }
+    if (Status named = CheckInputShapesNamed(*shapes, inputs); !named.ok()) {
+      exit_code = ReportError("", named);
+      return;
     }
     auto result = CompareModels(models, options, registry);
     if (!result.ok()) {

@@ -78,4 +78,10 @@ Expected<Graph> ImportModel(const std::string& path, const ImportOptions& option
   return ImportModelBytes(bytes, DetectModelFormat(bytes, path), options);
 }
 
+Status CheckInputShapesNamed(const std::map<std::string, Shape>& shapes, const std::set<std::string>& inputs) {
+  for (const auto& [name, shape] : shapes)
+    if (!inputs.count(name)) return InvalidInput("--input-shape names '" + name + "', but no model has an input of that name");
+  return Status::Ok();
+}
+
 }  // namespace latte

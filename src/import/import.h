@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 
@@ -29,6 +30,10 @@ ModelFormat DetectModelFormat(std::span<const std::uint8_t> bytes, const std::st
 /// Reads `path`, imports it, applies `options`, infers shapes, validates. Error messages do
 /// not repeat the path: the caller prints "error: PATH: message".
 Expected<Graph> ImportModel(const std::string& path, const ImportOptions& options = {});
+
+/// The check `skip_unknown_input_names` leaves to its caller: kInvalidInput naming the first of
+/// `shapes` that is no input of any model imported with them (`inputs`: those models' input names).
+Status CheckInputShapesNamed(const std::map<std::string, Shape>& shapes, const std::set<std::string>& inputs);
 
 /// The same from bytes already in memory (fuzzers, tests).
 Expected<Graph> ImportModelBytes(std::span<const std::uint8_t> bytes, ModelFormat format,

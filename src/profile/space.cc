@@ -771,8 +771,7 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
         sample.notes.push_back(path + ": " + DescribeNode(*graph, node.node) + " is in no kernel, not profiled: " + node.why);
       }
     }
-    for (const auto& [name, shape] : config.input_shapes)
-      if (!shape_names_used.count(name)) return InvalidInput("--input-shape names '" + name + "', but no model has an input of that name");
+    LATTE_RETURN_IF_ERROR(CheckInputShapesNamed(config.input_shapes, shape_names_used));
     const std::size_t model_kernels = sample.kernels.size();
     for (const Kernel& n : neighbours) add(n);
     sample.notes.push_back(std::to_string(model_kernels) + " distinct model kernels, " +
