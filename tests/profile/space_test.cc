@@ -451,3 +451,27 @@ TEST(Sampler, BatchNormIsDrawnBuiltAndMeasured) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+TEST(SampleKernels, AnInputShapeNoModelHasIsATypo) {
+  // Two models, one shape list: a name one of them has is fine; a name neither has is an error.
+  LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  SamplerConfig config;
+  config.strategy = "from-models";
+  config.models = {testing::ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+                   testing::ModelPath("face_detection_short_range.tflite")};
+  config.neighbours = false;
+  config.input_shapes = {{"x", Shape{1, 3, 48, 192}}};
+  auto fine = SampleKernels(config);
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+  config.input_shapes["inptu"] = Shape{1, 3, 48, 192};
+  auto typo = SampleKernels(config);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message(), "--input-shape names 'inptu', but no model has an input of that name");
+}
+
+}  // namespace
+}  // namespace latte
