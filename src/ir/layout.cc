@@ -28,16 +28,6 @@ bool IsSpatial(OpKind kind) {
   }
 }
 
-bool IsBinary(OpKind kind) {
-  switch (kind) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // One input, one output, element by element: layout does not matter.
 bool IsUnary(OpKind kind) {
   switch (kind) {
@@ -345,7 +335,7 @@ class Converter {
       return Status::Ok();
     }
 
-    if (IsBinary(node.kind) && node.inputs.size() == 2 && (Converted(node.inputs[0]) || Converted(node.inputs[1]))) {
+    if (IsBinaryElementwise(node.kind) && node.inputs.size() == 2 && (Converted(node.inputs[0]) || Converted(node.inputs[1]))) {
       std::vector<TensorId> ins(2);
       bool ok = true;
       for (size_t i = 0; i < 2 && ok; ++i) {

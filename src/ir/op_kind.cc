@@ -35,6 +35,16 @@ std::optional<OpKind> OpFromName(std::string_view text) {
 
 OpCategory OpCategoryOf(OpKind kind) { return kOps[static_cast<size_t>(kind)].category; }
 
+bool IsBinaryElementwise(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
+    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string_view OpCategoryName(OpCategory category) {
   switch (category) {
     case OpCategory::kCompute: return "compute";

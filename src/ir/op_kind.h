@@ -20,6 +20,9 @@ enum class OpCategory { kCompute, kPool, kElementwise, kActivation, kReduce, kDa
 std::string_view OpName(OpKind kind);
 std::optional<OpKind> OpFromName(std::string_view text);
 OpCategory OpCategoryOf(OpKind kind);
+/// A two-operand elementwise op with numpy broadcasting (add, sub, mul, div, pow, maximum,
+/// minimum, squared_difference).
+bool IsBinaryElementwise(OpKind kind);
 std::string_view OpCategoryName(OpCategory category);
 /// Every kind, in list order.
 std::span<const OpKind> AllOpKinds();

@@ -19,16 +19,6 @@ using I = std::int64_t;
 // The families of kernel.h, by how their params are laid out.
 enum class Family { kConv, kTransposeConv, kFullyConnected, kMatMul, kPool, kNhwc, kBinary, kConcat, kResize, kPad, kNone };
 
-bool IsBinary(OpKind op) {
-  switch (op) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
-      return true;
-    default:
-      return false;
-  }
-}
-
 Family FamilyOf(OpKind op) {
   switch (op) {
     case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: return Family::kConv;
@@ -47,7 +37,7 @@ Family FamilyOf(OpKind op) {
     default:
       break;
   }
-  if (IsBinary(op)) return Family::kBinary;
+  if (IsBinaryElementwise(op)) return Family::kBinary;
   const OpCategory category = OpCategoryOf(op);
   if (category == OpCategory::kActivation || category == OpCategory::kElementwise) return Family::kNhwc;
   return Family::kNone;
