@@ -1,5 +1,6 @@
 #include "ir/kernel.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -126,6 +127,106 @@ Expected<Kernel> ParseKernelKey(std::string_view key) {
   }
   kernel.dtype = *dtype;
   return kernel;
+}
+
+}  // namespace latte
+
+namespace latte {
+namespace {
+
+// Output extent of a window sliding over `in` with explicit pads.
+std::int64_t WindowExtent(std::int64_t in, std::int64_t pad_begin, std::int64_t pad_end, std::int64_t k,
+                          std::int64_t stride, std::int64_t dilation) {
+  const std::int64_t span = std::max<std::int64_t>(1, dilation) * (k - 1) + 1;
+  return std::max<std::int64_t>(1, (in + pad_begin + pad_end - span) / std::max<std::int64_t>(1, stride) + 1);
+}
+
+// The main op's output as the NHWC view kernel.h's n h w c kernels use (ranks below 4 padded
+// with leading 1s, as KernelOfNodes views a follower's tensor).
+Expected<std::array<std::int64_t, 4>> MainOutputNhwc(const Kernel& k) {
+  auto p = [&](const char* name, std::int64_t fallback = 0) { return k.Param(name, fallback); };
+  auto need = [&](std::initializer_list<const char*> names) -> Status {
+    for (const char* name : names)
+      if (!k.params.count(name))
+        return Unsupported(fmt::format("the output of a {} kernel needs its parameter '{}'", OpName(k.op), name));
+    return Status::Ok();
+  };
+  switch (k.op) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D:
+      LATTE_RETURN_IF_ERROR(need({"ih", "iw", "oc", "kh", "kw"}));
+      return std::array<std::int64_t, 4>{p("n", 1), WindowExtent(p("ih"), p("pt"), p("pb"), p("kh"), p("sh", 1), p("dh", 1)),
+                                         WindowExtent(p("iw"), p("pl"), p("pr"), p("kw"), p("sw", 1), p("dw", 1)), p("oc")};
+    case OpKind::kTransposeConv2D:
+      LATTE_RETURN_IF_ERROR(need({"oh", "ow", "oc"}));
+      return std::array<std::int64_t, 4>{p("n", 1), p("oh"), p("ow"), p("oc")};
+    case OpKind::kFullyConnected:
+      LATTE_RETURN_IF_ERROR(need({"n"}));
+      return std::array<std::int64_t, 4>{1, 1, p("m", 1), p("n")};
+    case OpKind::kMatMul:
+      LATTE_RETURN_IF_ERROR(need({"m", "n"}));
+      return std::array<std::int64_t, 4>{1, p("b", 1), p("m"), p("n")};
+    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D:
+      LATTE_RETURN_IF_ERROR(need({"ih", "iw", "c", "kh", "kw"}));
+      return std::array<std::int64_t, 4>{p("n", 1), WindowExtent(p("ih"), p("pt"), p("pb"), p("kh"), p("sh", 1), 1),
+                                         WindowExtent(p("iw"), p("pl"), p("pr"), p("kw"), p("sw", 1), 1), p("c")};
+    case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
+      LATTE_RETURN_IF_ERROR(need({"c"}));
+      return std::array<std::int64_t, 4>{p("n", 1), 1, 1, p("c")};
+    case OpKind::kResize:
+      LATTE_RETURN_IF_ERROR(need({"oh", "ow", "c"}));
+      return std::array<std::int64_t, 4>{p("n", 1), p("oh"), p("ow"), p("c")};
+    case OpKind::kConcat:  // its params are the output's
+      LATTE_RETURN_IF_ERROR(need({"h", "w", "c"}));
+      return std::array<std::int64_t, 4>{p("n", 1), p("h"), p("w"), p("c")};
+    case OpKind::kPad:
+      LATTE_RETURN_IF_ERROR(need({"h", "w", "c"}));
+      return std::array<std::int64_t, 4>{p("n", 1) + p("p0") + p("p4"), p("h") + p("p1") + p("p5"),
+                                         p("w") + p("p2") + p("p6"), p("c") + p("p3") + p("p7")};
+    default:
+      break;
+  }
+  if (IsBinaryElementwise(k.op)) {
+    LATTE_RETURN_IF_ERROR(need({"a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3"}));
+    std::array<std::int64_t, 4> out{};
+    for (int i = 0; i < 4; ++i) {
+      const std::string a = fmt::format("a{}", i), b = fmt::format("b{}", i);
+      out[static_cast<std::size_t>(i)] = std::max(p(a.c_str()), p(b.c_str()));
+    }
+    return out;
+  }
+  const OpCategory category = OpCategoryOf(k.op);
+  if (category == OpCategory::kActivation || category == OpCategory::kElementwise || k.op == OpKind::kSoftmax ||
+      k.op == OpKind::kLogSoftmax || k.op == OpKind::kBatchNorm) {  // the output is the input
+    LATTE_RETURN_IF_ERROR(need({"h", "w", "c"}));
+    return std::array<std::int64_t, 4>{p("n", 1), p("h"), p("w"), p("c")};
+  }
+  return Unsupported(fmt::format("the output shape of a {} kernel is not known from its parameters", OpName(k.op)));
+}
+
+}  // namespace
+
+Expected<std::vector<Kernel>> KernelParts(const Kernel& kernel) {
+  if (kernel.fused.empty()) return Unsupported("kernel kind '" + kernel.Kind() + "' fuses nothing: it has no parts");
+  LATTE_ASSIGN_OR_RETURN(const auto out, MainOutputNhwc(kernel));
+  std::vector<Kernel> parts;
+  Kernel main = kernel;
+  main.fused.clear();
+  parts.push_back(std::move(main));
+  for (OpKind op : kernel.fused) {
+    Kernel part;
+    part.op = op;
+    part.dtype = kernel.dtype;
+    if (IsBinaryElementwise(op)) {
+      for (int i = 0; i < 4; ++i) {
+        part.params[fmt::format("a{}", i)] = out[static_cast<std::size_t>(i)];
+        part.params[fmt::format("b{}", i)] = out[static_cast<std::size_t>(i)];
+      }
+    } else {
+      part.params = {{"n", out[0]}, {"h", out[1]}, {"w", out[2]}, {"c", out[3]}};
+    }
+    parts.push_back(std::move(part));
+  }
+  return parts;
 }
 
 }  // namespace latte

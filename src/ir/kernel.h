@@ -58,6 +58,13 @@ struct Kernel {
 /// naming the parameter.
 Status CheckKernelParams(const Kernel& kernel);
 
+/// The kernels a fused kernel is made of, each as it would run alone: the main op without its
+/// followers, then each fused op on the main op's output (an activation as an n h w c kernel, a
+/// binary op with both operands of the output's shape). What a pack predicts a fused kind by when
+/// it measured the parts but never the whole. kUnsupported when `kernel` fuses nothing, or when
+/// its main op's output shape cannot be told from its params (saying which).
+Expected<std::vector<Kernel>> KernelParts(const Kernel& kernel);
+
 /// Inverse of Kernel::Key(). Fails naming the part that does not parse.
 Expected<Kernel> ParseKernelKey(std::string_view key);
 /// Inverse of Kernel::Kind(): main op and fused ops.

@@ -153,6 +153,7 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel) const { return Predict(
 Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
   std::string kind = kernel.Kind();
   auto it = kinds.find(kind);
+  if (it == kinds.end() && !kernel.fused.empty()) return PredictFromParts(kernel, threads);
   if (it == kinds.end()) {
     std::string known;
     for (const auto& [name, model] : kinds) known += (known.empty() ? "" : ", ") + name;
@@ -194,6 +195,33 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
   }
   return Unsupported("no predictor of kind '" + kind + "' could predict " + kernel.Key() + ": " +
                      (why.empty() ? "the pack has none fitted" : why));
+}
+
+Expected<Prediction> Pack::PredictFromParts(const Kernel& kernel, int threads) const {
+  Expected<std::vector<Kernel>> parts = KernelParts(kernel);
+  if (!parts.ok()) {
+    return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, and its parts cannot be " +
+                       "told apart: " + parts.status().message());
+  }
+  Prediction sum;
+  sum.source = PredictionSource::kSumOfParts;
+  double followers_ms = 0;
+  for (std::size_t i = 0; i < parts->size(); ++i) {
+    const Kernel& part = (*parts)[i];
+    Expected<Prediction> p = Predict(part, threads);  // a part fuses nothing: no deeper recursion
+    if (!p.ok()) {
+      return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, nor for its part '" +
+                         part.Kind() + "': " + p.status().message());
+    }
+    sum.ms += p->ms;
+    sum.spread_ms += p->spread_ms;  // one pack's errors share a bias: they add
+    if (i > 0) followers_ms += p->ms;
+    sum.outside_training_range = sum.outside_training_range || p->outside_training_range;
+  }
+  // Fusing saves at most the followers' own pass: the fused kernel lies between the main op alone
+  // and the sum, so half the followers' time is one more standard deviation of this answer.
+  sum.spread_ms += followers_ms / 2;
+  return sum;
 }
 
 nlohmann::json Pack::ToJson() const {

@@ -110,7 +110,10 @@ class Pack {
   /// of its kind that has an answer, else roofline. kUnsupported (naming the kind and the kinds
   /// the pack has) when the pack has no model for the kernel's kind: never 0.
   Expected<Prediction> Predict(const Kernel& kernel) const;
-  /// Same, at another thread count (the fitted models see threads as a feature).
+  /// Same, at another thread count (the fitted models see threads as a feature). A fused kind
+  /// the pack has no model for ("conv2d+relu6" where only conv2d and relu6 were measured) is
+  /// predicted as the sum of its parts (KernelParts), source kSumOfParts; kUnsupported when a
+  /// part has no model either.
   Expected<Prediction> Predict(const Kernel& kernel, int threads) const;
 
   nlohmann::json ToJson() const;
@@ -128,6 +131,9 @@ class Pack {
   static constexpr std::uint64_t kMaxPackBytes = std::uint64_t{256} << 20;
   /// The JSON text Save() writes.
   std::string Dump() const;
+
+ private:
+  Expected<Prediction> PredictFromParts(const Kernel& kernel, int threads) const;
 };
 
 }  // namespace latte

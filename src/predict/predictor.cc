@@ -16,6 +16,7 @@ std::string_view PredictionSourceName(PredictionSource source) {
     case PredictionSource::kTrees: return "gbdt";
     case PredictionSource::kForest: return "forest";
     case PredictionSource::kRoofline: return "roofline";
+    case PredictionSource::kSumOfParts: return "sum-of-parts";
   }
   return "unknown";
 }

@@ -17,10 +17,12 @@
 
 namespace latte {
 
-/// Which predictor produced a number.
-enum class PredictionSource { kTableHit, kInterpolation, kTrees, kForest, kRoofline };
+/// Which predictor produced a number. kSumOfParts: a fused kind the pack never measured, predicted
+/// as its main op and each fused op alone (an upper bound of the fused kernel: fusing saves a pass).
+enum class PredictionSource { kTableHit, kInterpolation, kTrees, kForest, kRoofline, kSumOfParts };
 
-/// "table", "interp", "gbdt", "forest", "roofline": the names used in packs, flags and reports.
+/// "table", "interp", "gbdt", "forest", "roofline", "sum-of-parts": the names used in packs, flags
+/// and reports.
 std::string_view PredictionSourceName(PredictionSource source);
 
 /// One predicted latency.

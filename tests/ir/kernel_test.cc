@@ -13,6 +13,38 @@ TEST(KernelTest, KindNamesMainOpThenFusedOps) {
   EXPECT_EQ(kernel.Kind(), "conv2d+add+relu");
 }
 
+TEST(KernelTest, PartsOfAFusedFullyConnectedAndWhatHasNoParts) {
+  Kernel fc;
+  fc.op = OpKind::kFullyConnected;
+  fc.params = {{"m", 4}, {"k", 64}, {"n", 10}, {"bias", 1}};
+  fc.fused = {OpKind::kRelu6};
+  auto parts = KernelParts(fc);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_EQ((*parts)[0].Key(), "fully_connected|bias=1,k=64,m=4,n=10|float32");
+  EXPECT_EQ((*parts)[1].Key(), "relu6|c=10,h=1,n=1,w=4|float32");  // a [4, 10] output, viewed as NHWC
+
+  fc.fused.clear();
+  auto none = KernelParts(fc);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(none.status().message().find("fuses nothing"), std::string::npos);
+
+  Kernel gather;  // no family: its output cannot be told
+  gather.op = OpKind::kGather;
+  gather.fused = {OpKind::kRelu};
+  auto unknown = KernelParts(gather);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("gather"), std::string::npos) << unknown.status().message();
+
+  Kernel conv;  // a conv without its sizes: says which
+  conv.op = OpKind::kConv2D;
+  conv.fused = {OpKind::kRelu};
+  auto missing = KernelParts(conv);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("'ih'"), std::string::npos) << missing.status().message();
+}
+
 TEST(KernelTest, KeyIsSortedAndRoundTrips) {
   Kernel kernel;
   kernel.op = OpKind::kDepthwiseConv2D;

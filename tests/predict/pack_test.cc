@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <functional>
@@ -241,6 +242,58 @@ TEST(PackTest, TableHitThenFittedModelAndUnknownKindUnsupported) {
   Kernel plain = Conv(8, 7, 16);
   plain.fused.clear();  // conv2d without relu is another kind
   EXPECT_FALSE(pack.Predict(plain).ok());
+}
+
+// A fused kind the pack never measured is its parts' sum, said as such, with the followers' possible
+// saving in its spread; a part the pack lacks leaves it unpredicted, naming the part.
+TEST(PackTest, AnUnmeasuredFusedKindIsTheSumOfItsParts) {
+  std::vector<TrainingSample> samples;
+  for (std::int64_t ic : {8, 16, 32, 64})
+    for (std::int64_t ih : {7, 14, 28, 56})
+      for (std::int64_t oc : {16, 32, 64}) {
+        Kernel conv = Conv(ic, ih, oc);
+        conv.fused.clear();
+        samples.push_back({conv, 1, 0.005 + 2e-6 * ComputeKernelCost(conv).macs / 1000, 0.001});
+        Kernel relu6;
+        relu6.op = OpKind::kRelu6;
+        relu6.params = {{"n", 1}, {"h", ih}, {"w", ih}, {"c", oc}};
+        samples.push_back({relu6, 1, 0.0005 + 1e-8 * double(ih * ih * oc), 0.0001});
+      }
+  samples.erase(std::unique(samples.begin(), samples.end(),
+                            [](const TrainingSample& a, const TrainingSample& b) { return a.kernel == b.kernel; }),
+                samples.end());
+  PackInfo info = Info();
+  info.fusion_rules = {};
+  Expected<FitResult> fit = FitPack(samples, info, SmallFit());
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  const Pack& pack = fit->pack;
+  ASSERT_EQ(pack.kinds.count("conv2d+relu6"), 0u);
+
+  Kernel fused = Conv(16, 14, 32);  // unpadded 3x3: a 12x12x32 output
+  fused.fused = {OpKind::kRelu6};
+  Kernel conv = fused;
+  conv.fused.clear();
+  Expected<Prediction> conv_alone = pack.Predict(conv);
+  ASSERT_TRUE(conv_alone.ok() && conv_alone->source == PredictionSource::kTableHit);
+  Kernel relu6;
+  relu6.op = OpKind::kRelu6;
+  relu6.params = {{"n", 1}, {"h", 12}, {"w", 12}, {"c", 32}};
+  Expected<Prediction> relu6_alone = pack.Predict(relu6);
+  ASSERT_TRUE(relu6_alone.ok()) << relu6_alone.status().message();
+
+  Expected<Prediction> sum = pack.Predict(fused);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  EXPECT_EQ(sum->source, PredictionSource::kSumOfParts);
+  EXPECT_EQ(PredictionSourceName(sum->source), "sum-of-parts");
+  EXPECT_DOUBLE_EQ(sum->ms, conv_alone->ms + relu6_alone->ms);
+  EXPECT_DOUBLE_EQ(sum->spread_ms, conv_alone->spread_ms + relu6_alone->spread_ms + relu6_alone->ms / 2);
+
+  Kernel with_add = fused;  // conv2d+add: the pack has no add
+  with_add.fused = {OpKind::kAdd};
+  Expected<Prediction> no_add = pack.Predict(with_add);
+  ASSERT_FALSE(no_add.ok());
+  EXPECT_EQ(no_add.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(no_add.status().message().find("nor for its part 'add'"), std::string::npos) << no_add.status().message();
 }
 
 TEST(PackTest, RoundTripsBitForBit) {
