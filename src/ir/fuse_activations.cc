@@ -10,14 +10,12 @@
 namespace latte {
 namespace {
 
+constexpr OpKind kTakesActivation[] = {OpKind::kConv2D, OpKind::kDepthwiseConv2D, OpKind::kTransposeConv2D,
+                                       OpKind::kFullyConnected, OpKind::kAdd};
+constexpr OpKind kFoldedActivations[] = {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1};
+
 bool TakesActivation(OpKind kind) {
-  switch (kind) {
-    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D:
-    case OpKind::kFullyConnected: case OpKind::kAdd:
-      return true;
-    default:
-      return false;
-  }
+  return std::find(std::begin(kTakesActivation), std::end(kTakesActivation), kind) != std::end(kTakesActivation);
 }
 
 // The "activation" attribute value `node` amounts to, or "" when it is not a foldable clamp.
@@ -64,6 +62,13 @@ Graph FuseActivations(const Graph& graph, std::vector<std::vector<NodeId>>* sour
     rewrite.Merge(p, i);
   }
   return rewrite.Finish(graph, sources);
+}
+
+std::vector<std::string> FoldedActivationKinds() {
+  std::vector<std::string> kinds;
+  for (OpKind producer : kTakesActivation)
+    for (OpKind activation : kFoldedActivations) kinds.push_back(std::string(OpName(producer)) + "+" + std::string(OpName(activation)));
+  return kinds;
 }
 
 }  // namespace latte

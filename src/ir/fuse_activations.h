@@ -3,6 +3,7 @@
 // fused activation, and what XNNPACK and oneDNN apply for free at the end of a conv or an add.
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -19,5 +20,11 @@ namespace latte {
 /// yes to each pair (the executor folds only nodes placed on the same backend).
 Graph FuseActivations(const Graph& graph, std::vector<std::vector<NodeId>>* sources = nullptr,
                       const std::function<bool(const Node& producer, const Node& activation)>& allow = {});
+
+/// The kernel kinds folding creates: each op that takes a folded activation with each activation
+/// it takes ("conv2d+relu", "conv2d+relu6", ..., "add+relu_n1_to_1"). The executor folds them for
+/// every backend, so they are one kernel by construction (XNNPACK clamps the output, oneDNN applies
+/// a post-op), whatever timing would say.
+std::vector<std::string> FoldedActivationKinds();
 
 }  // namespace latte

@@ -142,50 +142,72 @@ void DecideFusion(FusionEvidence& evidence, double alpha) {
   }
 }
 
+namespace {
+
+// `rounds` more interleaved rounds of a chain's parts and the chain itself, added to `timings` (one
+// per node, then the chain). "" or what stopped a measurement.
+Expected<std::string> MeasureChainRounds(const Graph& graph, const Kernel& chain, const CampaignOptions& c,
+                                         const BackendRegistry& registry, int rounds,
+                                         std::vector<KernelTimings>& timings) {
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t node = 0; node <= graph.num_nodes(); ++node) {
+      Expected<Measurement> m = Status(StatusCode::kInternal, "unset");
+      if (node < graph.num_nodes()) {
+        auto part = KernelOfNodes(graph, {static_cast<NodeId>(node)});
+        if (!part.ok()) return part.status().WithContext(chain.Key());
+        m = MeasureKernel(*part, c.backend, registry, c.run, c.measure);
+        if (!m.ok()) return part->Kind() + " alone: " + m.status().message();
+      } else {
+        m = MeasureGraph(graph, c.backend, registry, c.run, c.measure);
+        if (!m.ok()) return "the chain: " + m.status().message();
+      }
+      timings[node].Add(*m);
+    }
+  }
+  return std::string();
+}
+
+}  // namespace
+
 Expected<FusionReport> DetectFusion(const FusionOptions& options, const BackendRegistry& registry, std::ostream& log) {
   LATTE_RETURN_IF_ERROR(options.campaign.measure.Validate());
   if (!(options.alpha > 0)) return InvalidInput("--alpha must be more than 0");
-  if (registry.Find(options.campaign.backend) == nullptr) {
-    return registry.Create(options.campaign.backend, options.campaign.run).status();
-  }
+  if (options.retries < 0) return InvalidInput("fusion retries must be 0 or more");
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend,
+                         registry.Create(options.campaign.backend, options.campaign.run));
+  const std::vector<std::string> declared = backend->FusedByConstruction();
+  backend.reset();
   FusionReport report;
   report.backend = options.campaign.backend;
   report.num_threads = options.campaign.run.num_threads;
   report.alpha = options.alpha;
+  report.rules = declared;
   const CampaignOptions& c = options.campaign;
   for (const std::string& chain_kind : options.chains.empty() ? DefaultFusionChains() : options.chains) {
     LATTE_ASSIGN_OR_RETURN(std::vector<Kernel> shapes, FusionShapes(chain_kind));
     FusionDecision decision;
     decision.kind = shapes.front().Kind();
+    if (std::find(declared.begin(), declared.end(), decision.kind) != declared.end()) {
+      decision.fused = decision.declared = true;
+      log << "fusion " << decision.kind << ": fused by construction (declared by " << report.backend << ")\n";
+      report.decisions.push_back(std::move(decision));
+      continue;
+    }
     for (const Kernel& chain : shapes) {
       if (c.stop != nullptr && c.stop->load()) return report;
       FusionEvidence evidence;
       evidence.chain = chain;
       auto graph = BuildChainGraph(chain);
       if (!graph.ok()) return graph.status().WithContext(chain.Key());
-      // Interleaved rounds: parts, chain, parts, chain, ... (medians kept).
+      // Interleaved rounds: parts, chain, parts, chain, ... (medians kept); again while inconclusive.
       std::vector<KernelTimings> timings(graph->num_nodes() + 1);
       std::string why;
-      for (int round = 0; round < std::max(1, options.rounds) && why.empty(); ++round) {
-        for (std::size_t node = 0; node <= graph->num_nodes() && why.empty(); ++node) {
-          Expected<Measurement> m = Status(StatusCode::kInternal, "unset");
-          if (node < graph->num_nodes()) {
-            auto part = KernelOfNodes(*graph, {static_cast<NodeId>(node)});
-            if (!part.ok()) return part.status().WithContext(chain.Key());
-            m = MeasureKernel(*part, c.backend, registry, c.run, c.measure);
-            if (!m.ok()) why = part->Kind() + " alone: " + m.status().message();
-          } else {
-            m = MeasureGraph(*graph, c.backend, registry, c.run, c.measure);
-            if (!m.ok()) why = "the chain: " + m.status().message();
-          }
-          if (m.ok()) timings[node].Add(*m);
-        }
-      }
-      if (!why.empty()) {
-        evidence.why_not_measured = why;
-        log << "fusion " << chain.Key() << ": not measured: " << why << "\n";
-      } else {
+      for (int attempt = 0; attempt <= options.retries; ++attempt) {
+        if (attempt > 0 && c.stop != nullptr && c.stop->load()) return report;
+        LATTE_ASSIGN_OR_RETURN(why, MeasureChainRounds(*graph, chain, c, registry, std::max(1, options.rounds), timings));
+        if (!why.empty()) break;
         double noise2 = 0;
+        evidence.parts_us.clear();
         for (std::size_t node = 0; node < timings.size(); ++node) {
           const double half = timings[node].MedianHalfSpread();
           noise2 += half * half;
@@ -194,15 +216,20 @@ Expected<FusionReport> DetectFusion(const FusionOptions& options, const BackendR
         evidence.together_us = timings.back().MedianP50();
         evidence.noise_us = std::sqrt(noise2);
         DecideFusion(evidence, options.alpha);
-        if (evidence.verdict.rfind("inconclusive", 0) == 0) {
-          ++decision.shapes_inconclusive;
-        } else {
-          ++decision.shapes_measured;
-          decision.shapes_fused += evidence.fused ? 1 : 0;
-        }
-        log << fmt::format("fusion {}: parts {:.1f} us, together {:.1f} us, saving {:.1f} us, noise {:.1f} us -> {}\n",
+        log << fmt::format("fusion {}: parts {:.1f} us, together {:.1f} us, saving {:.1f} us, noise {:.1f} us -> {}{}\n",
                            chain.Key(), evidence.together_us + evidence.saving_us, evidence.together_us,
-                           evidence.saving_us, evidence.noise_us, evidence.verdict);
+                           evidence.saving_us, evidence.noise_us, evidence.verdict,
+                           attempt > 0 ? fmt::format(" (measured {} times)", attempt + 1) : "");
+        if (evidence.verdict.rfind("inconclusive", 0) != 0) break;
+      }
+      if (!why.empty()) {
+        evidence.why_not_measured = why;
+        log << "fusion " << chain.Key() << ": not measured: " << why << "\n";
+      } else if (evidence.verdict.rfind("inconclusive", 0) == 0) {
+        ++decision.shapes_inconclusive;
+      } else {
+        ++decision.shapes_measured;
+        decision.shapes_fused += evidence.fused ? 1 : 0;
       }
       decision.evidence.push_back(std::move(evidence));
     }
@@ -218,6 +245,10 @@ std::string FusionReportText(const FusionReport& report) {
   std::string text = fmt::format("fusion on {} ({} thread{}), alpha {}\n", report.backend, report.num_threads,
                                  report.num_threads == 1 ? "" : "s", report.alpha);
   for (const FusionDecision& d : report.decisions) {
+    if (d.declared) {
+      text += fmt::format("  {:<26} fused (by construction: declared by the backend, not timed)\n", d.kind);
+      continue;
+    }
     if (d.shapes_measured < 2) {
       std::string why = d.evidence.empty() ? std::string("stopped") : d.evidence.front().why_not_measured;
       if (why.empty()) {
@@ -253,7 +284,7 @@ nlohmann::json FusionReportJson(const FusionReport& report) {
       }
       shapes.push_back(shape);
     }
-    chains.push_back({{"kind", d.kind}, {"fused", d.fused}, {"shapes_fused", d.shapes_fused},
+    chains.push_back({{"kind", d.kind}, {"fused", d.fused}, {"declared", d.declared}, {"shapes_fused", d.shapes_fused},
                       {"shapes_measured", d.shapes_measured}, {"shapes_inconclusive", d.shapes_inconclusive},
                       {"shapes", shapes}});
   }

@@ -38,10 +38,12 @@ struct FusionEvidence {
   std::string why_not_measured;   // non-empty: this shape could not be measured (and why)
 };
 
-/// One chain kind over its shapes: fused when most conclusive shapes say so (at least two needed).
+/// One chain kind over its shapes: fused when the backend declares it (Backend::FusedByConstruction,
+/// nothing timed), else when most conclusive shapes say so (at least two needed).
 struct FusionDecision {
   std::string kind;  // "conv2d+relu"
   bool fused = false;
+  bool declared = false;  // fused by construction, as the backend declares: not timed
   int shapes_fused = 0;
   int shapes_measured = 0;      // with a conclusive verdict
   int shapes_inconclusive = 0;
@@ -61,12 +63,16 @@ struct FusionOptions {
   CampaignOptions campaign;  // backend, threads, measurement settings, stop flag
   double alpha = 0.5;
   int rounds = 3;  // interleaved measurements of parts and chain; medians are kept
+  /// A shape whose verdict is inconclusive is measured again (another `rounds` rounds, pooled
+  /// with the first) up to this many times, so that a noisy minute does not decide the rules.
+  int retries = 2;
   /// Chain kinds to test; empty = DefaultFusionChains().
   std::vector<std::string> chains;
 };
 
 /// conv2d+relu, conv2d+relu6, conv2d+add, conv2d+add+relu, depthwise_conv2d+relu,
-/// depthwise_conv2d+relu6, fully_connected+relu, add+relu.
+/// depthwise_conv2d+relu6, fully_connected+relu, add+relu (those a backend declares fused are
+/// not timed).
 std::vector<std::string> DefaultFusionChains();
 
 /// The test shapes of a chain kind: its main op's params at three sizes, fused ops set.
@@ -79,8 +85,9 @@ Expected<Graph> BuildChainGraph(const Kernel& chain);
 /// Decides one shape from its timings (exposed for tests): fills alpha, saving_us, fused, verdict.
 void DecideFusion(FusionEvidence& evidence, double alpha);
 
-/// Measures every chain (progress lines on `log`) and decides. Fails for an unknown backend or
-/// bad options; a shape the backend cannot run is kept with why_not_measured.
+/// Measures every chain the backend does not declare fused (progress lines on `log`) and decides;
+/// the rules are the declared kinds and the chains timing found fused. Fails for an unknown
+/// backend or bad options; a shape the backend cannot run is kept with why_not_measured.
 Expected<FusionReport> DetectFusion(const FusionOptions& options, const BackendRegistry& registry, std::ostream& log);
 
 std::string FusionReportText(const FusionReport& report);

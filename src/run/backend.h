@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "ir/fuse_activations.h"
 #include "ir/graph.h"
 #include "run/tensor_buffers.h"
 
@@ -69,6 +70,10 @@ class Backend {
   virtual Support Supports(const Graph& graph, NodeId node) const = 0;
   /// Prepares `node` once. Fails with kUnsupported when Supports() says no.
   virtual Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) = 0;
+  /// The kernel kinds ("conv2d+relu6") this backend runs as one kernel by construction: fusion
+  /// detection takes them as fused without timing them, and calibration measures each. Default:
+  /// the activations the executor folds into the op before them for every backend.
+  virtual std::vector<std::string> FusedByConstruction() const { return FoldedActivationKinds(); }
   /// True when PrepareGraph works: the executor then runs a graph whose every node is placed
   /// on this backend (and supported by it) as one PreparedGraph.
   virtual bool RunsWholeGraphs() const { return false; }
