@@ -27,8 +27,12 @@ class ValidateView {
   /// machine as fast as it is now); ModelMetrics() when no drift was measured.
   AccuracyMetrics DriftAdjustedMetrics() const;
   /// The share of models (%) whose measured time lies inside their predicted interval: what
-  /// says whether the intervals are as wide as they claim (kIntervalLevel).
+  /// says whether the intervals are as wide as they claim (kIntervalLevel). A model with nodes
+  /// the prediction does not cover is never inside (its total lacks them).
   double InsideIntervalPct() const;
+  /// The median over models of the interval's half-width, in % of the prediction: how much the
+  /// intervals say (a 100% inside share means little at ±50%).
+  double MedianHalfIntervalPct() const;
 
  private:
   const std::vector<ModelValidation>& models_;
