@@ -1,5 +1,7 @@
 #include "cli/cli_common.h"
 
+#include <set>
+
 #include <unistd.h>
 
 #include <charconv>
@@ -146,6 +148,29 @@ int ImportForCommand(const std::string& model, const std::vector<std::string>& i
   auto imported = ImportModel(model, options);
   if (!imported.ok()) return ReportError(model, imported.status());
   graph = std::move(imported).value();
+  return kExitOk;
+}
+
+int ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
+                           std::vector<Graph>& graphs) {
+  if (models.size() == 1) {
+    graphs.resize(1);
+    return ImportForCommand(models[0], input_shapes, graphs[0]);
+  }
+  auto shapes = ParseInputShapes(input_shapes);
+  if (!shapes.ok()) return ReportError("", shapes.status());
+  ImportOptions options;
+  options.input_shapes = *shapes;
+  options.skip_unknown_input_names = true;  // checked below, over all the models
+  std::set<std::string> inputs;
+  graphs.clear();
+  for (const std::string& model : models) {
+    auto imported = ImportModel(model, options);
+    if (!imported.ok()) return ReportError(model, imported.status());
+    for (TensorId id : imported->inputs) inputs.insert(imported->tensor(id).name);
+    graphs.push_back(std::move(imported).value());
+  }
+  if (Status named = CheckInputShapesNamed(*shapes, inputs); !named.ok()) return ReportError("", named);
   return kExitOk;
 }
 

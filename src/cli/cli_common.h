@@ -60,6 +60,11 @@ Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::s
 /// Imports MODEL with the --input-shape values, as every command that reads a model does. On
 /// failure prints the error line and returns its exit code; on success returns kExitOk.
 int ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph);
+/// The same for several models sharing one list of --input-shape values (validate, calibrate): a
+/// name only some of the models have applies where it exists; a name none of them has is an error
+/// (a typo), as is every problem ImportForCommand reports.
+int ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
+                           std::vector<Graph>& graphs);
 
 /// Clears and returns the flag that SIGINT and SIGTERM raise from now on: long commands (profile,
 /// calibrate) stop cleanly after the current kernel, keeping what they measured.

@@ -75,9 +75,9 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
       return;
     }
     if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
-    for (const std::string& model : flags->models) {
-      Graph graph;
-      if ((exit_code = ImportForCommand(model, flags->input_shapes, graph)) != kExitOk) return;
+    if (!flags->models.empty()) {
+      std::vector<Graph> graphs;
+      if ((exit_code = ImportModelsForCommand(flags->models, flags->input_shapes, graphs)) != kExitOk) return;
     }
     if (auto store = Store::Open(options.db); !store.ok()) {
       exit_code = ReportError("", store.status());

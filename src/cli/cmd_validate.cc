@@ -32,7 +32,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_flag("--layers", flags->layers, "Text: also a table of kernels per model");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable; applies to every model)");
+  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable; applies to every model that has the input)");
   cmd->callback([flags, &exit_code] {
     // Before loading the pack and measuring.
     if ((exit_code = CheckOutputFile(flags->plot)) != kExitOk) return;
@@ -60,14 +60,16 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", s);
       return;
     }
+    // Every model read before anything is measured: a bad file or a typo fails at once.
+    std::vector<Graph> graphs;
+    if ((exit_code = ImportModelsForCommand(flags->models, flags->input_shapes, graphs)) != kExitOk) return;
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     const DriftCheck drift = MeasureDrift(*pack, registry);  // before the models, as the campaigns did
     std::vector<ModelValidation> results;
-    for (const std::string& model : flags->models) {
-      Graph graph;
-      if ((exit_code = ImportForCommand(model, flags->input_shapes, graph)) != kExitOk) return;
-      auto validated = ValidateModel(graph, model, *pack, options, registry);
+    for (std::size_t i = 0; i < graphs.size(); ++i) {
+      const std::string& model = flags->models[i];
+      auto validated = ValidateModel(graphs[i], model, *pack, options, registry);
       if (!validated.ok()) {
         exit_code = ReportError(model, validated.status());
         return;

@@ -71,5 +71,32 @@ TEST(ShippedPack, TheReadmeMainCommandPredictsEveryNode) {
   EXPECT_GE(interval[1].get<double>(), result["total_ms"].get<double>());
 }
 
+// One --input-shape for two models, as compare takes it: it applies to the one with an input of
+// that name (the ONNX classifier's x); a name neither model has is a typo, refused before measuring.
+TEST(ShippedPack, ValidateTakesAnInputShapeOnlyOneOfTheModelsHas) {
+  const std::string cls = std::string(LATTE_SOURCE_DIR) + "/models/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  const std::string face = std::string(LATTE_SOURCE_DIR) + "/models/face_detection_short_range.tflite";
+  ASSERT_TRUE(std::filesystem::exists(cls) && std::filesystem::exists(face)) << "scripts/setup fetches the models";
+  const std::string pack = std::string(LATTE_SOURCE_DIR) + "/data/packs/xnnpack-1thread-fp32.json.gz";
+  TempDir dir;
+  RunResult run = RunLatte({"validate", cls, face, "--pack", pack, "--input-shape", "x=1x3x48x192", "--num_runs", "3",
+                            "--min_secs", "0", "--warmup_runs", "1", "--format", "json"},
+                           dir.path(), 240);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  nlohmann::json v = nlohmann::json::parse(run.out);
+  ASSERT_EQ(v["models"].size(), 2u);
+  EXPECT_EQ(v["models"][0]["model"], cls);
+  EXPECT_EQ(v["models"][1]["model"], face);
+  for (const auto& model : v["models"]) EXPECT_GT(model["measured_ms"].get<double>(), 0) << model["model"];
+
+  RunResult typo = RunLatte({"validate", cls, face, "--pack", pack, "--input-shape", "x=1x3x48x192", "--input-shape",
+                             "xx=1x3x48x192"},
+                            dir.path());
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_TRUE(typo.out.empty()) << typo.out;
+  EXPECT_NE(typo.err.find("--input-shape names 'xx', but no model has an input of that name"), std::string::npos)
+      << typo.err;
+}
+
 }  // namespace
 }  // namespace latte
