@@ -19,5 +19,6 @@ void AddExportCommand(CLI::App& app, int& exit_code);
 void AddFitCommand(CLI::App& app, int& exit_code);
 void AddCalibrateCommand(CLI::App& app, int& exit_code);
 void AddParetoCommand(CLI::App& app, int& exit_code);
+void AddAdaptCommand(CLI::App& app, int& exit_code);
 
 }  // namespace latte::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   AddExportCommand(app, exit_code);
   AddFitCommand(app, exit_code);
   AddCalibrateCommand(app, exit_code);
+  AddAdaptCommand(app, exit_code);
   // Name a mistyped command instead of CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

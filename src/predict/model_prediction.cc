@@ -26,8 +26,10 @@ std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here) {
     }
     return "";
   }
-  return fmt::format("this machine ({}) is not the pack's ({}): the figures are the pack's machine's", here.Describe(),
-                     pack_name);
+  return fmt::format("this machine ({}) is not the pack's ({}): the figures are the pack's machine's; for this "
+                     "machine's, `latte adapt --pack PACK --budget 60s -o mine.json` (a minute) or `latte calibrate` "
+                     "(10 minutes)",
+                     here.Describe(), pack_name);
 }
 
 void NameUserNodes(const GraphPlan& plan, const Graph& user, ModelPrediction& prediction) {

@@ -151,6 +151,18 @@ Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
 Expected<Prediction> Pack::Predict(const Kernel& kernel) const { return Predict(kernel, info.threads); }
 
 Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
+  Expected<Prediction> p = PredictUnadapted(kernel, threads);
+  // A sum of parts is made of predictions already adapted, each by its own part's class.
+  if (!adaptation || !p.ok() || p->source == PredictionSource::kSumOfParts) return p;
+  const ClassAdaptation* c = adaptation->ClassFor(kernel);
+  if (c == nullptr) return p;
+  const double factor = c->Factor(p->ms);
+  p->ms *= factor;
+  p->spread_ms = p->spread_ms * factor + p->ms * c->spread;
+  return p;
+}
+
+Expected<Prediction> Pack::PredictUnadapted(const Kernel& kernel, int threads) const {
   std::string kind = kernel.Kind();
   auto it = kinds.find(kind);
   if (it == kinds.end() && !kernel.fused.empty()) return PredictFromParts(kernel, threads);
@@ -259,6 +271,7 @@ nlohmann::json Pack::ToJson() const {
   }
   out["kinds"] = kinds_json;
   if (context) out["context"] = context->ToJson();
+  if (adaptation) out["adaptation"] = adaptation->ToJson();
   return out;
 }
 
@@ -346,6 +359,9 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     }
     if (json.contains("context")) {  // optional: packs fitted without layers measured in context
       LATTE_ASSIGN_OR_RETURN(pack.context, ContextModel::FromJson(json.at("context")));
+    }
+    if (json.contains("adaptation")) {  // optional: only packs `latte adapt` wrote
+      LATTE_ASSIGN_OR_RETURN(pack.adaptation, PackAdaptation::FromJson(json.at("adaptation")));
     }
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput("malformed pack: " + JsonErrorText(e));

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "ir/kernel.h"
 #include "predict/context_model.h"
+#include "predict/pack_adaptation.h"
 #include "predict/predictor.h"
 
 namespace latte {
@@ -105,6 +106,9 @@ class Pack {
   /// What a layer costs inside a model beyond its kernel alone; unset for packs fitted without
   /// layers measured in context (their predictions are the kernels' times alone).
   std::optional<ContextModel> context;
+  /// Set when `latte adapt` corrected the pack for another machine: every kernel prediction is
+  /// multiplied by its class's factor (and the factor's uncertainty joins its spread).
+  std::optional<PackAdaptation> adaptation;
 
   /// Predicts `kernel` at the pack's thread count: table hit, else the best fitted predictor
   /// of its kind that has an answer, else roofline. kUnsupported (naming the kind and the kinds
@@ -134,6 +138,8 @@ class Pack {
 
  private:
   Expected<Prediction> PredictFromParts(const Kernel& kernel, int threads) const;
+  /// The pack's own prediction, before any adaptation.
+  Expected<Prediction> PredictUnadapted(const Kernel& kernel, int threads) const;
 };
 
 }  // namespace latte

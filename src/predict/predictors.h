@@ -21,6 +21,8 @@ class TablePredictor final : public KernelPredictor {
   nlohmann::json ToJson() const override;
   Status FromJson(const nlohmann::json& json) override;
   std::size_t size() const { return entries_.size(); }
+  /// Every kernel measured, at each thread count, with its median and spread (key order).
+  std::vector<TrainingSample> Entries() const;
 
  private:
   struct Entry {

@@ -30,6 +30,22 @@ Expected<Prediction> TablePredictor::Predict(const Kernel& kernel, int threads) 
   return Prediction{it->second.ms, it->second.spread_ms, PredictionSource::kTableHit, false};
 }
 
+std::vector<TrainingSample> TablePredictor::Entries() const {
+  std::vector<TrainingSample> out;
+  for (const auto& [key, entry] : entries_) {
+    const std::size_t hash = key.rfind('#');
+    if (hash == std::string::npos) continue;
+    Expected<Kernel> kernel = ParseKernelKey(std::string_view(key).substr(0, hash));
+    if (!kernel.ok()) continue;  // a key a pack from elsewhere wrote: it can be hit, not listed
+    int threads = 0;
+    const std::string digits = key.substr(hash + 1);
+    if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    threads = std::stoi(digits);
+    out.push_back({std::move(*kernel), threads, entry.ms, entry.spread_ms});
+  }
+  return out;
+}
+
 nlohmann::json TablePredictor::ToJson() const {
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& [key, entry] : entries_) entries.push_back({key, entry.ms, entry.spread_ms});

@@ -180,3 +180,20 @@ TEST(FlagChecks, AnUnknownFlagIsNamedBeforeAMissingArgument) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+// adapt refuses what it cannot do before measuring anything, and writes no pack.
+TEST(FlagChecks, AdaptRefusesBadBudgetsAndPacksInOneLine) {
+  TempDir dir;
+  const std::string out = (dir.path() / "mine.json").string();
+  ExpectRefused({"adapt", "--pack", ShippedPack(), "--budget", "5s", "-o", out}, "--budget must be at least 10s", dir);
+  ExpectRefused({"adapt", "--pack", ShippedPack(), "--budget", "soon", "-o", out}, "--budget", dir);
+  ExpectRefused({"adapt", "--pack", (dir.path() / "none.json").string(), "-o", out}, "none.json", dir);
+  ExpectRefused({"adapt", "--pack", ShippedPack(), "-o", dir.path().string()}, "is a directory", dir);
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace latte

@@ -227,6 +227,8 @@ TEST(ModelPredictionTest, SaysWhenThisMachineIsNotThePacks) {
   EXPECT_NE(CompareMachine(pack, here).find("4 threads but this machine has 2 cores"), std::string::npos);
   pack.info.device = {{"key", "another"}, {"description", "Test CPU"}};
   EXPECT_NE(CompareMachine(pack, here).find("is not the pack's (Test CPU)"), std::string::npos);
+  // ... and how to get this machine's figures.
+  EXPECT_NE(CompareMachine(pack, here).find("latte adapt --pack PACK --budget 60s -o mine.json"), std::string::npos);
 }
 
 }  // namespace

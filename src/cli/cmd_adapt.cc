@@ -1,0 +1,66 @@
+// `latte adapt --pack P.json --budget 60s -o MINE.json`: correct a pack made on another machine
+// (or at another time) for this one, by measuring a few dozen of its kernels again here.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "predict/adapt.h"
+#include "profile/profile.h"
+#include "report/adapt_view.h"
+#include "report/inspect_view.h"
+
+namespace latte::cli {
+
+void AddAdaptCommand(CLI::App& app, int& exit_code) {
+  struct Flags {
+    std::string pack, budget = "60s", output, format = "text";
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "adapt", "Correct a pack for this machine: measure a few dozen of its kernels here and scale it per kernel class");
+  cmd->add_option("--pack", flags->pack, "Pack to adapt (JSON or .json.gz)")->required();
+  cmd->add_option("--budget", flags->budget, "Time to measure: 30s, 60s, 2m (at least 10s)")->capture_default_str();
+  cmd->add_option("-o,--output", flags->output, "Adapted pack to write")->required();
+  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->callback([flags, &exit_code] {
+    AdaptOptions options;
+    auto budget = ParseDuration(flags->budget);
+    if (!budget.ok()) {
+      exit_code = ReportError("", budget.status().WithContext("--budget"));
+      return;
+    }
+    options.budget_secs = *budget;
+    options.command = "latte adapt --pack " + flags->pack + " --budget " + flags->budget + " -o " + flags->output;
+    options.stop = StopFlagRaisedBySignals();
+    if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
+    auto pack = Pack::Load(flags->pack);
+    if (!pack.ok()) {
+      exit_code = ReportError("", pack.status());
+      return;
+    }
+    BackendRegistry registry;
+    RegisterBuiltinBackends(registry);
+    auto result = RunAdapt(std::move(pack).value(), options, registry, std::cerr);
+    if (!result.ok()) {
+      exit_code = ReportError(flags->pack, result.status());
+      return;
+    }
+    if (result->interrupted) {
+      std::cerr << "adapt: interrupted: no pack written\n";
+      exit_code = 130;  // as calibrate: stopped by a signal
+      return;
+    }
+    if (flags->format == "json") std::cout << DumpJson(AdaptReportJson(*result)) << "\n";
+    else std::cout << AdaptReportText(*result);
+    if (Status saved = result->pack.Save(flags->output); !saved.ok()) {
+      exit_code = ReportError("", saved);
+      return;
+    }
+    if (flags->format != "json") std::cout << "wrote " << flags->output << "\n";
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace latte::cli
