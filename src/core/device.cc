@@ -1,6 +1,7 @@
 #include "core/device.h"
 
 #include <sched.h>
+#include <unistd.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -99,6 +100,12 @@ CacheSizes ReadCacheSizes(const std::string& root) {
     if (level == "1") caches.l1d = bytes;
     else if (level == "2") caches.l2 = bytes;
     else if (level == "3") caches.l3 = bytes;
+  }
+  // Some virtual machines have no sysfs cache folder: the C library's reading of CPUID instead.
+  if (caches.l2 == 0 && caches.l3 == 0) {
+    caches.l1d = std::max(0L, sysconf(_SC_LEVEL1_DCACHE_SIZE));
+    caches.l2 = std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE));
+    caches.l3 = std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE));
   }
   return caches;
 }

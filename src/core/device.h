@@ -28,7 +28,10 @@ struct CacheSizes {
   long long l1d = 0, l2 = 0, l3 = 0;
 };
 
-/// Reads the caches of cpu0 from `root` (sysfs's cpu0/cache folder: index*/level, type, size).
+/// Reads the caches of cpu0 from `root` (sysfs's cpu0/cache folder: index*/level, type, size);
+/// when it holds no L2 or L3 (virtual machines without the folder), what the C library reads
+/// from CPUID (sysconf's _SC_LEVEL*_CACHE_SIZE).
+
 CacheSizes ReadCacheSizes(const std::string& root = "/sys/devices/system/cpu/cpu0/cache");
 
 /// Parses /proc/cpuinfo text (exposed for tests).
