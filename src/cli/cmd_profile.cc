@@ -35,7 +35,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernels", flags->kernels,
                   "Kernel kinds, comma-separated: op names or aliases (conv, dwconv2d, fc, ...), fused as conv2d+relu");
   cmd->add_option("--strategy", flags->strategy, "How to sample kernels")
-      ->check(CLI::IsMember({"grid", "random", "from-models", "adaptive"}))
+      ->check(CLI::IsMember({"grid", "random", "from-models", "architectures", "adaptive"}))
       ->capture_default_str();
   cmd->add_option("--grid", flags->grid, "Grid for --strategy grid (conv2d's default is tflite)")
       ->check(CLI::IsMember({"default", "tflite", "tensorrt"}))
@@ -130,7 +130,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
         return;
       }
       for (const Kernel& kind : *kinds) options.sampler.kinds.push_back(kind.Kind());
-    } else if (flags->strategy != "from-models") {
+    } else if (flags->strategy != "from-models" && flags->strategy != "architectures") {
       exit_code = ReportError("", InvalidInput("--kernels is required for --strategy " + flags->strategy));
       return;
     }

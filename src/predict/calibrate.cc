@@ -24,6 +24,10 @@ constexpr double kMinPhaseSecs = 5;
 // share of what the models' kernels leave of the budget (about 2 s a network on one core).
 constexpr std::size_t kGraphContextNetworks = 80;
 constexpr double kGraphContextShare = 0.5;
+// Kernels of architectures like real ones (profile/architectures): this share of what the
+// networks leave, drawn from more kernels than any budget here measures.
+constexpr double kArchitectureShare = 0.5;
+constexpr std::size_t kArchitectureKernels = 6000;
 
 }  // namespace
 
@@ -151,7 +155,14 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
       }
     }
   }
-  {
+  {  // Kernels of networks like the ones people deploy: what a model the pack never saw is made of.
+    SamplerConfig sampler;
+    sampler.strategy = "architectures";
+    sampler.seed = options.seed;
+    sampler.max_kernels = kArchitectureKernels;
+    LATTE_RETURN_IF_ERROR(run_phase("kernels of architectures like real networks", sampler, kArchitectureShare));
+  }
+  {  // Then every kind at random in its box: the kinds and shapes architectures do not reach.
     SamplerConfig sampler;
     sampler.strategy = "random";
     sampler.kinds = kinds;

@@ -2,7 +2,8 @@
 // `latte calibrate` as a library call: everything needed to predict on this machine, within a
 // time budget. It finds which op chains the backend fuses, profiles the kernels of the given
 // models (and their neighbourhoods), measures random networks layer by layer in the graph and
-// alone (the in-graph context), then random kernels of every common kind, then adaptive rounds
+// alone (the in-graph context), then kernels of architectures like real networks
+// (profile/architectures), then random kernels of every common kind, then adaptive rounds
 // where the current fit explains the store worst, and fits a pack on all of it with the detected
 // fusion rules. Every phase is a resumable campaign in the store: the same command run
 // again continues where it stopped, and its measurements are kept for later fits.

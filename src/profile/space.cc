@@ -9,6 +9,7 @@
 
 #include "import/import.h"
 #include "ir/kernel_graph.h"
+#include "profile/architectures.h"
 #include "run/graph_prep.h"
 
 namespace latte {
@@ -83,6 +84,8 @@ Kernel WithFused(Kernel kernel, const Kernel& kind) {
   return kernel;
 }
 
+}  // namespace
+
 // Constructors for each family, exactly the params kernel.h documents.
 Kernel ConvLike(OpKind op, I n, I ih, I iw, I ic, I oc, I kh, I kw, I sh, I sw, I groups) {
   Kernel k;
@@ -151,6 +154,8 @@ Kernel PadKernel(I h, I w, I c) {
   for (int i = 0; i < 8; ++i) kernel.params[kNames[i]] = (i % 4 == 1 || i % 4 == 2) ? 1 : 0;
   return kernel;
 }
+
+namespace {
 
 // The grids behind --grid; values chosen as DESIGN.md describes the original systems.
 const std::vector<I> kTfliteKernels = {1, 2, 3, 5};
@@ -766,11 +771,24 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     for (const Kernel& n : neighbours) add(n);
     sample.notes.push_back(std::to_string(model_kernels) + " distinct model kernels, " +
                            std::to_string(sample.kernels.size() - model_kernels) + " neighbours");
+  } else if (config.strategy == "architectures") {
+    if (config.max_kernels == 0) return InvalidInput("the architectures strategy needs a count (--max-kernels)");
+    // A plain kind ("conv2d") takes every kernel with that main op; a fused kind only itself.
+    std::map<std::string, std::size_t> per_kind;
+    for (const Kernel& k : ArchitectureKernels(config.seed, config.max_kernels)) {
+      const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
+                            return kind.fused.empty() ? kind.op == k.op : kind.Kind() == k.Kind();
+                          });
+      if (!wanted) continue;
+      add(k);
+      ++per_kind[k.Kind()];
+    }
+    for (const auto& [kind, n] : per_kind) sample.notes.push_back(kind + ": " + std::to_string(n) + " kernels");
   } else if (config.strategy == "adaptive") {
     // It samples from the store's measurements: profile/adaptive.h, called by RunProfile.
     return InvalidInput("the adaptive strategy samples from a store: use AdaptiveSample (profile/adaptive.h)");
   } else {
-    return InvalidInput("unknown strategy '" + config.strategy + "' (grid, random, from-models, adaptive)");
+    return InvalidInput("unknown strategy '" + config.strategy + "' (grid, random, from-models, architectures, adaptive)");
   }
   if (config.max_kernels > 0 && sample.kernels.size() > config.max_kernels) {
     sample.notes.push_back("kept the first " + std::to_string(config.max_kernels) + " of " +

@@ -46,6 +46,17 @@ Kernel BinaryKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c);
 /// vector of channels (1×1×1×c), as models multiply by constants and scale channels.
 Kernel BroadcastBinaryKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c, char side, bool per_channel);
 
+/// A conv2d / depthwise_conv2d / grouped conv with SAME padding, dilation 1 and a bias, every
+/// size given (ConvKernel is the square, ungrouped, batch-1 case).
+Kernel ConvLike(OpKind op, std::int64_t n, std::int64_t ih, std::int64_t iw, std::int64_t ic, std::int64_t oc,
+                std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t groups);
+/// A fully_connected kernel: m rows of k features to n, with a bias.
+Kernel FcKernel(std::int64_t m, std::int64_t k, std::int64_t n);
+/// A max or average pool with SAME padding (batch 1).
+Kernel PoolKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k, std::int64_t s);
+/// A resize by an integer `scale` (mode 0 nearest, 1 bilinear; batch 1).
+Kernel ResizeKernel(std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t scale, std::int64_t mode);
+
 /// The size of one grid for `kind` (its main op decides; fused ops ride along). `grid` is
 /// "default", "tflite" or "tensorrt"; a named grid that has no version for the kind's op
 /// falls back to the op's default grid (GridNameFor says which one is used).
@@ -75,7 +86,9 @@ inline constexpr std::size_t kMaxRandomKernels = 100'000;
 
 /// What a sampler draws: the campaign's config space (its JSON is part of the campaign's identity).
 struct SamplerConfig {
-  std::string strategy = "grid";    // grid | random | from-models | adaptive (adaptive.h: needs a store)
+  /// grid | random | from-models | architectures (profile/architectures: kernels of networks like
+  /// real ones) | adaptive (adaptive.h: needs a store)
+  std::string strategy = "grid";
   std::vector<std::string> kinds;   // canonical kinds (Kernel::Kind()); from-models: empty = all
   std::string grid = "default";     // grid: default | tflite | tensorrt
   std::vector<std::string> models;  // from-models: model files

@@ -1,0 +1,350 @@
+#include "profile/architectures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "profile/space.h"
+
+namespace latte {
+namespace {
+
+using I = std::int64_t;
+constexpr OpKind kNoActivation = OpKind::kOpaque;
+
+// Channels scaled by a width multiplier, to a multiple of 8 and not below 90% of the target, as
+// the MobileNet and EfficientNet references round them.
+I Divisible(double channels, I by = 8) {
+  I v = std::max<I>(by, static_cast<I>(channels + by / 2.0) / by * by);
+  if (static_cast<double>(v) < 0.9 * channels) v += by;
+  return v;
+}
+
+// The map after a SAME-padded window of stride s.
+I Strided(I h, I s) { return (h + s - 1) / s; }
+
+template <typename T>
+T Pick(SplitMix64& rng, const std::vector<T>& choices) {
+  return choices[rng.Below(choices.size())];
+}
+
+// A network being built on square maps: the current map side and channels, and its kernels.
+class Net {
+ public:
+  explicit Net(I resolution) : h_(resolution) {}
+  I h() const { return h_; }
+  I c() const { return c_; }
+  std::vector<Kernel>& kernels() { return kernels_; }
+
+  void Conv(I cout, I k, I s, OpKind act, I groups = 1) {
+    Kernel kernel = ConvLike(OpKind::kConv2D, 1, h_, h_, c_, cout, k, k, s, s, groups);
+    h_ = Strided(h_, s);
+    c_ = cout;
+    Emit(std::move(kernel), act);
+  }
+  void Depthwise(I k, I s, OpKind act) {
+    Kernel kernel = ConvKernel(OpKind::kDepthwiseConv2D, h_, h_, c_, c_, k, s);
+    h_ = Strided(h_, s);
+    Emit(std::move(kernel), act);
+  }
+  // A residual add of two maps of the current shape.
+  void Add(OpKind act) { Emit(BinaryKernel(OpKind::kAdd, h_, h_, c_), act); }
+  // The projection on a residual's skip path when the block changes shape (the net stays as is).
+  void Shortcut(I h_in, I c_in, I s) {
+    if (s != 1 || c_in != c_) kernels_.push_back(ConvKernel(OpKind::kConv2D, h_in, h_in, c_in, c_, 1, s));
+  }
+  void MaxPool(I k, I s) {
+    kernels_.push_back(PoolKernel(OpKind::kMaxPool2D, h_, h_, c_, k, s));
+    h_ = Strided(h_, s);
+  }
+  // Squeeze-and-excite: global average pool, 1×1 conv to `reduced` with relu, 1×1 conv back, the
+  // gate, and the channel-wise multiply.
+  void SqueezeExcite(I reduced, OpKind gate) {
+    kernels_.push_back(NhwcKernel(OpKind::kGlobalAvgPool, h_, h_, c_));
+    Kernel squeeze = ConvKernel(OpKind::kConv2D, 1, 1, c_, reduced, 1, 1);
+    squeeze.fused = {OpKind::kRelu};
+    kernels_.push_back(squeeze);
+    kernels_.push_back(ConvKernel(OpKind::kConv2D, 1, 1, reduced, c_, 1, 1));
+    kernels_.push_back(NhwcKernel(gate, 1, 1, c_));
+    kernels_.push_back(BroadcastBinaryKernel(OpKind::kMul, h_, h_, c_, 'b', true));
+  }
+  // An inverted residual (MBConv): 1×1 expand, depthwise, optional squeeze-and-excite, linear 1×1
+  // project, and the residual add when the shape allows.
+  void InvertedResidual(I expanded, I k, I s, I cout, OpKind act, I se_reduced = 0,
+                        OpKind gate = OpKind::kHardSigmoid) {
+    const I c_in = c_;
+    if (expanded != c_) Conv(expanded, 1, 1, act);
+    Depthwise(k, s, act);
+    if (se_reduced > 0) SqueezeExcite(se_reduced, gate);
+    Conv(cout, 1, 1, kNoActivation);
+    if (s == 1 && c_in == cout) Add(kNoActivation);
+  }
+  // Global average pool and a fully connected classifier.
+  void Classifier(I classes) {
+    kernels_.push_back(NhwcKernel(OpKind::kGlobalAvgPool, h_, h_, c_));
+    kernels_.push_back(FcKernel(1, c_, classes));
+  }
+
+ private:
+  // relu and relu6 fold into the op before them (as the executor folds them); any other
+  // activation runs as its own kernel on the op's output.
+  void Emit(Kernel kernel, OpKind act) {
+    if (act == OpKind::kRelu || act == OpKind::kRelu6) kernel.fused = {act};
+    kernels_.push_back(std::move(kernel));
+    if (act != kNoActivation && act != OpKind::kRelu && act != OpKind::kRelu6)
+      kernels_.push_back(NhwcKernel(act, h_, h_, c_));
+  }
+
+  I h_;
+  I c_ = 3;
+  std::vector<Kernel> kernels_;
+};
+
+Architecture MobileNetV1(SplitMix64& rng) {
+  const double width = Pick<double>(rng, {0.25, 0.5, 0.75, 1.0});
+  const I res = Pick<I>(rng, {128, 160, 192, 224});
+  Net net(res);
+  net.Conv(Divisible(32 * width), 3, 2, OpKind::kRelu6);
+  const std::pair<I, I> blocks[] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2}, {512, 1},
+                                    {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
+  for (const auto& [channels, stride] : blocks) {
+    net.Depthwise(3, stride, OpKind::kRelu6);
+    net.Conv(Divisible(static_cast<double>(channels) * width), 1, 1, OpKind::kRelu6);
+  }
+  net.Classifier(1000);
+  return {fmt::format("mobilenet_v1 x{} @{}", width, res), std::move(net.kernels())};
+}
+
+// MobileNet v2, or with `searched` a MnasNet/FBNet-like block per stage (expansion 3/4/6,
+// window 3/5/7, relu or relu6).
+Architecture MobileNetV2(SplitMix64& rng, bool searched) {
+  const double width = Pick<double>(rng, {0.35, 0.5, 0.75, 1.0, 1.3, 1.4});
+  const I res = Pick<I>(rng, {96, 128, 160, 192, 224});
+  const OpKind act = searched ? Pick<OpKind>(rng, {OpKind::kRelu, OpKind::kRelu6}) : OpKind::kRelu6;
+  Net net(res);
+  net.Conv(Divisible(32 * width), 3, 2, act);
+  struct Stage {
+    I t, c, n, s;
+  };
+  const Stage stages[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  for (std::size_t j = 0; j < std::size(stages); ++j) {
+    const Stage& st = stages[j];
+    const I t = searched && j > 0 ? Pick<I>(rng, {3, 4, 6}) : st.t;
+    const I k = searched ? Pick<I>(rng, {3, 5, 7}) : 3;
+    const I cout = Divisible(static_cast<double>(st.c) * width);
+    for (I i = 0; i < st.n; ++i) net.InvertedResidual(Divisible(static_cast<double>(net.c() * t)), k, i == 0 ? st.s : 1, cout, act);
+  }
+  net.Conv(width > 1 ? Divisible(1280 * width) : 1280, 1, 1, act);
+  net.Classifier(1000);
+  return {fmt::format("{} x{} @{}", searched ? "mnasnet_like" : "mobilenet_v2", width, res), std::move(net.kernels())};
+}
+
+Architecture MobileNetV3(SplitMix64& rng) {
+  const bool large = rng.Below(2) == 0;
+  const double width = Pick<double>(rng, {0.75, 1.0});
+  const I res = Pick<I>(rng, {128, 160, 192, 224});
+  struct Block {
+    I k, exp, out;
+    bool se, hswish;
+    I s;
+  };
+  static const std::vector<Block> kLarge = {
+      {3, 16, 16, false, false, 1},   {3, 64, 24, false, false, 2},  {3, 72, 24, false, false, 1},
+      {5, 72, 40, true, false, 2},    {5, 120, 40, true, false, 1},  {5, 120, 40, true, false, 1},
+      {3, 240, 80, false, true, 2},   {3, 200, 80, false, true, 1},  {3, 184, 80, false, true, 1},
+      {3, 184, 80, false, true, 1},   {3, 480, 112, true, true, 1},  {3, 672, 112, true, true, 1},
+      {5, 672, 160, true, true, 2},   {5, 960, 160, true, true, 1},  {5, 960, 160, true, true, 1}};
+  static const std::vector<Block> kSmall = {
+      {3, 16, 16, true, false, 2},   {3, 72, 24, false, false, 2}, {3, 88, 24, false, false, 1},
+      {5, 96, 40, true, true, 2},    {5, 240, 40, true, true, 1},  {5, 240, 40, true, true, 1},
+      {5, 120, 48, true, true, 1},   {5, 144, 48, true, true, 1},  {5, 288, 96, true, true, 2},
+      {5, 576, 96, true, true, 1},   {5, 576, 96, true, true, 1}};
+  Net net(res);
+  net.Conv(16, 3, 2, OpKind::kHardSwish);
+  for (const Block& b : large ? kLarge : kSmall) {
+    const I expanded = Divisible(static_cast<double>(b.exp) * width);
+    const OpKind act = b.hswish ? OpKind::kHardSwish : OpKind::kRelu;
+    net.InvertedResidual(expanded, b.k, b.s, Divisible(static_cast<double>(b.out) * width), act,
+                         b.se ? Divisible(static_cast<double>(expanded) / 4) : 0);
+  }
+  net.Conv(Divisible((large ? 960.0 : 576.0) * width), 1, 1, OpKind::kHardSwish);
+  net.kernels().push_back(NhwcKernel(OpKind::kGlobalAvgPool, net.h(), net.h(), net.c()));
+  const I head = large ? 1280 : 1024;
+  net.kernels().push_back(FcKernel(1, net.c(), head));
+  net.kernels().push_back(NhwcKernel(OpKind::kHardSwish, 1, 1, head));
+  net.kernels().push_back(FcKernel(1, head, 1000));
+  return {fmt::format("mobilenet_v3_{} x{} @{}", large ? "large" : "small", width, res), std::move(net.kernels())};
+}
+
+Architecture EfficientNetLite(SplitMix64& rng) {
+  struct Scale {
+    double width, depth;
+    I res;
+  };
+  const Scale scale = Pick<Scale>(rng, {{1.0, 1.0, 224}, {1.0, 1.1, 240}, {1.1, 1.2, 260}, {1.2, 1.4, 280}, {1.4, 1.8, 300}});
+  struct Stage {
+    I t, k, s, c, n;
+  };
+  const Stage stages[] = {{1, 3, 1, 16, 1}, {6, 3, 2, 24, 2}, {6, 5, 2, 40, 2}, {6, 3, 2, 80, 3},
+                          {6, 5, 1, 112, 3}, {6, 5, 2, 192, 4}, {6, 3, 1, 320, 1}};
+  Net net(scale.res);
+  net.Conv(32, 3, 2, OpKind::kRelu6);  // the lite models keep the stem and head fixed
+  for (std::size_t j = 0; j < std::size(stages); ++j) {
+    const Stage& st = stages[j];
+    const I repeats = (j == 0 || j + 1 == std::size(stages)) ? st.n : static_cast<I>(std::ceil(scale.depth * st.n));
+    const I cout = Divisible(static_cast<double>(st.c) * scale.width);
+    for (I i = 0; i < repeats; ++i) net.InvertedResidual(net.c() * st.t, st.k, i == 0 ? st.s : 1, cout, OpKind::kRelu6);
+  }
+  net.Conv(1280, 1, 1, OpKind::kRelu6);
+  net.Classifier(1000);
+  return {fmt::format("efficientnet_lite w{} d{} @{}", scale.width, scale.depth, scale.res), std::move(net.kernels())};
+}
+
+// ResNet-like: basic blocks (18/34) or bottlenecks (50), at half or full width.
+Architecture ResNet(SplitMix64& rng) {
+  const bool bottleneck = rng.Below(2) == 0;
+  const double width = Pick<double>(rng, {0.5, 1.0});
+  const I res = Pick<I>(rng, {128, 160, 224});
+  const std::vector<I> depths = bottleneck || rng.Below(2) == 0 ? std::vector<I>{3, 4, 6, 3} : std::vector<I>{2, 2, 2, 2};
+  Net net(res);
+  net.Conv(Divisible(64 * width), 7, 2, OpKind::kRelu);
+  net.MaxPool(3, 2);
+  for (std::size_t j = 0; j < depths.size(); ++j) {
+    const I mid = Divisible(64.0 * width * static_cast<double>(I{1} << j));
+    const I out = bottleneck ? 4 * mid : mid;
+    for (I i = 0; i < depths[j]; ++i) {
+      const I s = (i == 0 && j > 0) ? 2 : 1;
+      const I h_in = net.h(), c_in = net.c();
+      if (bottleneck) {
+        net.Conv(mid, 1, 1, OpKind::kRelu);
+        net.Conv(mid, 3, s, OpKind::kRelu);
+        net.Conv(out, 1, 1, kNoActivation);
+      } else {
+        net.Conv(out, 3, s, OpKind::kRelu);
+        net.Conv(out, 3, 1, kNoActivation);
+      }
+      net.Shortcut(h_in, c_in, s);
+      net.Add(OpKind::kRelu);
+    }
+  }
+  net.Classifier(1000);
+  return {fmt::format("resnet_like {} x{} @{}", bottleneck ? "bottleneck" : "basic", width, res), std::move(net.kernels())};
+}
+
+// RegNet-like: four stages of grouped 3×3 bottlenecks, widths growing by a drawn factor and
+// rounded to the group width.
+Architecture RegNet(SplitMix64& rng) {
+  const I group_width = Pick<I>(rng, {8, 16, 24, 32});
+  const I w0 = Pick<I>(rng, {24, 32, 48, 64});
+  const double growth = Pick<double>(rng, {1.8, 2.0, 2.5});
+  const I res = Pick<I>(rng, {160, 192, 224});
+  Net net(res);
+  net.Conv(32, 3, 2, OpKind::kRelu);
+  double w = static_cast<double>(w0);
+  for (int j = 0; j < 4; ++j, w *= growth) {
+    const I width = std::max<I>(group_width, static_cast<I>(std::lround(w / static_cast<double>(group_width))) * group_width);
+    const I depth = 1 + static_cast<I>(rng.Below(4));
+    for (I i = 0; i < depth; ++i) {
+      const I s = i == 0 ? 2 : 1;
+      const I h_in = net.h(), c_in = net.c();
+      net.Conv(width, 1, 1, OpKind::kRelu);
+      net.Conv(width, 3, s, OpKind::kRelu, width / group_width);
+      net.Conv(width, 1, 1, kNoActivation);
+      net.Shortcut(h_in, c_in, s);
+      net.Add(OpKind::kRelu);
+    }
+  }
+  net.Classifier(1000);
+  return {fmt::format("regnet_like g{} w{} x{} @{}", group_width, w0, growth, res), std::move(net.kernels())};
+}
+
+// A detector: a MobileNet v2 backbone on a 256–640 input, SSD-lite extra levels down to 1×1 and a
+// depthwise + 1×1 prediction head at the last five levels (boxes and classes for 6 anchors), or an
+// FPN-like top-down path (nearest ×2 resize, add) back to stride 8.
+Architecture Detector(SplitMix64& rng) {
+  const double width = Pick<double>(rng, {0.5, 0.75, 1.0});
+  const I res = Pick<I>(rng, {256, 320, 384, 512, 640});
+  const I classes = Pick<I>(rng, {1, 2, 21, 91});
+  const bool fpn = rng.Below(2) == 0;
+  Net net(res);
+  net.Conv(Divisible(32 * width), 3, 2, OpKind::kRelu6);
+  struct Stage {
+    I t, c, n, s;
+  };
+  const Stage stages[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  std::vector<std::pair<I, I>> levels;  // (map, channels) at strides 8, 16, 32
+  for (std::size_t j = 0; j < std::size(stages); ++j) {
+    const Stage& st = stages[j];
+    const I cout = Divisible(static_cast<double>(st.c) * width);
+    for (I i = 0; i < st.n; ++i) net.InvertedResidual(net.c() * st.t, 3, i == 0 ? st.s : 1, cout, OpKind::kRelu6);
+    if (j == 2 || j == 4 || j == 6) levels.push_back({net.h(), net.c()});
+  }
+  std::vector<Kernel>& k = net.kernels();
+  auto head = [&](I h, I c) {
+    Kernel dw = ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1);
+    dw.fused = {OpKind::kRelu6};
+    k.push_back(dw);
+    k.push_back(ConvKernel(OpKind::kConv2D, h, h, c, 6 * 4, 1, 1));
+    k.push_back(ConvKernel(OpKind::kConv2D, h, h, c, 6 * classes, 1, 1));
+  };
+  if (fpn) {
+    const I c = Divisible(128 * width);
+    I h = levels.back().first;
+    Kernel lateral = ConvKernel(OpKind::kConv2D, h, h, levels.back().second, c, 1, 1);
+    k.push_back(lateral);
+    for (int l = static_cast<int>(levels.size()) - 2; l >= 0; --l) {
+      k.push_back(ResizeKernel(h, h, c, 2, 0));
+      h = levels[static_cast<std::size_t>(l)].first;
+      k.push_back(ConvKernel(OpKind::kConv2D, h, h, levels[static_cast<std::size_t>(l)].second, c, 1, 1));
+      k.push_back(BinaryKernel(OpKind::kAdd, h, h, c));
+      head(h, c);
+    }
+  } else {
+    head(levels[1].first, levels[1].second);
+    head(levels[2].first, levels[2].second);
+    while (net.h() > 1) {  // SSD-lite extra levels: 1×1 down, depthwise stride 2, 1×1 up
+      const I c = net.c();
+      net.Conv(Divisible(static_cast<double>(c) / 2), 1, 1, OpKind::kRelu6);
+      net.Depthwise(3, 2, OpKind::kRelu6);
+      net.Conv(c, 1, 1, OpKind::kRelu6);
+      head(net.h(), net.c());
+    }
+  }
+  return {fmt::format("{} detector x{} @{} ({} classes)", fpn ? "fpn" : "ssdlite", width, res, classes), std::move(k)};
+}
+
+}  // namespace
+
+Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index) {
+  SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull + index);
+  rng.Next();
+  // Mobile families most often: they are what on-device models are made of.
+  switch (rng.Below(10)) {
+    case 0: return MobileNetV1(rng);
+    case 1: case 2: return MobileNetV2(rng, false);
+    case 3: return MobileNetV2(rng, true);
+    case 4: case 5: return MobileNetV3(rng);
+    case 6: return EfficientNetLite(rng);
+    case 7: return ResNet(rng);
+    case 8: return RegNet(rng);
+    default: return Detector(rng);
+  }
+}
+
+std::vector<Kernel> ArchitectureKernels(std::uint64_t seed, std::size_t count) {
+  std::vector<Kernel> kernels;
+  std::set<std::string> seen;
+  // Twice what is asked, then shuffled: the first architectures do not fill the whole sample.
+  for (std::uint64_t index = 0; kernels.size() < 2 * count && index < kMaxArchitectures; ++index) {
+    for (Kernel& k : DrawArchitecture(seed, index).kernels)
+      if (seen.insert(k.Key()).second) kernels.push_back(std::move(k));
+  }
+  SplitMix64 rng(seed ^ 0xA5C4u);
+  for (std::size_t i = kernels.size(); i > 1; --i) std::swap(kernels[i - 1], kernels[rng.Below(i)]);
+  if (kernels.size() > count) kernels.resize(count);
+  return kernels;
+}
+
+}  // namespace latte

@@ -1,0 +1,82 @@
+// The architecture prior: deterministic, every kernel buildable, and shaped like real networks
+// (channels in multiples of 8, maps that halve from the input resolutions, the kinds MobileNets
+// are made of).
+#include "profile/architectures.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "ir/kernel_graph.h"
+#include "profile/space.h"
+
+namespace latte {
+namespace {
+
+TEST(Architectures, TheSameSeedDrawsTheSameKernelsAndAnotherSeedOthers) {
+  const std::vector<Kernel> a = ArchitectureKernels(7, 500), b = ArchitectureKernels(7, 500),
+                            c = ArchitectureKernels(8, 500);
+  ASSERT_EQ(a.size(), 500u);
+  ASSERT_EQ(a, b);
+  EXPECT_NE(a, c);
+  std::set<std::string> keys;
+  for (const Kernel& k : a) keys.insert(k.Key());
+  EXPECT_EQ(keys.size(), a.size());  // distinct
+  EXPECT_EQ(DrawArchitecture(3, 11).name, DrawArchitecture(3, 11).name);
+}
+
+TEST(Architectures, KernelsLookLikeRealNetworks) {
+  const std::vector<Kernel> kernels = ArchitectureKernels(0, 3000);
+  ASSERT_EQ(kernels.size(), 3000u);
+  std::map<std::string, int> kinds;
+  // Every map side a network reaches: an input resolution halved (SAME padding: rounded up).
+  std::set<std::int64_t> sides;
+  for (std::int64_t res : {96, 128, 160, 192, 224, 240, 256, 260, 280, 300, 320, 384, 512, 640})
+    for (std::int64_t h = res; ; h = (h + 1) / 2) {
+      sides.insert(h);
+      if (h == 1) break;
+    }
+  int convs = 0, aligned = 0;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel& k = kernels[i];
+    ++kinds[k.Kind()];
+    ASSERT_TRUE(CheckKernelParams(k).ok()) << k.Key();
+    if (k.op == OpKind::kConv2D || k.op == OpKind::kDepthwiseConv2D) {
+      EXPECT_TRUE(sides.count(k.Param("ih"))) << k.Key();
+      EXPECT_EQ(k.Param("ih"), k.Param("iw")) << k.Key();
+      ++convs;
+      // Channels in multiples of 8, but for the RGB input and the prediction heads' outputs.
+      aligned += (k.Param("ic") % 8 == 0 || k.Param("ic") == 3) && (k.Param("oc") % 8 == 0 || k.Param("kh") == 1);
+    }
+    if (i % 50 == 0) {  // a sample: graphs hold weights
+      EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
+    }
+  }
+  EXPECT_GT(convs, 1500);
+  EXPECT_GE(aligned, convs * 95 / 100) << aligned << " of " << convs;
+  for (const char* kind : {"conv2d", "conv2d+relu6", "conv2d+relu", "depthwise_conv2d+relu6", "depthwise_conv2d+relu",
+                           "add", "add+relu", "mul", "hard_swish", "hard_sigmoid", "global_avg_pool",
+                           "fully_connected", "max_pool2d", "resize"})
+    EXPECT_GT(kinds[kind], 0) << kind;
+}
+
+TEST(Architectures, TheSamplerTakesThemAndFiltersByKind) {
+  SamplerConfig config;
+  config.strategy = "architectures";
+  config.max_kernels = 400;
+  config.seed = 1;
+  auto all = SampleKernels(config);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->kernels.size(), 400u);
+  config.kinds = {"depthwise_conv2d"};  // a plain kind: every depthwise kernel, fused or not
+  auto dw = SampleKernels(config);
+  ASSERT_TRUE(dw.ok());
+  ASSERT_FALSE(dw->kernels.empty());
+  for (const Kernel& k : dw->kernels) EXPECT_EQ(k.op, OpKind::kDepthwiseConv2D);
+  config.max_kernels = 0;
+  EXPECT_FALSE(SampleKernels(config).ok());
+}
+
+}  // namespace
+}  // namespace latte
