@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The accuracy figure of record: models the pack never saw. A fresh store per fold is calibrated
+# on this machine (`latte calibrate`, BUDGET) without the fold's models (no --models of them), then
+# each of the fold's models is predicted and measured right after (`latte validate`, same run,
+# same machine). Prints, per model and over all, the signed median error (bias), median |error|,
+# RMSPE, the shares within ±5% and ±10%, the worst model, the coverage and the 90% interval
+# (share inside, median half-width); then the same per kernel kind over the models' layers
+# (each layer predicted vs its nodes' profiled time in the model), where layers the calibration
+# happened to measure exactly (source "table") are counted apart: those are lookups, not
+# predictions.
+#
+# Folds (FOLDS=...):
+#   unseen    (default) one calibration with no --models at all: every model in models/ is unseen.
+#   families  two calibrations: each family's models (MediaPipe .tflite, PaddleOCR .onnx) unseen,
+#             the other family's kernels measured first (--models).
+# Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
+# packs, logs and validate JSON there). Needs python3 (for reading the JSON).
+#
+# Usage: [KEEP=DIR] [FOLDS=unseen|families] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+#        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+latte="${LATTE:-$root/build/latte}"
+[[ -x "$latte" ]] || { echo "bench: build/latte is missing: run scripts/setup" >&2; exit 2; }
+budget="${1:-10m}"
+seed="${2:-0}"
+folds="${FOLDS:-unseen}"
+keep="${KEEP:-}"
+if [[ -n "${SUMMARY:-}" ]]; then
+  tmp="$SUMMARY"
+  folds=summary
+  keep=""
+else
+  tmp="$(mktemp -d)"
+  trap '[[ -n "$keep" ]] && mkdir -p "$keep" && cp -r "$tmp"/* "$keep"/; rm -rf "$tmp"' EXIT
+fi
+
+# Every model scripts/setup fetches, with the --input-shape each needs ("" when its file fixes it).
+mediapipe=(face_detection_short_range.tflite "" face_detection_full_range.tflite ""
+           selfie_segmentation.tflite "" selfie_segmentation_landscape.tflite ""
+           hand_landmark_lite.tflite "" hand_landmark_full.tflite ""
+           pose_landmark_lite.tflite "" pose_landmark_full.tflite "" pose_landmark_heavy.tflite "")
+paddleocr=(ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192 ch_PP-OCRv4_det_infer.onnx x=1x3x640x640
+           ch_PP-OCRv4_rec_infer.onnx x=1x3x48x320)
+
+# calibrate FOLD [--models FILES...]: a fresh store and pack for the fold.
+calibrate() {
+  local fold="$1"
+  shift
+  mkdir -p "$tmp/$fold"
+  local started
+  started="$(date -u +%H:%M)"
+  "$latte" calibrate --backend xnnpack --num_threads 1 --budget "$budget" --seed "$seed" --db "$tmp/$fold/store.db" \
+    -o "$tmp/$fold/pack.json.gz" "$@" >"$tmp/$fold/calibrate.log" 2>&1 ||
+    { tail -20 "$tmp/$fold/calibrate.log" >&2; exit 1; }
+  local with=""
+  (($#)) && with=", the other family's models measured first"
+  echo "fold $fold: calibrated at $started UTC ($budget, seed $seed$with): $(tail -1 "$tmp/$fold/calibrate.log")"
+}
+# validate FOLD NAME SHAPE NAME SHAPE ...: each model predicted and measured, one JSON each.
+validate() {
+  local fold="$1"
+  shift
+  echo "fold $fold: validated at $(date -u +%H:%M) UTC"
+  while (($#)); do
+    local model="$1" shape="$2"
+    shift 2
+    # A model the backend cannot run is said, not dropped silently.
+    if ! "$latte" validate "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$tmp/$fold/pack.json.gz" \
+        --num_runs 50 --min_secs 1 --format json >"$tmp/$fold/$model.validate.json" 2>"$tmp/$fold/$model.err"; then
+      echo "fold $fold: $model not validated: $(cat "$tmp/$fold/$model.err")"
+      rm -f "$tmp/$fold/$model.validate.json"
+    fi
+  done
+}
+# The --models arguments for a family's files.
+model_args() {
+  local -n family="$1"
+  local i
+  for ((i = 0; i < ${#family[@]}; i += 2)); do printf '%s\n' "$root/models/${family[$i]}"; done
+}
+
+case "$folds" in
+  summary) ;;  # SUMMARY=DIR: a kept run's figures again, nothing measured
+  unseen)
+    calibrate unseen
+    validate unseen "${mediapipe[@]}" "${paddleocr[@]}" ;;
+  families)
+    mapfile -t ocr_files < <(model_args paddleocr)
+    mapfile -t mp_files < <(model_args mediapipe)
+    calibrate mediapipe-unseen --models "${ocr_files[@]}" --input-shape x=1x3x48x320
+    validate mediapipe-unseen "${mediapipe[@]}"
+    calibrate paddleocr-unseen --models "${mp_files[@]}"
+    validate paddleocr-unseen "${paddleocr[@]}" ;;
+  *) echo "bench: FOLDS must be unseen or families" >&2; exit 2 ;;
+esac
+
+python3 - "$tmp" <<'PY'
+import glob, json, math, os, statistics, sys
+
+def summary(errors):
+    n = len(errors)
+    if n == 0:
+        return "none"
+    a = [abs(e) for e in errors]
+    rmspe = math.sqrt(sum(e * e for e in errors) / n)
+    return (f"n {n}, bias (signed median) {statistics.median(errors):+.1f}%, median |error| {statistics.median(a):.1f}%, "
+            f"RMSPE {rmspe:.1f}%, within ±5% {100 * sum(x <= 5 for x in a) / n:.0f}%, "
+            f"within ±10% {100 * sum(x <= 10 for x in a) / n:.0f}%, worst {max(errors, key=abs):+.1f}%")
+
+rows, kinds, table_kinds = [], {}, {}
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.validate.json"))):
+    fold = os.path.basename(os.path.dirname(path))
+    report = json.load(open(path))
+    drift = report.get("drift", {}).get("ratio")
+    for m in report["models"]:
+        m["fold"], m["drift"] = fold, drift
+        rows.append(m)
+        for layer in m["layers"]:
+            if not layer["measured_ms"] > 0:
+                continue
+            err = 100 * (layer["predicted_ms"] - layer["measured_ms"]) / layer["measured_ms"]
+            target = table_kinds if layer["source"] == "table" else kinds
+            target.setdefault(layer["kernel"], []).append(err)
+
+print("| fold | model | predicted ms | 90% interval | measured ms | error | inside | coverage | reference now / pack |")
+print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |")
+for m in rows:
+    lo, hi = m["interval_ms"]
+    half = 100 * (hi - lo) / 2 / m["predicted_ms"] if m["predicted_ms"] > 0 else float("nan")
+    drift = f'{m["drift"]:.3f}' if m["drift"] else "n/a"
+    print(f'| {m["fold"]} | {os.path.basename(m["model"])} | {m["predicted_ms"]:.3f} | {lo:.3f}–{hi:.3f} (±{half:.0f}%) | '
+          f'{m["measured_ms"]:.3f} | {m["error_pct"]:+.1f}% | {"yes" if m["inside_interval"] else "no"} | '
+          f'{m["covered_nodes"]}/{m["total_nodes"]} | {drift} |')
+errors = [m["error_pct"] for m in rows]
+complete = sum(m["covered_nodes"] == m["total_nodes"] for m in rows)
+halves = [100 * (m["interval_ms"][1] - m["interval_ms"][0]) / 2 / m["predicted_ms"] for m in rows if m["predicted_ms"] > 0]
+print()
+print(f"models: {summary(errors)}")
+print(f"coverage: {complete} of {len(rows)} models with every node predicted")
+print(f"90% interval: {sum(m['inside_interval'] for m in rows)} of {len(rows)} models inside "
+      f"(median half-width ±{statistics.median(halves):.1f}%)")
+drifted = [m for m in rows if m["drift"]]
+if drifted:
+    scaled = [100 * (m["predicted_ms"] * m["drift"] - m["measured_ms"]) / m["measured_ms"] for m in drifted]
+    print(f"models, each prediction × its validate's reference drift: {summary(scaled)}")
+print()
+print("per kernel kind, layers predicted (not measured by the calibration):")
+print("| kind | layers | bias | RMSPE | within ±10% |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for kind, errs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+    rmspe = math.sqrt(sum(e * e for e in errs) / len(errs))
+    w10 = 100 * sum(abs(e) <= 10 for e in errs) / len(errs)
+    print(f"| {kind} | {len(errs)} | {statistics.median(errs):+.1f}% | {rmspe:.1f}% | {w10:.0f}% |")
+all_layers = [e for errs in kinds.values() for e in errs]
+print(f"all predicted layers: {summary(all_layers)}")
+table_layers = [e for errs in table_kinds.values() for e in errs]
+print(f"table hits (the calibration measured that exact kernel; a lookup, reported apart): {summary(table_layers)}")
+PY
