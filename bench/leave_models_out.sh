@@ -13,10 +13,13 @@
 #   unseen    (default) one calibration with no --models at all: every model in models/ is unseen.
 #   families  two calibrations: each family's models (MediaPipe .tflite, PaddleOCR .onnx) unseen,
 #             the other family's kernels measured first (--models).
+#   adapt     no calibration: PACK (default the shipped xnnpack pack) adapted to this machine with
+#             `latte adapt` in BUDGET (say 60s), then every model validated with it. The shipped
+#             pack measured the four MediaPipe models of its --models: their layers are table hits.
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
-# Usage: [KEEP=DIR] [FOLDS=unseen|families] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt] [PACK=FILE] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -92,7 +95,14 @@ case "$folds" in
     validate mediapipe-unseen "${mediapipe[@]}"
     calibrate paddleocr-unseen --models "${mp_files[@]}"
     validate paddleocr-unseen "${paddleocr[@]}" ;;
-  *) echo "bench: FOLDS must be unseen or families" >&2; exit 2 ;;
+  adapt)  # PACK adapted to this machine in BUDGET (60s), then every model validated with it
+    pack="${PACK:-$root/data/packs/xnnpack-1thread-fp32.json.gz}"
+    mkdir -p "$tmp/adapt"
+    "$latte" adapt --pack "$pack" --budget "$budget" -o "$tmp/adapt/pack.json.gz" >"$tmp/adapt/adapt.log" 2>&1 ||
+      { tail -20 "$tmp/adapt/adapt.log" >&2; exit 1; }
+    echo "fold adapt: $(basename "$pack") adapted at $(date -u +%H:%M) UTC in $budget: $(grep -m1 'whole random networks' "$tmp/adapt/adapt.log" || true)"
+    validate adapt "${mediapipe[@]}" "${paddleocr[@]}" ;;
+  *) echo "bench: FOLDS must be unseen, families or adapt" >&2; exit 2 ;;
 esac
 
 python3 - "$tmp" <<'PY'
