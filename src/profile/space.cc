@@ -97,27 +97,10 @@ Kernel ConvLike(OpKind op, I n, I ih, I iw, I ic, I oc, I kh, I kw, I sh, I sw, 
   return k;
 }
 
-Kernel TransposeConvKernel(I h, I w, I ic, I oc, I k, I s) {
-  Kernel kernel;
-  kernel.op = OpKind::kTransposeConv2D;
-  // No padding: the output is (in - 1) × stride + kernel.
-  kernel.params = {{"n", 1},  {"ih", h},  {"iw", w},  {"ic", ic}, {"oc", oc}, {"kh", k},  {"kw", k},
-                   {"sh", s}, {"sw", s},  {"dh", 1},  {"dw", 1},  {"g", 1},   {"pt", 0},  {"pl", 0},
-                   {"pb", 0}, {"pr", 0},  {"bias", 1}, {"oh", (h - 1) * s + k}, {"ow", (w - 1) * s + k}};
-  return kernel;
-}
-
 Kernel FcKernel(I m, I k, I n) {
   Kernel kernel;
   kernel.op = OpKind::kFullyConnected;
   kernel.params = {{"m", m}, {"k", k}, {"n", n}, {"bias", 1}};
-  return kernel;
-}
-
-Kernel MatMulKernel(I b, I m, I k, I n) {
-  Kernel kernel;
-  kernel.op = OpKind::kMatMul;
-  kernel.params = {{"b", b}, {"m", m}, {"k", k}, {"n", n}};
   return kernel;
 }
 
@@ -131,17 +114,36 @@ Kernel PoolKernel(OpKind op, I h, I w, I c, I k, I s) {
   return kernel;
 }
 
-Kernel ConcatKernel(I h, I w, I c0, I c1) {
-  Kernel kernel;
-  kernel.op = OpKind::kConcat;
-  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c0 + c1}, {"axis", 3}, {"inputs", 2}, {"d0", c0}, {"d1", c1}};
-  return kernel;
-}
-
 Kernel ResizeKernel(I h, I w, I c, I scale, I mode) {
   Kernel kernel;
   kernel.op = OpKind::kResize;
   kernel.params = {{"n", 1}, {"ih", h}, {"iw", w}, {"c", c}, {"oh", h * scale}, {"ow", w * scale}, {"mode", mode}};
+  return kernel;
+}
+
+namespace {
+
+Kernel TransposeConvKernel(I h, I w, I ic, I oc, I k, I s) {
+  Kernel kernel;
+  kernel.op = OpKind::kTransposeConv2D;
+  // No padding: the output is (in - 1) × stride + kernel.
+  kernel.params = {{"n", 1},  {"ih", h},  {"iw", w},  {"ic", ic}, {"oc", oc}, {"kh", k},  {"kw", k},
+                   {"sh", s}, {"sw", s},  {"dh", 1},  {"dw", 1},  {"g", 1},   {"pt", 0},  {"pl", 0},
+                   {"pb", 0}, {"pr", 0},  {"bias", 1}, {"oh", (h - 1) * s + k}, {"ow", (w - 1) * s + k}};
+  return kernel;
+}
+
+Kernel MatMulKernel(I b, I m, I k, I n) {
+  Kernel kernel;
+  kernel.op = OpKind::kMatMul;
+  kernel.params = {{"b", b}, {"m", m}, {"k", k}, {"n", n}};
+  return kernel;
+}
+
+Kernel ConcatKernel(I h, I w, I c0, I c1) {
+  Kernel kernel;
+  kernel.op = OpKind::kConcat;
+  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c0 + c1}, {"axis", 3}, {"inputs", 2}, {"d0", c0}, {"d1", c1}};
   return kernel;
 }
 
@@ -154,8 +156,6 @@ Kernel PadKernel(I h, I w, I c) {
   for (int i = 0; i < 8; ++i) kernel.params[kNames[i]] = (i % 4 == 1 || i % 4 == 2) ? 1 : 0;
   return kernel;
 }
-
-namespace {
 
 // The grids behind --grid; values chosen as DESIGN.md describes the original systems.
 const std::vector<I> kTfliteKernels = {1, 2, 3, 5};
