@@ -159,6 +159,9 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
   const double factor = c->Factor(p->ms);
   p->ms *= factor;
   p->spread_ms = p->spread_ms * factor + p->ms * c->spread;
+  // Factors a pack's checks on loading allow can still overflow on a huge time: damaged, not inf.
+  if (!std::isfinite(p->ms) || !std::isfinite(p->spread_ms))
+    return InvalidInput(fmt::format("the pack's adaptation made {} ms of {}: the pack is damaged", p->ms, kernel.Key()));
   return p;
 }
 

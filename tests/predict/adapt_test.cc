@@ -234,5 +234,23 @@ TEST(PackAdaptationTest, FitsAFactorThatGrowsWithSizeAndRefusesImpossibleValues)
   EXPECT_FALSE(PackAdaptation::FromJson(bad).ok());
 }
 
+// The largest factor a pack may hold, on the largest time a table may hold: a damaged pack
+// answers an error, never an infinite time.
+TEST(PackAdaptationTest, AFactorThatOverflowsIsADamagedPackNotInfinity) {
+  Pack pack;
+  pack.info.threads = 1;
+  const Kernel k = ConvKernel(OpKind::kConv2D, 8, 8, 8, 8, 3, 1);
+  KindModel& model = pack.kinds[k.Kind()];
+  model.kind = k.Kind();
+  model.table = std::move(MakePredictor("table", {})).value();
+  TrainingSample huge{k, 1, 1e300, 0};
+  ASSERT_TRUE(model.table->Fit({&huge, 1}).ok());
+  pack.adaptation.emplace();
+  pack.adaptation->classes["conv"] = {10.0, 0.3, 1.0, 3e38, 40, 0.0};
+  Expected<Prediction> p = pack.Predict(k);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("the pack is damaged"), std::string::npos) << p.status().message();
+}
+
 }  // namespace
 }  // namespace latte
