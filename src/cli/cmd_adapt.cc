@@ -34,6 +34,11 @@ void AddAdaptCommand(CLI::App& app, int& exit_code) {
     options.budget_secs = *budget;
     options.command = "latte adapt --pack " + flags->pack + " --budget " + flags->budget + " -o " + flags->output;
     options.stop = StopFlagRaisedBySignals();
+    // What cannot work is refused before the pack (tens of MB) is read.
+    if (Status s = CheckAdaptOptions(options); !s.ok()) {
+      exit_code = ReportError("", s);
+      return;
+    }
     if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {

@@ -27,9 +27,6 @@ struct PredictFlags {
 // Each line of FILE with its latency replaced by the prediction. A kernel the pack cannot predict
 // keeps -1 (the format's "no figure") and is named on stderr; a malformed line is an error.
 int PredictKernelLines(const PredictFlags& flags, const Pack& pack) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(flags.kernels, ec))  // an ifstream opens one and reads no line
-    return ReportError(flags.kernels, InvalidInput("is a directory, not a kernel list"));
   std::ifstream in(flags.kernels);
   if (!in) return ReportError(flags.kernels, Status(StatusCode::kIoError, "cannot open the kernel list"));
   auto dtype = DataTypeFromPrecision(pack.info.precision);
@@ -79,6 +76,12 @@ void AddPredictCommand(CLI::App& app, int& exit_code) {
     if (!flags->kernels.empty() != (flags->format == "tensorrt-conv")) {
       exit_code = ReportError("", InvalidInput("--kernels FILE goes with --format tensorrt-conv (the only kernel list "
                                                "format), and --format tensorrt-conv with --kernels"));
+      return;
+    }
+    // What cannot work is refused before the pack (tens of MB) is read.
+    std::error_code ec;
+    if (!flags->kernels.empty() && std::filesystem::is_directory(flags->kernels, ec)) {  // an ifstream opens one
+      exit_code = ReportError(flags->kernels, InvalidInput("is a directory, not a kernel list"));
       return;
     }
     auto pack = Pack::Load(flags->pack);

@@ -36,6 +36,10 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->callback([flags, &exit_code] {
     // Before loading the pack and measuring.
     if ((exit_code = CheckOutputFile(flags->plot)) != kExitOk) return;
+    // Every model read before the pack (tens of MB) and before anything is measured: a bad file or
+    // a typo fails at once.
+    std::vector<Graph> graphs;
+    if ((exit_code = ImportModelsForCommand(flags->models, flags->input_shapes, graphs)) != kExitOk) return;
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
       exit_code = ReportError("", pack.status());
@@ -60,9 +64,6 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", s);
       return;
     }
-    // Every model read before anything is measured: a bad file or a typo fails at once.
-    std::vector<Graph> graphs;
-    if ((exit_code = ImportModelsForCommand(flags->models, flags->input_shapes, graphs)) != kExitOk) return;
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     const DriftCheck drift = MeasureDrift(*pack, registry);  // before the models, as the campaigns did

@@ -66,10 +66,15 @@ std::map<std::string, std::vector<TrainingSample>> Candidates(const Pack& pack, 
 
 }  // namespace
 
-Expected<AdaptResult> RunAdapt(Pack pack, const AdaptOptions& options, const BackendRegistry& registry,
-                               std::ostream& log) {
+Status CheckAdaptOptions(const AdaptOptions& options) {
   if (!(options.budget_secs >= kMinAdaptSecs))
     return InvalidInput(fmt::format("--budget must be at least {:.0f}s: a few kernels of each class need it", kMinAdaptSecs));
+  return Status::Ok();
+}
+
+Expected<AdaptResult> RunAdapt(Pack pack, const AdaptOptions& options, const BackendRegistry& registry,
+                               std::ostream& log) {
+  LATTE_RETURN_IF_ERROR(CheckAdaptOptions(options));
   RunOptions run;
   run.num_threads = std::max(1, pack.info.threads);
   run.precision = pack.info.precision == "int8" ? Precision::kInt8 : Precision::kFp32;

@@ -70,6 +70,10 @@ inline constexpr std::size_t kMinAdaptNetworks = 3;
 /// The random networks' seed: none that calibrate's context campaigns draw (seed 0 and up).
 inline constexpr std::uint64_t kAdaptNetworkSeed = 0xADA97ull << 20;
 
+/// The checks RunAdapt makes before it measures anything (a budget under kMinAdaptSecs), for
+/// callers to make before reading the pack.
+Status CheckAdaptOptions(const AdaptOptions& options);
+
 /// Adapts `pack` on its backend and thread count through `registry` (progress on `log`). Fails for
 /// a budget under kMinAdaptSecs, a pack without measured kernels to re-measure (no tables), a
 /// backend this machine lacks, or fewer than 3 kernels measured within the budget.
