@@ -16,6 +16,11 @@ double Percentile(std::span<const double> sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return Percentile(values, 0.5);
+}
+
 Stats Summarize(std::span<const double> samples) {
   Stats s;
   s.n = samples.size();

@@ -19,6 +19,9 @@ struct Stats {
 /// Percentile by linear interpolation between closest ranks (q in [0, 1]); `sorted` ascending.
 double Percentile(std::span<const double> sorted, double q);
 
+/// The median of `values` (the mean of the middle two for an even count); 0 when empty.
+double Median(std::vector<double> values);
+
 /// Stats of `samples` (copied and sorted). Empty input gives n = 0 and zeros.
 Stats Summarize(std::span<const double> samples);
 

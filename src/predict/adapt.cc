@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/device.h"
+#include "core/stats.h"
 #include "db/store.h"
 #include "predict/fit_store.h"
 #include "predict/model_prediction.h"
@@ -62,6 +63,12 @@ std::map<std::string, std::vector<TrainingSample>> Candidates(const Pack& pack, 
     samples = std::move(ordered);
   }
   return by_class;
+}
+
+// The context's time per MiB lost from a cache, all four terms: memory time, moved by `factor`.
+void ScaleCacheTerms(ContextModel& c, double factor) {
+  for (double* coefficient : {&c.l2_ms_per_mib, &c.l3_ms_per_mib, &c.weightless_l2_ms_per_mib, &c.weightless_l3_ms_per_mib})
+    *coefficient *= factor;
 }
 
 }  // namespace
@@ -163,12 +170,7 @@ Expected<AdaptResult> RunAdapt(Pack pack, const AdaptOptions& options, const Bac
   if (pack.context) {
     const ClassAdaptation& memory =
         adaptation.classes.count("memory") ? adaptation.classes.at("memory") : adaptation.classes.at("all");
-    const double factor = memory.Factor(std::sqrt(memory.lo_ms * memory.hi_ms));
-    ContextModel& c = *pack.context;
-    c.l2_ms_per_mib *= factor;
-    c.l3_ms_per_mib *= factor;
-    c.weightless_l2_ms_per_mib *= factor;
-    c.weightless_l3_ms_per_mib *= factor;
+    ScaleCacheTerms(*pack.context, memory.Factor(std::sqrt(memory.lo_ms * memory.hi_ms)));
   }
   pack.adaptation = std::move(adaptation);
 
@@ -206,17 +208,11 @@ Expected<AdaptResult> RunAdapt(Pack pack, const AdaptOptions& options, const Bac
   if (result.networks.size() >= kMinAdaptNetworks) {
     std::vector<double> ratios;
     for (const AdaptedNetwork& n : result.networks) ratios.push_back(n.measured_ms / n.predicted_ms);
-    std::sort(ratios.begin(), ratios.end());
-    const std::size_t mid = ratios.size() / 2;
-    result.network_factor = ratios.size() % 2 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+    result.network_factor = Median(std::move(ratios));
     for (auto& [name, c] : pack.adaptation->classes) c.log_scale += std::log(result.network_factor);
     pack.adaptation->network_factor = result.network_factor;
     pack.adaptation->networks = result.networks.size();
-    if (pack.context) {
-      ContextModel& c = *pack.context;
-      for (double* coefficient : {&c.l2_ms_per_mib, &c.l3_ms_per_mib, &c.weightless_l2_ms_per_mib, &c.weightless_l3_ms_per_mib})
-        *coefficient *= result.network_factor;
-    }
+    if (pack.context) ScaleCacheTerms(*pack.context, result.network_factor);
   } else {
     result.network_note = fmt::format("{} random network(s) measured whole, {} needed ({} the pack could not predict whole "
                                       "or run): the kernels' factors stand alone",
@@ -233,8 +229,7 @@ Expected<AdaptResult> RunAdapt(Pack pack, const AdaptOptions& options, const Bac
   pack.info.device = device;
   pack.info.backend_version = backend_version;
   if (!reference_us.empty()) {
-    std::sort(reference_us.begin(), reference_us.end());
-    result.reference_now_us = reference_us[(reference_us.size() - 1) / 2];
+    result.reference_now_us = Median(reference_us);
     pack.info.reference_p50_us = result.reference_now_us;
     pack.info.reference_readings = reference_us.size();
   }

@@ -6,16 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "core/stats.h"
 #include "predict/predictor.h"
 
 namespace latte {
 namespace {
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
 
 // 1.4826 · the median absolute deviation: a standard deviation that outliers do not inflate.
 double RobustSd(const std::vector<double>& values) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/stats.h"
 #include "ir/kernel_graph.h"
 #include "ir/shape_inference.h"
 #include "profile/space.h"
@@ -26,13 +27,6 @@ Kernel SameShapeBinary(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c
   kernel.op = op;
   kernel.params = {{"a0", 1}, {"a1", h}, {"a2", w}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", w}, {"b3", c}};
   return kernel;
-}
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
 // One kernel's medians and half-spreads over the rounds.

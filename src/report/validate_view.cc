@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/stats.h"
 #include "report/predict_view.h"
 #include "report/svg_plot.h"
 #include "report/text_table.h"
@@ -51,10 +52,7 @@ double ValidateView::MedianHalfIntervalPct() const {
   std::vector<double> half;
   for (const ModelValidation& m : models_)
     if (m.predicted_ms > 0) half.push_back(100 * (m.prediction.interval_hi_ms - m.prediction.interval_lo_ms) / 2 / m.predicted_ms);
-  if (half.empty()) return 0;
-  std::sort(half.begin(), half.end());
-  const std::size_t mid = half.size() / 2;
-  return half.size() % 2 ? half[mid] : (half[mid - 1] + half[mid]) / 2;
+  return Median(std::move(half));
 }
 
 AccuracyMetrics ValidateView::ModelMetrics() const {
