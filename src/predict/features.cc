@@ -130,11 +130,44 @@ double WorkScaleMs(const KernelCost& c) {
 
 double LogScale(double x) { return x >= 0 ? std::log2(1 + x) : -std::log2(1 - x); }
 
-const std::vector<std::string>& DerivedFeatureNames() {
-  static const std::vector<std::string> kNames = {
+namespace {
+constexpr int kLanes[] = {4, 8, 16, 32};
+}  // namespace
+
+const std::vector<std::string>& DerivedFeatureNames(int version) {
+  static const std::vector<std::string> kVersion1 = {
       "log_macs", "log_bytes", "log_intensity", "log_out_elements", "log_in_bytes", "log_weight_bytes",
       "log_oh",   "log_ow",    "log_out_pixels", "threads",         "dtype_bytes",  "fused_ops"};
-  return kNames;
+  static const std::vector<std::string> kVersion2 = [] {
+    std::vector<std::string> names = kVersion1;
+    for (int lanes : kLanes) names.push_back(fmt::format("lane_tail_{}", lanes));
+    return names;
+  }();
+  return version <= 1 ? kVersion1 : kVersion2;
+}
+
+double VectorChannels(const Kernel& k) {
+  auto p = [&](const char* name, std::int64_t fallback = 0) { return static_cast<double>(k.Param(name, fallback)); };
+  switch (k.op) {
+    case OpKind::kConv2D:
+    case OpKind::kTransposeConv2D:
+      return p("oc") / std::max(1.0, p("g", 1));
+    case OpKind::kDepthwiseConv2D:
+      return p("oc");
+    case OpKind::kFullyConnected:
+    case OpKind::kMatMul:
+      return p("n");
+    default:
+      if (k.params.count("c")) return p("c");
+      if (k.params.count("a3") && k.params.count("b3")) return std::max(p("a3"), p("b3"));
+      return 0;
+  }
+}
+
+double LaneTail(double channels, int lanes) {
+  if (!(channels >= 1) || lanes < 1) return 0;
+  const double padded = std::ceil(channels / lanes) * lanes;
+  return (padded - channels) / padded;
 }
 
 FeatureSchema FeatureSchema::FromKernels(const std::vector<const Kernel*>& kernels) {
@@ -144,11 +177,11 @@ FeatureSchema FeatureSchema::FromKernels(const std::vector<const Kernel*>& kerne
   return FeatureSchema{{names.begin(), names.end()}};
 }
 
-std::size_t FeatureSchema::Size() const { return param_names.size() + DerivedFeatureNames().size(); }
+std::size_t FeatureSchema::Size() const { return param_names.size() + DerivedFeatureNames(version).size(); }
 
 std::vector<std::string> FeatureSchema::Names() const {
   std::vector<std::string> names = param_names;
-  for (const std::string& d : DerivedFeatureNames()) names.push_back(d);
+  for (const std::string& d : DerivedFeatureNames(version)) names.push_back(d);
   return names;
 }
 
@@ -172,6 +205,10 @@ KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, in
   out.push_back(static_cast<float>(threads));
   out.push_back(static_cast<float>(DataTypeSize(kernel.dtype)));
   out.push_back(static_cast<float>(kernel.fused.size()));
+  if (schema.version >= 2) {
+    const double channels = VectorChannels(kernel);
+    for (int lanes : kLanes) out.push_back(static_cast<float>(LaneTail(channels, lanes)));
+  }
   return c;
 }
 

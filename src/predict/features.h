@@ -12,8 +12,13 @@
 
 namespace latte {
 
-/// Bumped whenever Features() changes what it computes; stored in every pack.
-inline constexpr int kFeatureVersion = 1;
+/// Bumped whenever ComputeFeatures() changes what it computes; stored in every pack and with
+/// every tree ensemble, which computes the version it was fitted with (older ones stay readable).
+///   1: parameters, cost, output extent, threads, dtype, fused ops.
+///   2: + the idle share of the last SIMD vector of the kernel's vectorized channels, at 4, 8,
+///      16 and 32 lanes (a conv of 48 output channels fills 16 lanes three times and 32 lanes
+///      1.5 times: XNNPACK on AVX-512 runs such kernels up to 30% faster per MAC than 45 or 50).
+inline constexpr int kFeatureVersion = 2;
 
 /// Work and traffic of one kernel, derived from its parameters (see ir/kernel.h for the
 /// parameters of each family). Unknown families give zeros, never an error: the raw parameters
@@ -37,15 +42,26 @@ KernelCost ComputeKernelCost(const Kernel& kernel);
 /// followed by the derived features named by DerivedFeatureNames().
 struct FeatureSchema {
   std::vector<std::string> param_names;
-  /// Schema of the union of the parameter names of `kernels`, sorted.
+  int version = kFeatureVersion;  // which derived features follow the parameters (1..kFeatureVersion)
+  /// Schema of the union of the parameter names of `kernels`, sorted, at kFeatureVersion.
   static FeatureSchema FromKernels(const std::vector<const Kernel*>& kernels);
   std::size_t Size() const;
   /// Every feature name, in vector order.
   std::vector<std::string> Names() const;
 };
 
-/// Names of the derived features appended after the parameters.
-const std::vector<std::string>& DerivedFeatureNames();
+/// Names of the derived features appended after the parameters, at feature `version`.
+const std::vector<std::string>& DerivedFeatureNames(int version = kFeatureVersion);
+
+/// The channel count a kernel's SIMD loops run over, in NHWC: a conv's output channels per group
+/// (a depthwise conv's channels), a fully-connected or matmul's output columns, the channels of a
+/// pool, resize or other (h, w, c) kernel, the innermost dimension of a broadcast elementwise op;
+/// 0 when the kernel has none.
+double VectorChannels(const Kernel& kernel);
+
+/// The idle share of the last `lanes`-wide vector over `channels`: (⌈c/L⌉·L − c) / (⌈c/L⌉·L); 0
+/// for no channels.
+double LaneTail(double channels, int lanes);
 
 /// A nominal time for `kernel`'s work, in ms: 1 µs + max(2·MACs / 100 GFLOP/s, bytes / 20 GB/s).
 /// Not this device's figures and not a prediction: a fixed scale that grows with the work, so

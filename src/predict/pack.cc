@@ -288,9 +288,10 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
                           std::to_string(kPackFormatVersion) + ")");
     LATTE_ASSIGN_OR_RETURN(const std::int64_t features,
                            JsonInteger(json.at("feature_version"), "feature_version", 0, 1 << 30));
-    if (features != kFeatureVersion)
+    // Older versions stay readable: each tree ensemble records the version it computes.
+    if (features < 1 || features > kFeatureVersion)
       return InvalidInput("pack was fitted on feature version " + std::to_string(features) + ", this latte computes " +
-                          std::to_string(kFeatureVersion) + ": refit the pack");
+                          "1 to " + std::to_string(kFeatureVersion) + ": refit the pack, or use a newer latte");
     pack.info.device = json.at("device");
     pack.info.backend = json.at("backend").at("name").get<std::string>();
     pack.info.backend_version = json.at("backend").at("version").get<std::string>();

@@ -256,7 +256,8 @@ nlohmann::json TreePredictor::ToJson() const {
     trees.push_back({{"left", std::move(left)}, {"right", std::move(right)}, {"feature", std::move(feature)},
                      {"value", std::move(value)}});
   }
-  return {{"params", schema_.param_names}, {"relative_spread", relative_spread_}, {"base_score", base_score_},
+  return {{"params", schema_.param_names}, {"feature_version", schema_.version},
+          {"relative_spread", relative_spread_}, {"base_score", base_score_},
           {"target", per_work_ ? "log_ms_per_work" : "log_ms"}, {"trees", std::move(trees)}};
 }
 
@@ -270,6 +271,13 @@ Status TreePredictor::FromJson(const nlohmann::json& json) {
   flat_.clear(), roots_.clear(), depth_.clear();
   try {
     schema_.param_names = json.at("params").get<std::vector<std::string>>();
+    // Ensembles written before they recorded it were fitted on version 1.
+    schema_.version = 1;
+    if (json.contains("feature_version")) {
+      LATTE_ASSIGN_OR_RETURN(const std::int64_t version,
+                             WithName(JsonInteger(json.at("feature_version"), "feature_version", 1, kFeatureVersion)));
+      schema_.version = static_cast<int>(version);
+    }
     LATTE_ASSIGN_OR_RETURN(relative_spread_, WithName(JsonNonNegative(json, "relative_spread")));
     LATTE_ASSIGN_OR_RETURN(base_score_, WithName(JsonNumber(json, "base_score")));
     // Packs written before the target was recorded predict log(ms).

@@ -48,6 +48,48 @@ TEST(FeaturesTest, SchemaOrderAndMissingParamsReadZero) {
   EXPECT_EQ(features[threads], 2.0f);
 }
 
+// The channels a kernel's SIMD loops run over, and the idle share of their last vector.
+TEST(FeaturesTest, LaneTailsOfTheVectorizedChannels) {
+  EXPECT_EQ(LaneTail(48, 16), 0);
+  EXPECT_EQ(LaneTail(48, 32), 0.25);  // 48 of 64 lanes busy in the second vector
+  EXPECT_EQ(LaneTail(45, 16), 3.0 / 48);
+  EXPECT_EQ(LaneTail(1, 4), 0.75);
+  EXPECT_EQ(LaneTail(0, 16), 0);
+  EXPECT_EQ(VectorChannels(Conv(8, 10, 48)), 48);
+  Kernel grouped = Conv(64, 10, 64);
+  grouped.params["g"] = 4;
+  EXPECT_EQ(VectorChannels(grouped), 16);  // per group
+  Kernel depthwise = Conv(96, 10, 96);
+  depthwise.op = OpKind::kDepthwiseConv2D;
+  depthwise.params["g"] = 96;
+  EXPECT_EQ(VectorChannels(depthwise), 96);
+  Kernel fc;
+  fc.op = OpKind::kFullyConnected;
+  fc.params = {{"m", 1}, {"k", 256}, {"n", 1001}};
+  EXPECT_EQ(VectorChannels(fc), 1001);
+  Kernel add;
+  add.op = OpKind::kAdd;
+  add.params = {{"a0", 1}, {"a1", 7}, {"a2", 7}, {"a3", 1}, {"b0", 1}, {"b1", 7}, {"b2", 7}, {"b3", 40}};
+  EXPECT_EQ(VectorChannels(add), 40);  // broadcast: the wider operand
+  Kernel relu;
+  relu.op = OpKind::kRelu;
+  relu.params = {{"n", 1}, {"h", 7}, {"w", 7}, {"c", 24}};
+  EXPECT_EQ(VectorChannels(relu), 24);
+
+  // Version 2 appends the four tails to version 1's derived features.
+  FeatureSchema v1{{"oc"}, 1}, v2{{"oc"}, 2};
+  ASSERT_EQ(DerivedFeatureNames(1).size() + 4, DerivedFeatureNames(2).size());
+  EXPECT_EQ(v2.Names().back(), "lane_tail_32");
+  std::vector<float> f1, f2;
+  ComputeFeatures(v1, Conv(8, 10, 45), 1, f1);
+  ComputeFeatures(v2, Conv(8, 10, 45), 1, f2);
+  ASSERT_EQ(f1.size(), v1.Size());
+  ASSERT_EQ(f2.size(), f1.size() + 4);
+  EXPECT_TRUE(std::equal(f1.begin(), f1.end(), f2.begin()));
+  EXPECT_FLOAT_EQ(f2[f1.size()], 3.0f / 48);      // 4 lanes: 45 of 48
+  EXPECT_FLOAT_EQ(f2[f1.size() + 3], 19.0f / 64);  // 32 lanes: 45 of 64
+}
+
 TEST(TablePredictorTest, HitReturnsStoredValueAndMissIsNotFound) {
   TablePredictor table;
   std::vector<TrainingSample> samples = {Sample(Conv(8, 16), 0.5, 0.01), Sample(Conv(16, 16), 0.9, 0.02),
@@ -249,6 +291,31 @@ TEST(TreePredictorTest, PacksOfTheLatencyTargetStillRead) {
   EXPECT_NEAR(loaded.Predict(k, 1)->ms * WorkScaleMs(k), gbdt.Predict(k, 1)->ms, 1e-9 * gbdt.Predict(k, 1)->ms);
   old["target"] = "seconds";
   EXPECT_FALSE(TreePredictor(TreePredictor::Mode::kBoosted, {}).FromJson(old).ok());
+}
+
+// An ensemble computes the feature version it says (one written before it said: version 1),
+// never this latte's newest: one split on feature 13 of a schema with one parameter is the
+// first lane tail in version 2 and beyond the features of version 1.
+TEST(TreePredictorTest, AnEnsembleComputesTheFeatureVersionItWasFittedWith) {
+  nlohmann::json json = {{"params", {"oc"}},
+                         {"feature_version", 2},
+                         {"relative_spread", 0},
+                         {"base_score", 0},
+                         {"target", "log_ms"},
+                         {"trees", {{{"left", {1, -1, -1}}, {"right", {2, -1, -1}}, {"feature", {13, 0, 0}},
+                                     {"value", {0.01, 0.0, 1.0}}}}}};
+  TreePredictor v2(TreePredictor::Mode::kBoosted, {});
+  ASSERT_TRUE(v2.FromJson(json).ok());
+  EXPECT_NEAR(v2.Predict(Conv(8, 10, 48), 1)->ms, 1.0, 1e-6);        // 48 = 12 vectors of 4: no tail
+  EXPECT_NEAR(v2.Predict(Conv(8, 10, 45), 1)->ms, std::exp(1.0), 1e-5);
+  EXPECT_EQ(v2.ToJson()["feature_version"], 2);
+  json.erase("feature_version");
+  Status v1 = TreePredictor(TreePredictor::Mode::kBoosted, {}).FromJson(json);
+  EXPECT_FALSE(v1.ok());
+  json["feature_version"] = kFeatureVersion + 1;
+  Status newer = TreePredictor(TreePredictor::Mode::kBoosted, {}).FromJson(json);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.message().find("feature_version"), std::string::npos) << newer.message();
 }
 
 TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
