@@ -102,8 +102,10 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
       const GraphContextResult& g = phase.result;
       std::cout << "phase random networks in context (" << phase.family << "): campaign " << g.campaign_id
                 << ", measured " << g.measured << " networks (" << g.layers_stored << " layers), done earlier "
-                << g.done_before << ", skipped " << g.skipped.size() << " (" << static_cast<int>(phase.secs) << " s)\n";
+                << g.done_before << ", skipped " << g.skipped.size() << ", drift readings " << g.references << " ("
+                << static_cast<int>(phase.secs) << " s)\n";
       for (const std::string& why : g.skipped) std::cout << "  skipped " << why << "\n";
+      if (!g.reference_error.empty()) std::cout << "  no drift readings: " << g.reference_error << "\n";
     }
     if (result->interrupted) {
       std::cout << "interrupted: measurements so far are in " << options.db

@@ -24,24 +24,23 @@ constexpr std::size_t kMaxFolds = 20;
 // outweigh the rest.
 constexpr double kWeightFloorMs = 0.01;
 
-// One measured network: its layers' traffic, times alone and in the graph (ms).
-struct Network {
-  std::vector<LayerTraffic> traffic;
-  std::vector<double> alone_ms, in_graph_ms;
-};
+}  // namespace
 
-std::vector<Network> Networks(const std::vector<StoredGraphLayer>& layers) {
-  std::map<std::pair<std::int64_t, std::string>, Network> by_graph;
+std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers) {
+  std::map<std::pair<std::int64_t, std::string>, MeasuredNetwork> by_graph;
   for (const StoredGraphLayer& layer : layers) {  // ordered by campaign, graph, layer
-    Network& network = by_graph[{layer.campaign, layer.record.graph}];
+    MeasuredNetwork& network = by_graph[{layer.campaign, layer.record.graph}];
+    network.kernels.push_back(layer.record.kernel);
     network.traffic.push_back(layer.record.traffic);
     network.alone_ms.push_back(layer.record.alone_us / 1000);
     network.in_graph_ms.push_back(layer.record.in_graph_us / 1000);
   }
-  std::vector<Network> networks;
+  std::vector<MeasuredNetwork> networks;
   for (auto& [key, network] : by_graph) networks.push_back(std::move(network));
   return networks;
 }
+
+namespace {
 
 // A layer's features and target (extra ms in the graph). Features: its time alone, then the MiB it
 // loses from L2 and from L3, in the first two slots if it has weights and in the last two if not.
@@ -68,11 +67,11 @@ double LayerExtraMs(const Features& coef, const Features& x) {
 
 // The networks' rows for one L3 size and memory; `lost2` (per network, per layer, bytes lost from
 // L2 in that memory) does not depend on the L3 size and is simulated once by the caller.
-std::vector<std::vector<Row>> Rows(const std::vector<Network>& networks, const std::vector<std::vector<double>>& lost2,
+std::vector<std::vector<Row>> Rows(const std::vector<MeasuredNetwork>& networks, const std::vector<std::vector<double>>& lost2,
                                    std::int64_t l3, TensorMemory memory) {
   std::vector<std::vector<Row>> rows;
   for (std::size_t g = 0; g < networks.size(); ++g) {
-    const Network& network = networks[g];
+    const MeasuredNetwork& network = networks[g];
     const std::vector<double> lost3 = ExtraMissBytes(network.traffic, l3, memory);
     std::vector<Row>& out = rows.emplace_back();
     for (std::size_t i = 0; i < network.traffic.size(); ++i) {
@@ -286,7 +285,7 @@ Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& laye
     return InvalidInput("the graph-context measurements do not say the machine's L2 and L3 sizes");
   }
   if (memories.empty()) return InvalidInput("no memory to simulate the activations in");
-  const std::vector<Network> networks = Networks(layers);
+  const std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
   if (networks.size() < kMinGraphs) {
     return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
   }
@@ -298,7 +297,7 @@ Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& laye
   std::vector<std::vector<Row>> best_rows;
   for (TensorMemory memory : memories) {
     std::vector<std::vector<double>> lost2;
-    for (const Network& network : networks) lost2.push_back(ExtraMissBytes(network.traffic, caches.l2_bytes, memory));
+    for (const MeasuredNetwork& network : networks) lost2.push_back(ExtraMissBytes(network.traffic, caches.l2_bytes, memory));
     for (double l3_share : kL3Shares) {
       const auto l3 = static_cast<std::int64_t>(l3_share * static_cast<double>(caches.l3_bytes));
       if (l3 <= caches.l2_bytes) continue;

@@ -51,6 +51,17 @@ struct ContextModel {
   bool operator==(const ContextModel& other) const = default;
 };
 
+/// One network measured whole (profile/graph_context): per layer in execution order, its kernel,
+/// traffic, time alone and time in the graph (ms).
+struct MeasuredNetwork {
+  std::vector<Kernel> kernels;
+  std::vector<LayerTraffic> traffic;
+  std::vector<double> alone_ms, in_graph_ms;
+};
+
+/// `layers` (as QueryGraphLayers returns them: by campaign, graph, layer) grouped by network.
+std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers);
+
 /// The caches a graph-context campaign ran on (its space records them).
 struct ContextCaches {
   std::int64_t l2_bytes = 0, l3_bytes = 0;

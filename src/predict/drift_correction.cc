@@ -62,6 +62,10 @@ Expected<CampaignReference> ReadCampaignReference(const Store& store,
   std::set<std::int64_t> campaigns;
   for (const StoredMeasurement& m : measurements)
     if (m.campaign) campaigns.insert(*m.campaign);
+  return ReadCampaignReference(store, campaigns);
+}
+
+Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::set<std::int64_t>& campaigns) {
   CampaignReference reference;
   for (std::int64_t id : campaigns) {
     LATTE_ASSIGN_OR_RETURN(std::vector<ReferenceMeasurement> readings, store.ListReferences(id));

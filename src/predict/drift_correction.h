@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,8 @@ struct CampaignReference {
 /// Reads the reference readings of the campaigns `measurements` belong to. Fails (naming the
 /// store's row) on a damaged reading.
 Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::vector<StoredMeasurement>& measurements);
+/// The same for campaigns given by id (the measurements' and the networks' measured in context).
+Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::set<std::int64_t>& campaigns);
 
 /// What correcting a fit's measurements did, for the fit's report.
 struct DriftCorrection {

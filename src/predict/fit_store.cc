@@ -10,6 +10,7 @@
 #include "core/stats.h"
 #include "predict/context_model.h"
 #include "predict/drift_correction.h"
+#include "predict/network_interval.h"
 
 namespace latte {
 namespace {
@@ -20,9 +21,9 @@ std::string JoinSet(const std::set<std::string>& items) {
   return text;
 }
 
-// Fits the pack's in-graph context on the layers measured in context with the measurements'
-// device and backend configuration; says in `result.context_note` what it did or why not.
-Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& result) {
+// The layers measured in context with the measurements' device and backend configuration
+// (profile/graph_context), in QueryGraphLayers' order.
+Expected<std::vector<StoredGraphLayer>> ContextLayers(const Store& store, const StoredMeasurement& first) {
   MeasurementFilter filter;
   filter.backend = first.backend.name;
   filter.threads = first.backend.threads;
@@ -33,23 +34,39 @@ Status FitContext(const Store& store, const StoredMeasurement& first, StoreFit& 
   std::vector<StoredGraphLayer> layers;
   for (StoredGraphLayer& layer : *stored)
     if (layer.backend.version == first.backend.version) layers.push_back(std::move(layer));
+  return layers;
+}
+
+// Fits the pack's in-graph context on `layers`, then calibrates its interval on those networks;
+// says in `result.context_note` and `result.interval_note` what it did or why not.
+Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLayer>& layers, StoreFit& result) {
   if (layers.empty()) {
     result.context_note = "no layers measured in context on this configuration (latte calibrate measures them): "
                           "the pack predicts each layer as its kernel alone";
+    result.interval_note = "interval: the kernels' spreads summed (no networks measured in context to calibrate it on)";
     return Status::Ok();
   }
   auto caches = ContextCachesOf(store, layers);
-  if (!caches.ok()) {
-    if (caches.status().code() != StatusCode::kInvalidInput) return caches.status();
-    result.context_note = "no in-graph context: " + caches.status().message();
-    return Status::Ok();
+  if (!caches.ok() && caches.status().code() != StatusCode::kInvalidInput) return caches.status();
+  auto model = caches.ok() ? FitContextModel(layers, *caches) : Expected<ContextModel>(caches.status());
+  if (model.ok()) result.fit.pack.context = *model;
+
+  // After the context: the interval is calibrated on the pack's predictions as PredictModel makes them.
+  auto interval = CalibrateNetworkInterval(result.fit.pack, GroupNetworks(layers));
+  if (interval.ok()) {
+    result.fit.pack.interval = *interval;
+    result.interval_note = fmt::format(
+        "90% interval: calibrated on {} random networks the pack never measured ({} left out: a layer it cannot "
+        "predict); predicted / measured {:.3f}–{:.3f} from its predictors, {:.3f}–{:.3f} from their measured layers",
+        interval->networks, interval->skipped, interval->predicted_lo, interval->predicted_hi, interval->measured_lo,
+        interval->measured_hi);
+  } else {
+    result.interval_note = "interval: the kernels' spreads summed (not calibrated: " + interval.status().message() + ")";
   }
-  auto model = FitContextModel(layers, *caches);
   if (!model.ok()) {
     result.context_note = "no in-graph context: " + model.status().message();
     return Status::Ok();
   }
-  result.fit.pack.context = *model;
   result.context_note = fmt::format(
       "in-graph context: {:.1f}% of the time alone + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
       "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}; fitted on {} "
@@ -134,8 +151,13 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   info.created = NowUtcIso8601();
   info.latte_version = request.latte_version;
 
-  // The drift reference as the campaigns behind these measurements read it.
-  LATTE_ASSIGN_OR_RETURN(const CampaignReference reference, ReadCampaignReference(*store, *rows));
+  // The drift reference as the campaigns behind these measurements and networks read it.
+  LATTE_ASSIGN_OR_RETURN(std::vector<StoredGraphLayer> layers, ContextLayers(*store, first));
+  std::set<std::int64_t> campaigns;
+  for (const StoredMeasurement& m : *rows)
+    if (m.campaign) campaigns.insert(*m.campaign);
+  for (const StoredGraphLayer& layer : layers) campaigns.insert(layer.campaign);
+  LATTE_ASSIGN_OR_RETURN(const CampaignReference reference, ReadCampaignReference(*store, campaigns));
   info.reference_kernel = reference.kernel;
   if (!reference.readings.empty()) {
     info.reference_p50_us = reference.LevelUs();
@@ -162,17 +184,26 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   else info.fusion_rules.assign(fused_kinds.begin(), fused_kinds.end());
   const DriftCorrection drift = corrector.Finish();
   info.reference_corrected = drift.corrected;
+  // The networks' layers likewise (both their times: each layer's ratio in the graph to alone
+  // stays as measured); campaigns before graph-context readings stay as measured.
+  DriftCorrector layer_corrector(reference.levels, info.reference_p50_us, request.correct_drift);
+  for (StoredGraphLayer& layer : layers) {
+    const double factor = layer_corrector.Factor(layer.campaign, layer.record.time);
+    layer.record.in_graph_us *= factor;
+    layer.record.alone_us *= factor;
+  }
 
   StoreFit result;
   result.measurements = samples.size();
   result.drift = drift;
+  result.layers_drift = layer_corrector.Finish();
   result.left_out = std::move(left_out);
   result.device_key = first.device.key;
   auto fit = FitPack(samples, info, request.options);
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);
   if (result.fit.interrupted) return result;
-  LATTE_RETURN_IF_ERROR(FitContext(*store, first, result));
+  LATTE_RETURN_IF_ERROR(FitContextAndInterval(*store, layers, result));
   return result;
 }
 

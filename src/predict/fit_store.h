@@ -32,9 +32,13 @@ struct StoreFit {
   std::vector<DamagedMeasurement> left_out;
   std::string device_key;
   DriftCorrection drift;  // what scaling the measurements to one machine speed did
+  DriftCorrection layers_drift;  // the same for the layers of networks measured in context
   /// What became of the in-graph context: fitted (on how many networks, how well), or why the
   /// pack has none (no layers measured in context for this configuration, too few networks).
   std::string context_note;
+  /// How the pack's 90% interval is made: calibrated on how many networks, with which ratios, or
+  /// why it is not (too few networks).
+  std::string interval_note;
 };
 
 /// Reads the matching measurements and fits a pack on them, with the in-graph context fitted on

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -111,8 +112,17 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
   u.kernels_sd_ms = spread_sum;
   if (context) u.context_sd_ms = pack.context->cv_rmspe_pct / 100 * result.total_ms;
   u.machine_sd_ms = pack.info.reference_spread * result.total_ms;
-  result.interval_lo_ms = std::max(0.0, result.total_ms - kIntervalZ * u.sd_ms());
-  result.interval_hi_ms = result.total_ms + kIntervalZ * u.sd_ms();
+  if (pack.interval && result.total_ms > 0) {
+    // Calibrated on networks the pack never saw, mixed by how much of the time is table hits.
+    const double kernels_ms = result.total_ms - result.context_ms;
+    auto table = result.ms_by_source.find(std::string(PredictionSourceName(PredictionSource::kTableHit)));
+    const double table_share = table != result.ms_by_source.end() && kernels_ms > 0 ? table->second / kernels_ms : 0;
+    std::tie(result.interval_lo_ms, result.interval_hi_ms) = pack.interval->Around(result.total_ms, table_share);
+    u.calibrated_networks = pack.interval->networks;
+  } else {
+    result.interval_lo_ms = std::max(0.0, result.total_ms - kIntervalZ * u.sd_ms());
+    result.interval_hi_ms = result.total_ms + kIntervalZ * u.sd_ms();
+  }
   return result;
 }
 

@@ -41,7 +41,8 @@ struct UncoveredLayer {
 };
 
 /// How uncertain a model's total is: one standard deviation (ms) from each of three independent
-/// sources, combined in quadrature for the interval.
+/// sources, combined in quadrature for the interval when the pack's interval is not calibrated on
+/// networks (predict/network_interval; then these are for the report only).
 struct PredictionUncertainty {
   /// The kernels' spreads summed: one pack's errors share a bias, so they add like fully
   /// correlated errors, not in quadrature.
@@ -52,6 +53,8 @@ struct PredictionUncertainty {
   /// The machine's own drift while the pack was measured (the reference kernel's spread) × the
   /// total; 0 when the pack does not know it.
   double machine_sd_ms = 0;
+  /// The held-out networks the interval was calibrated on; 0: the interval is ± kIntervalZ · sd_ms().
+  std::size_t calibrated_networks = 0;
   double sd_ms() const;
 };
 
@@ -67,7 +70,9 @@ struct ModelPrediction {
   double context_ms = 0;      // of which the layers' in-graph context (0 without a context model)
   bool context_applied = false;  // the pack has a context model and it was applied
   PredictionUncertainty uncertainty;
-  double interval_lo_ms = 0;  // total ∓ kIntervalZ · uncertainty.sd_ms() (not below 0)
+  /// The pack's calibrated interval around the total (Pack::interval), else total ∓ kIntervalZ ·
+  /// uncertainty.sd_ms() (not below 0).
+  double interval_lo_ms = 0;
   double interval_hi_ms = 0;
   std::size_t covered_nodes = 0;    // of the planned graph's nodes; the user's after NameUserNodes
   std::size_t uncovered_nodes = 0;  // likewise

@@ -275,6 +275,7 @@ nlohmann::json Pack::ToJson() const {
   out["kinds"] = kinds_json;
   if (context) out["context"] = context->ToJson();
   if (adaptation) out["adaptation"] = adaptation->ToJson();
+  if (interval) out["interval"] = interval->ToJson();
   return out;
 }
 
@@ -366,6 +367,9 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     }
     if (json.contains("adaptation")) {  // optional: only packs `latte adapt` wrote
       LATTE_ASSIGN_OR_RETURN(pack.adaptation, PackAdaptation::FromJson(json.at("adaptation")));
+    }
+    if (json.contains("interval")) {  // optional: packs fitted with enough networks measured in context
+      LATTE_ASSIGN_OR_RETURN(pack.interval, NetworkInterval::FromJson(json.at("interval")));
     }
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput("malformed pack: " + JsonErrorText(e));

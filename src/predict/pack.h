@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "ir/kernel.h"
 #include "predict/context_model.h"
+#include "predict/network_interval.h"
 #include "predict/pack_adaptation.h"
 #include "predict/predictor.h"
 
@@ -109,6 +110,10 @@ class Pack {
   /// Set when `latte adapt` corrected the pack for another machine: every kernel prediction is
   /// multiplied by its class's factor (and the factor's uncertainty joins its spread).
   std::optional<PackAdaptation> adaptation;
+  /// The interval around a model's total, calibrated on whole networks the pack never saw
+  /// (predict/network_interval); unset for packs fitted without enough of them: their interval
+  /// sums the kernels' spreads.
+  std::optional<NetworkInterval> interval;
 
   /// Predicts `kernel` at the pack's thread count: table hit, else the best fitted predictor
   /// of its kind that has an answer, else roofline. kUnsupported (naming the kind and the kinds

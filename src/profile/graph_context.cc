@@ -109,6 +109,20 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   GraphContextResult result;
   result.campaign_id = campaign.id;
   result.planned = options.graphs;
+  // The drift reference before each network and after the last, as profile campaigns read it:
+  // a fit scales the layers to the reference's level as it scales kernels, and a network
+  // measured while the machine ran 20% faster is not read as a prediction 20% too slow.
+  auto measure_reference = [&]() -> Status {
+    const CampaignOptions& c = options.campaign;
+    if (c.reference_every == 0) return Status::Ok();
+    Expected<Measurement> reading = MeasureKernel(c.reference, c.backend, registry, c.run, c.measure);
+    if (!reading.ok()) {  // a backend that cannot run the reference goes without readings
+      result.reference_error = reading.status().message();
+      return Status::Ok();
+    }
+    ++result.references;
+    return store.RecordReference({campaign.id, "", reading->stats.p50, c.reference.Key()});
+  };
   const double started = options.campaign.clock();
   SplitMix64 rng(options.seed);
   for (std::size_t i = 0; i < options.graphs; ++i) {
@@ -128,6 +142,7 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
       result.budget_spent = true;
       break;
     }
+    LATTE_RETURN_IF_ERROR(measure_reference());
     Expected<Graph> graph = JoinKernels(network);
     Expected<std::vector<GraphLayerRecord>> layers =
         graph.ok() ? MeasureGraphLayers(*graph, name, rules, options.campaign, options.graph_measure, registry)
@@ -148,6 +163,7 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
     log << fmt::format("graph context: {} ({} layers): {:.3f} ms in the graph, {:.3f} ms alone ({:+.1f}%)\n", name,
                        layers->size(), in_graph / 1000, alone / 1000, 100 * (in_graph - alone) / alone);
   }
+  if (result.measured > 0) LATTE_RETURN_IF_ERROR(measure_reference());
   const std::size_t finished = result.done_before + result.measured + result.skipped.size();
   LATTE_RETURN_IF_ERROR(store.UpdateCampaign(campaign.id, static_cast<std::int64_t>(result.done_before + result.measured),
                                              finished == options.graphs ? "done" : "stopped"));

@@ -46,6 +46,8 @@ struct GraphContextResult {
   std::size_t measured = 0;      // graphs measured and stored by this run
   std::size_t layers_stored = 0;
   std::vector<std::string> skipped;  // "random-net 3: why" for a network that could not be measured
+  std::size_t references = 0;        // readings of the drift reference (before each network, after the last)
+  std::string reference_error;       // why the reference could not be measured, if it could not
   bool budget_spent = false;
   bool interrupted = false;
 };

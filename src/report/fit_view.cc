@@ -40,8 +40,11 @@ std::string FitReportText(const StoreFit& fit, int folds) {
     text += fmt::format("left out {} measurements with a latency <= 0\n", fit.fit.skipped_samples);
   }
   text += fit.drift.Describe() + "\n";
+  if (fit.layers_drift.corrected + fit.layers_drift.uncorrected > 0)
+    text += "layers of networks measured in context: " + fit.layers_drift.Describe() + "\n";
   text += table.Render();
   if (!fit.context_note.empty()) text += fit.context_note + "\n";
+  if (!fit.interval_note.empty()) text += fit.interval_note + "\n";
   return text;
 }
 

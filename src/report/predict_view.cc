@@ -124,6 +124,11 @@ std::string PredictView::Text() const {
       << fmt::format("total: {} ms ({:.0f}% interval {} – {} ms) over {} kernels\n", Ms(m.total_ms),
                      100 * kIntervalLevel, Ms(m.interval_lo_ms), Ms(m.interval_hi_ms), m.layers.size());
   const PredictionUncertainty& u = m.uncertainty;
+  if (u.calibrated_networks > 0) {
+    out << fmt::format("the interval bounds {:.0f}% of {} random networks this pack never measured, predicted as this "
+                       "model is\n",
+                       100 * kIntervalLevel, u.calibrated_networks);
+  }
   out << fmt::format("uncertainty, one standard deviation each: kernels ±{} ms, in-graph context {}, this machine's "
                      "drift {}\n",
                      Ms(u.kernels_sd_ms), m.context_applied ? "±" + Ms(u.context_sd_ms) + " ms" : "none (no model)",
@@ -197,6 +202,7 @@ nlohmann::json PredictView::Json() const {
            {{"kernels_sd_ms", m.uncertainty.kernels_sd_ms},
             {"context_sd_ms", m.uncertainty.context_sd_ms},
             {"machine_sd_ms", m.uncertainty.machine_sd_ms},
+            {"interval_networks", m.uncertainty.calibrated_networks},
             {"machine_known", pack_.info.reference_spread > 0}}},
           {"ms_by_source", m.ms_by_source},
           {"outside_training_range", m.outside_range},

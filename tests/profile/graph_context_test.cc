@@ -157,6 +157,9 @@ TEST(GraphContext, CampaignStoresEveryLayerAndResumes) {
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->size(), first->layers_stored);
   EXPECT_GT(first->layers_stored, 20u);
+  // The drift reference before each network and after the last, kept with the campaign.
+  EXPECT_EQ(first->references, 3u);
+  EXPECT_EQ(store->ListReferences(first->campaign_id)->size(), 3u);
   for (const StoredGraphLayer& row : *rows) {
     EXPECT_EQ(row.campaign, first->campaign_id);
     EXPECT_EQ(row.backend.name, "xnnpack");
@@ -166,6 +169,7 @@ TEST(GraphContext, CampaignStoresEveryLayerAndResumes) {
   EXPECT_EQ(again->campaign_id, first->campaign_id);
   EXPECT_EQ(again->done_before, 2u);
   EXPECT_EQ(again->measured, 0u);
+  EXPECT_EQ(again->references, 0u);  // nothing measured: nothing to correct
   EXPECT_EQ(store->QueryGraphLayers()->size(), rows->size());
 }
 

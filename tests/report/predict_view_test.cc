@@ -68,6 +68,27 @@ TEST(ModelPredictionTest, SumsTableHitsAndListsWhatItCannotPredict) {
   EXPECT_EQ(predicted->ms_by_source.at("table"), 0.625);
 }
 
+// A pack calibrated on networks (predicted / measured 0.91–1.09 from its predictors, 0.95–1.05
+// from measured layers) puts the measured time between total / hi and total / lo, mixed by the
+// share of table hits: here all of it, then none.
+TEST(ModelPredictionTest, ACalibratedIntervalComesFromTheNetworksRatiosMixedByTableShare) {
+  Graph graph = TestGraph();
+  Pack pack = TablePack(graph);
+  pack.interval = NetworkInterval{40, 0, 0.91, 1.09, 0.95, 1.05};
+  auto predicted = PredictModel(graph, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  EXPECT_DOUBLE_EQ(predicted->total_ms, 0.625);
+  EXPECT_DOUBLE_EQ(predicted->interval_lo_ms, 0.625 / 1.05);
+  EXPECT_DOUBLE_EQ(predicted->interval_hi_ms, 0.625 / 0.95);
+  EXPECT_EQ(predicted->uncertainty.calibrated_networks, 40u);
+  EXPECT_NE(PredictView(graph, *predicted, pack, "test.tflite", "").Text().find("bounds 90% of 40 random networks"),
+            std::string::npos);
+  // A quarter of the time from fitted predictors: the ratios a quarter of the way to theirs.
+  const auto [lo, hi] = pack.interval->Around(0.625, 0.75);
+  EXPECT_DOUBLE_EQ(lo, 0.625 / (0.75 * 1.05 + 0.25 * 1.09));
+  EXPECT_DOUBLE_EQ(hi, 0.625 / (0.75 * 0.95 + 0.25 * 0.91));
+}
+
 TEST(ModelPredictionTest, ViewsCarryTotalsLayersAndCoverage) {
   Graph graph = TestGraph();
   Pack pack = TablePack(graph);

@@ -1,0 +1,168 @@
+// The interval calibrated on networks measured in context: its quantiles, its JSON, and a store's
+// networks corrected to the pack's machine speed before they are used.
+#include "predict/network_interval.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "../cli/run_latte.h"
+#include "predict/fit_store.h"
+#include "predict/pack.h"
+#include "profile/space.h"
+
+namespace latte {
+namespace {
+
+Kernel Conv(std::int64_t channels) { return ConvKernel(OpKind::kConv2D, 16, 16, channels, channels, 3, 1); }
+
+// A pack whose table holds conv c→c at 10·c µs for c = 8, 16, 24.
+Pack TablePack() {
+  Pack pack;
+  pack.info.backend = "xnnpack";
+  pack.info.threads = 1;
+  KindModel& model = pack.kinds["conv2d"];
+  model.kind = "conv2d";
+  model.samples = 3;
+  model.table = std::move(MakePredictor("table", {})).value();
+  std::vector<TrainingSample> samples;
+  for (std::int64_t c : {8, 16, 24}) samples.push_back({Conv(c), 1, 0.01 * double(c), 0});
+  EXPECT_TRUE(model.table->Fit(samples).ok());
+  return pack;
+}
+
+// Network g (0..count-1) of three layers (c = 8, 16, 24) measured in the graph at 1 / (0.9 +
+// 0.01·g) times their time alone, which is the table's: predicted / measured = 0.9 + 0.01·g.
+std::vector<MeasuredNetwork> Networks(int count, std::int64_t missing_channels = 0) {
+  std::vector<MeasuredNetwork> networks;
+  for (int g = 0; g < count; ++g) {
+    MeasuredNetwork& n = networks.emplace_back();
+    for (std::int64_t c : {std::int64_t{8}, std::int64_t{16}, missing_channels ? missing_channels : 24}) {
+      n.kernels.push_back(Conv(c));
+      n.traffic.emplace_back();
+      n.alone_ms.push_back(0.01 * double(c));
+      n.in_graph_ms.push_back(0.01 * double(c) / (0.9 + 0.01 * g));
+    }
+  }
+  return networks;
+}
+
+TEST(NetworkInterval, TheQuantilesOfPredictedOverMeasuredBoundNinetyPercent) {
+  const Pack pack = TablePack();
+  auto interval = CalibrateNetworkInterval(pack, Networks(21));
+  ASSERT_TRUE(interval.ok()) << interval.status().message();
+  EXPECT_EQ(interval->networks, 21u);
+  EXPECT_EQ(interval->skipped, 0u);
+  // Ratios 0.90, 0.91, ..., 1.10: the 5% quantile of 21 is the second, the 95% the twentieth.
+  EXPECT_NEAR(interval->predicted_lo, 0.91, 1e-12);
+  EXPECT_NEAR(interval->predicted_hi, 1.09, 1e-12);
+  EXPECT_NEAR(interval->measured_lo, 0.91, 1e-12);  // the table is the layers' time alone
+  EXPECT_NEAR(interval->measured_hi, 1.09, 1e-12);
+  // A measured time inside [total / hi, total / lo] is a ratio inside [lo, hi].
+  const auto [lo, hi] = interval->Around(1.0, 0);
+  EXPECT_NEAR(lo, 1 / 1.09, 1e-12);
+  EXPECT_NEAR(hi, 1 / 0.91, 1e-12);
+}
+
+TEST(NetworkInterval, NetworksThePackCannotPredictAreLeftOutAndTooFewAreRefused) {
+  const Pack pack = TablePack();
+  std::vector<MeasuredNetwork> networks = Networks(20);
+  const std::vector<MeasuredNetwork> unknown = Networks(3, 40);  // conv 40→40 is in no table
+  networks.insert(networks.end(), unknown.begin(), unknown.end());
+  auto interval = CalibrateNetworkInterval(pack, networks);
+  ASSERT_TRUE(interval.ok()) << interval.status().message();
+  EXPECT_EQ(interval->networks, 20u);
+  EXPECT_EQ(interval->skipped, 3u);
+
+  auto few = CalibrateNetworkInterval(pack, Networks(19));
+  ASSERT_FALSE(few.ok());
+  EXPECT_EQ(few.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(few.status().message().find("19 networks"), std::string::npos) << few.status().message();
+  EXPECT_NE(few.status().message().find("needs 20"), std::string::npos) << few.status().message();
+}
+
+TEST(NetworkInterval, JsonRoundTripsAndImpossibleRatiosAreRefused) {
+  const NetworkInterval interval{85, 2, 0.99, 1.37, 0.95, 1.1};
+  auto back = NetworkInterval::FromJson(interval.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, interval);
+  auto refused = [&](const std::function<void(nlohmann::json&)>& damage) {
+    nlohmann::json json = interval.ToJson();
+    damage(json);
+    auto read = NetworkInterval::FromJson(json);
+    return read.ok() ? std::string("accepted") : read.status().message();
+  };
+  EXPECT_NE(refused([](auto& j) { j["predicted"]["lo"] = 1.5; }).find("lo ≤ hi"), std::string::npos);
+  EXPECT_NE(refused([](auto& j) { j["measured"]["hi"] = 1e9; }).find("interval: measured"), std::string::npos);
+  EXPECT_NE(refused([](auto& j) { j["measured"]["lo"] = -1; }).find("interval: measured"), std::string::npos);
+  EXPECT_NE(refused([](auto& j) { j.erase("predicted"); }).find("interval: predicted"), std::string::npos);
+  EXPECT_NE(refused([](auto& j) { j["networks"] = -3; }).find("interval"), std::string::npos);
+}
+
+// A store's networks measured while the machine ran 1.25× slower than the pack's reference level
+// (readings of 125 µs in their campaign, 100 in the measurements') are scaled to that level
+// before the interval is calibrated on them: the table's times then explain them as they are.
+TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "interval.db").string();
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
+    const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
+    auto profile = store->FindOrCreateCampaign("profile", "{}");
+    ASSERT_TRUE(profile.ok());
+    std::vector<MeasurementRecord> measurements;
+    for (std::int64_t c : {8, 16, 24}) {
+      MeasurementRecord& record = measurements.emplace_back();
+      record.kernel = Conv(c);
+      record.stats.n = 10;
+      record.stats.p10 = record.stats.p50 = record.stats.p90 = 10.0 * double(c);
+      record.campaign = profile->id;
+      record.time = "2026-11-25T10:00:00Z";
+    }
+    ASSERT_TRUE(store->InsertMeasurements(device, backend, measurements).ok());
+    for (int i = 0; i < 3; ++i)
+      ASSERT_TRUE(store->RecordReference({profile->id, fmt::format("2026-11-25T10:0{}:00Z", i), 100, "ref"}).ok());
+    // No cache sizes in the space: no context model, the interval alone is calibrated.
+    auto networks = store->FindOrCreateCampaign("graph-context", "{}");
+    ASSERT_TRUE(networks.ok());
+    std::vector<GraphLayerRecord> layers;
+    int g = 0;
+    for (const MeasuredNetwork& n : Networks(21)) {
+      for (std::size_t i = 0; i < n.kernels.size(); ++i) {
+        GraphLayerRecord& layer = layers.emplace_back();
+        layer.graph = fmt::format("random-net {}", g);
+        layer.layer = static_cast<int>(i);
+        layer.kernel = n.kernels[i];
+        layer.alone_us = 1250 * n.alone_ms[i];
+        layer.in_graph_us = 1250 * n.in_graph_ms[i];
+        layer.time = "2026-11-25T11:00:00Z";
+      }
+      ++g;
+    }
+    ASSERT_TRUE(store->InsertGraphLayers(device, backend, networks->id, layers).ok());
+    for (const char* time : {"2026-11-25T10:59:00Z", "2026-11-25T11:01:00Z"})
+      ASSERT_TRUE(store->RecordReference({networks->id, time, 125, "ref"}).ok());
+  }
+  StoreFitRequest request;
+  request.db = path;
+  request.filter.backend = "xnnpack";
+  request.options.folds = 2;
+  auto fit = FitFromStore(request);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->fit.pack.info.reference_p50_us, 100);  // the lower median of 100, 100, 100, 125, 125
+  EXPECT_EQ(fit->layers_drift.corrected, 63u);
+  ASSERT_TRUE(fit->fit.pack.interval.has_value()) << fit->interval_note;
+  EXPECT_NEAR(fit->fit.pack.interval->predicted_lo, 0.91, 1e-9);
+  EXPECT_NEAR(fit->fit.pack.interval->predicted_hi, 1.09, 1e-9);
+  EXPECT_NE(fit->interval_note.find("calibrated on 21 random networks"), std::string::npos) << fit->interval_note;
+
+  request.correct_drift = false;  // as stored: the networks look 1.25× slower than the table
+  auto raw = FitFromStore(request);
+  ASSERT_TRUE(raw.ok()) << raw.status().message();
+  ASSERT_TRUE(raw->fit.pack.interval.has_value());
+  EXPECT_NEAR(raw->fit.pack.interval->predicted_lo, 0.91 / 1.25, 1e-9);
+}
+
+}  // namespace
+}  // namespace latte
