@@ -16,10 +16,12 @@
 #   adapt     no calibration: PACK (default the shipped xnnpack pack) adapted to this machine with
 #             `latte adapt` in BUDGET (say 60s), then every model validated with it. The shipped
 #             pack measured the four MediaPipe models of its --models: their layers are table hits.
+#   from      one calibration of BUDGET that starts from PACK (`latte calibrate --from`: its kernels
+#             adapted here join the fit); the same table hits as for adapt.
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
-# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt] [PACK=FILE] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from] [PACK=FILE] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -102,7 +104,11 @@ case "$folds" in
       { tail -20 "$tmp/adapt/adapt.log" >&2; exit 1; }
     echo "fold adapt: $(basename "$pack") adapted at $(date -u +%H:%M) UTC in $budget: $(grep -m1 'whole random networks' "$tmp/adapt/adapt.log" || true)"
     validate adapt "${mediapipe[@]}" "${paddleocr[@]}" ;;
-  *) echo "bench: FOLDS must be unseen, families or adapt" >&2; exit 2 ;;
+  from)  # a fresh calibration that starts from PACK (calibrate --from), then every model validated
+    pack="${PACK:-$root/data/packs/xnnpack-1thread-fp32.json.gz}"
+    calibrate from --from "$pack"
+    validate from "${mediapipe[@]}" "${paddleocr[@]}" ;;
+  *) echo "bench: FOLDS must be unseen, families, adapt or from" >&2; exit 2 ;;
 esac
 
 python3 - "$tmp" <<'PY'

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
@@ -12,12 +15,13 @@
 #include "core/progress.h"
 #include "db/store.h"
 #include "predict/calibrate.h"
+#include "predict/pack.h"
 #include "report/fit_view.h"
 
 namespace latte::cli {
 void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   struct Flags {
-    std::string backend = "xnnpack", budget = "10m", db, output;
+    std::string backend = "xnnpack", budget = "10m", db, output, from;
     std::vector<std::string> models, input_shapes;
     int num_threads = 1;
     std::uint64_t seed = 0;
@@ -36,6 +40,9 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--db", flags->db, "Store the measurements go to (default: " + DefaultStorePath() + ")");
   cmd->add_option("--seed", flags->seed, "Seed of the random draws")->capture_default_str();
   cmd->add_flag("--no-detect-fusion", flags->no_fusion, "Use the default fusion rules instead of measuring them");
+  cmd->add_option("--from", flags->from,
+                  "Start from this pack (same backend and threads): its fusion rules, and its kernels adapted to "
+                  "this machine join the fit where none was measured here");
   cmd->add_option("--folds", flags->fit.folds, "Cross-validation folds of the fit")->check(CLI::Range(2, 100));
   cmd->callback([flags, &exit_code] {
     CalibrateOptions options;
@@ -64,6 +71,8 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
                       std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "");
     for (const std::string& model : flags->models) options.command += " --models " + model;
     for (const std::string& shape : flags->input_shapes) options.command += " --input-shape " + shape;
+    if (!flags->from.empty()) options.command += " --from " + flags->from;
+    options.from_path = flags->from;  // the pack itself is read after the cheaper checks
     options.stop = StopFlagRaisedBySignals();
 
     BackendRegistry registry;
@@ -75,6 +84,20 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
       return;
     }
     if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
+    std::optional<Pack> from;
+    if (!flags->from.empty()) {
+      auto loaded = Pack::Load(flags->from);  // errors name the file
+      if (!loaded.ok()) {
+        exit_code = ReportError("", loaded.status());
+        return;
+      }
+      from = std::move(*loaded);
+      options.from = &*from;
+      if (Status s = CheckCalibrateOptions(options, registry); !s.ok()) {
+        exit_code = ReportError("", s);
+        return;
+      }
+    }
     if (!flags->models.empty()) {
       std::vector<Graph> graphs;
       if ((exit_code = ImportModelsForCommand(flags->models, flags->input_shapes, graphs)) != kExitOk) return;
@@ -88,10 +111,17 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", result.status());
       return;
     }
+    if (result->from) {
+      const CalibrateResult::FromPack& f = *result->from;
+      std::cout << fmt::format("started from {}: {} of its kernels measured again here ({:.0f} s), networks set the "
+                               "level ×{:.3f}; {} of its {} measured kernels adapted for the fit\n",
+                               f.path, f.remeasured, f.secs, f.network_factor, f.adapted, f.kernels);
+    }
     if (result->fusion) std::cout << FusionReportText(*result->fusion);
     std::cout << "fusion rules:";
     for (const std::string& rule : result->fusion_rules) std::cout << " " << rule;
-    std::cout << (result->fusion_rules.empty() ? " none" : "") << (result->fusion ? "\n" : " (the defaults, not measured)\n");
+    std::cout << (result->fusion_rules.empty() ? " none" : "")
+              << (result->fusion ? "\n" : result->from ? " (the pack's)\n" : " (the defaults, not measured)\n");
     for (const CalibratePhase& phase : result->phases) {
       const CampaignSummary& s = phase.result.summary;
       std::cout << "phase " << phase.name << ": campaign " << phase.result.campaign_id << ", measured " << s.measured

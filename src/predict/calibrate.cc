@@ -4,8 +4,12 @@
 #include <chrono>
 #include <ostream>
 
+#include <fmt/format.h>
+
 #include "core/device.h"
 #include "ir/kernel_graph.h"
+#include "predict/adapt.h"
+#include "predict/predictors.h"
 #include "run/backend_registry.h"
 
 namespace latte {
@@ -46,7 +50,20 @@ Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegis
   if (!(options.budget_secs >= kMinCalibrateSecs)) {
     return InvalidInput("--budget must be at least 30s: fusion detection and a useful sample of kernels need it");
   }
-  if (options.detect_fusion && options.budget_secs < kMinCalibrateWithFusionSecs) {
+  if (options.from != nullptr) {
+    const PackInfo& from = options.from->info;
+    if (from.backend != options.backend || from.threads != options.num_threads) {
+      return InvalidInput(fmt::format("{}: a pack for {} with {} thread(s), not {} with {}: calibrate --from needs the "
+                                      "same backend and --num_threads",
+                                      options.from_path, from.backend, from.threads, options.backend,
+                                      options.num_threads));
+    }
+    if (from.precision != "fp32") {
+      return InvalidInput(options.from_path + ": a pack of precision " + from.precision + "; calibrate measures fp32");
+    }
+  }
+  const bool from_pack = options.from != nullptr || !options.from_path.empty();  // no fusion detection
+  if (options.detect_fusion && !from_pack && options.budget_secs < kMinCalibrateWithFusionSecs) {
     return InvalidInput("--budget under 2m leaves no time after fusion detection (about 30 s on one core): "
                         "give at least 2m, or --no-detect-fusion");
   }
@@ -71,7 +88,40 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
 
   CalibrateResult result;
   // 1. Which op chains the backend runs as one kernel: decides how models are split into kernels.
-  if (options.detect_fusion) {
+  // A pack to start from says already (and is adapted to this machine: its kernels join the fit).
+  std::vector<TrainingSample> prior;
+  double prior_reference_us = 0;  // the drift reference as the adaptation read it
+  if (options.from != nullptr) {
+    log << "calibrate: starting from " << options.from_path << ": its fusion rules, and its kernels adapted here\n";
+    result.fusion_rules = options.from->info.fusion_rules;
+    AdaptOptions adapt;
+    adapt.budget_secs = std::clamp(options.budget_secs * kFromAdaptShare, kMinAdaptSecs, kMaxFromAdaptSecs);
+    adapt.command = options.command;
+    adapt.stop = options.stop;
+    LATTE_ASSIGN_OR_RETURN(AdaptResult adapted, RunAdapt(std::move(*options.from), adapt, registry, log));
+    if (adapted.interrupted) {
+      result.interrupted = true;
+      return result;
+    }
+    CalibrateResult::FromPack& from = result.from.emplace();
+    from.path = options.from_path;
+    from.remeasured = adapted.kernels.size();
+    from.network_factor = adapted.network_factor;
+    from.secs = adapted.secs;
+    for (const auto& [kind, model] : adapted.pack.kinds) {
+      const auto* table = dynamic_cast<const TablePredictor*>(model.table.get());
+      if (table == nullptr) continue;
+      for (const TrainingSample& entry : table->Entries()) {
+        ++from.kernels;
+        if (entry.threads != options.num_threads) continue;
+        Expected<Prediction> here = adapted.pack.Predict(entry.kernel, entry.threads);
+        if (!here.ok() || !(here->ms > 0)) continue;
+        prior.push_back({entry.kernel, entry.threads, here->ms, here->spread_ms});
+      }
+    }
+    from.adapted = prior.size();
+    prior_reference_us = adapted.reference_now_us;
+  } else if (options.detect_fusion) {
     log << "calibrate: detecting fusion on " << options.backend << "\n";
     FusionOptions fusion;
     fusion.campaign = campaign;
@@ -194,6 +244,9 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
   request.fusion_rules = result.fusion_rules;
   request.command = options.command;
   request.options.stop = options.stop;  // a first Ctrl-C during the fit: measurements kept, no pack
+  request.prior = std::move(prior);
+  request.prior_source = options.from_path;
+  request.prior_reference_us = prior_reference_us;
   LATTE_ASSIGN_OR_RETURN(result.fit, FitFromStore(request));
   if (result.fit.fit.interrupted) result.interrupted = true;
   return result;

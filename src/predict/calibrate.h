@@ -18,6 +18,7 @@
 #include "core/status.h"
 #include "ir/tensor.h"
 #include "predict/fit_store.h"
+#include "predict/pack.h"
 #include "profile/fusion.h"
 #include "profile/graph_context.h"
 #include "profile/profile.h"
@@ -41,6 +42,13 @@ struct CalibrateOptions {
   const std::atomic<bool>* stop = nullptr;  // raised by a signal handler: stop cleanly, fit nothing
   bool tty = false;                     // progress as a redrawn bar
   std::string command;                  // provenance written into the pack
+  /// `--from P.json`: start from a pack instead of from nothing. Its fusion rules are used (no
+  /// detection), it is adapted to this machine first (predict/adapt, kFromAdaptShare of the
+  /// budget), and its measured kernels, as the adapted pack predicts them here, join the fit
+  /// wherever this store has no measurement of the same kernel. RunCalibrate takes it over (it is
+  /// adapted in place: a pack is tens of MB, not copied).
+  Pack* from = nullptr;
+  std::string from_path;                // for the report (set before the pack is read: no fusion detection)
   /// The kinds sampled at random when none are given: the ops of common CNNs and MLPs.
   static std::vector<std::string> DefaultCalibrationKinds();
 };
@@ -66,6 +74,16 @@ struct CalibrateResult {
     double secs = 0;
   };
   std::vector<ContextPhase> graph_contexts;
+  /// What starting from a pack did (when options.from was given).
+  struct FromPack {
+    std::string path;
+    std::size_t kernels = 0;       // its measured kernels (table entries)
+    std::size_t adapted = 0;       // of which predicted here through the adaptation (the fit's prior)
+    std::size_t remeasured = 0;    // kernels the adaptation measured again
+    double network_factor = 1;     // the adaptation's overall level
+    double secs = 0;
+  };
+  std::optional<FromPack> from;
   bool interrupted = false;               // stopped by the stop flag: nothing fitted
   StoreFit fit;                           // the pack (when not interrupted)
 };
@@ -75,8 +93,14 @@ inline constexpr double kMinCalibrateSecs = 30;
 /// With fusion detection (which takes about 30 s on one core of this project's machine).
 inline constexpr double kMinCalibrateWithFusionSecs = 120;
 
+/// The share of the budget `--from` gives the pack's adaptation (at least kMinAdaptSecs, at most
+/// kMaxFromAdaptSecs).
+inline constexpr double kFromAdaptShare = 0.1;
+inline constexpr double kMaxFromAdaptSecs = 120;
+
 /// The checks RunCalibrate makes before it starts: an unknown backend, a budget under
-/// kMinCalibrateSecs (or under kMinCalibrateWithFusionSecs with fusion detection).
+/// kMinCalibrateSecs (or under kMinCalibrateWithFusionSecs with fusion detection), a `from` pack
+/// of another backend or thread count.
 Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegistry& registry);
 
 /// Runs a whole calibration (progress on `log`). Fails for an unknown backend, a budget under

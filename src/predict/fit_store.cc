@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "predict/context_model.h"
 #include "predict/drift_correction.h"
 #include "predict/network_interval.h"
+#include "predict/predictors.h"
 
 namespace latte {
 namespace {
@@ -74,6 +76,51 @@ Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLa
       100 * model->share, model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
       TensorMemoryName(model->memory), model->weightless_l2_ms_per_mib, model->weightless_l3_ms_per_mib, model->layers,
       model->graphs, model->cv_alone_rmspe_pct, model->cv_rmspe_pct);
+  return Status::Ok();
+}
+
+// Of the prior samples of each kind, the fitted predictors get at most as many as the store
+// measured of that kind (at least kMinPriorFitted), evenly spread over their times from small to
+// large; the rest go to `table_only`. A pack's 40,000 kernels fitted whole would make a 10-minute
+// calibration's fit take half an hour, and outweigh what was measured here.
+constexpr std::size_t kMinPriorFitted = 200;
+void SplitPrior(std::vector<TrainingSample> prior, const std::map<std::string, std::size_t>& measured_per_kind,
+                std::vector<TrainingSample>& fitted, std::vector<TrainingSample>& table_only) {
+  std::map<std::string, std::vector<TrainingSample>> by_kind;
+  for (TrainingSample& s : prior) by_kind[s.kernel.Kind()].push_back(std::move(s));
+  for (auto& [kind, kind_prior] : by_kind) {
+    auto measured = measured_per_kind.find(kind);
+    const std::size_t keep =
+        std::max(kMinPriorFitted, measured == measured_per_kind.end() ? std::size_t{0} : measured->second);
+    std::sort(kind_prior.begin(), kind_prior.end(), [](const TrainingSample& a, const TrainingSample& b) {
+      return a.p50_ms != b.p50_ms ? a.p50_ms < b.p50_ms : a.kernel.Key() < b.kernel.Key();
+    });
+    const double stride = kind_prior.size() > keep ? double(kind_prior.size()) / double(keep) : 1.0;
+    double next = 0;
+    for (std::size_t i = 0; i < kind_prior.size(); ++i) {
+      if (double(i) >= next) {
+        fitted.push_back(std::move(kind_prior[i]));
+        next += stride;
+      } else {
+        table_only.push_back(std::move(kind_prior[i]));
+      }
+    }
+  }
+}
+
+// Adds `samples` to the tables of their kinds in `pack` (a kind without a table gets one).
+Status AddToTables(const std::vector<TrainingSample>& samples, Pack& pack) {
+  std::map<std::string, std::vector<TrainingSample>> by_kind;
+  for (const TrainingSample& s : samples) by_kind[s.kernel.Kind()].push_back(s);
+  for (auto& [kind, added] : by_kind) {
+    auto model = pack.kinds.find(kind);
+    if (model == pack.kinds.end()) continue;  // SplitPrior fits at least kMinPriorFitted of each kind
+    auto* table = dynamic_cast<TablePredictor*>(model->second.table.get());
+    if (table == nullptr) continue;
+    std::vector<TrainingSample> all = table->Entries();
+    all.insert(all.end(), added.begin(), added.end());
+    LATTE_RETURN_IF_ERROR(table->Fit(all));
+  }
   return Status::Ok();
 }
 
@@ -195,6 +242,37 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
 
   StoreFit result;
   result.measurements = samples.size();
+  // Samples from elsewhere where this store has none of the same kernel (and thread count): each
+  // joins the table, and a share of them, spread over sizes, the fitted predictors (see
+  // SplitPrior).
+  std::vector<TrainingSample> table_only;
+  if (!request.prior.empty()) {
+    std::set<std::string> measured;
+    std::map<std::string, std::size_t> measured_per_kind;
+    for (const TrainingSample& s : samples) {
+      measured.insert(s.kernel.Key() + "#" + std::to_string(s.threads));
+      ++measured_per_kind[s.kernel.Kind()];
+    }
+    // At the machine speed of the measurements: the reference's level over its reading then.
+    const double scale = request.correct_drift && request.prior_reference_us > 0 && info.reference_p50_us > 0
+                             ? info.reference_p50_us / request.prior_reference_us
+                             : 1.0;
+    std::vector<TrainingSample> prior;
+    for (const TrainingSample& s : request.prior) {
+      if (measured.count(s.kernel.Key() + "#" + std::to_string(s.threads))) {
+        ++result.prior_replaced;
+        continue;
+      }
+      prior.push_back(s);
+      prior.back().p50_ms *= scale;
+      prior.back().spread_ms *= scale;
+    }
+    result.prior_scale = scale;
+    result.prior_used = prior.size();
+    SplitPrior(std::move(prior), measured_per_kind, samples, table_only);
+    result.prior_fitted = result.prior_used - table_only.size();
+    result.prior_source = request.prior_source;
+  }
   result.drift = drift;
   result.layers_drift = layer_corrector.Finish();
   result.left_out = std::move(left_out);
@@ -203,6 +281,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);
   if (result.fit.interrupted) return result;
+  LATTE_RETURN_IF_ERROR(AddToTables(table_only, result.fit.pack));
   LATTE_RETURN_IF_ERROR(FitContextAndInterval(*store, layers, result));
   return result;
 }

@@ -23,6 +23,16 @@ struct StoreFitRequest {
   std::string latte_version = "0.1.0";
   /// Scale each measurement to the drift reference's median level (predict/drift_correction).
   bool correct_drift = true;
+  /// Samples from elsewhere (`calibrate --from`: a pack's kernels as adapted to this machine)
+  /// fitted with the store's measurements, each only where the store has no measurement of the
+  /// same kernel: what was measured here wins. All join the tables; of each kind the fitted
+  /// predictors get at most as many as the store measured (at least 200), spread over sizes.
+  /// `prior_source` names them in the report.
+  std::vector<TrainingSample> prior;
+  std::string prior_source;
+  /// The drift reference's reading when the prior was made (adapt's reading here): the prior is
+  /// scaled from it to the pack's reference level, as measurements are. 0: used as given.
+  double prior_reference_us = 0;
 };
 
 struct StoreFit {
@@ -33,6 +43,11 @@ struct StoreFit {
   std::string device_key;
   DriftCorrection drift;  // what scaling the measurements to one machine speed did
   DriftCorrection layers_drift;  // the same for the layers of networks measured in context
+  std::size_t prior_used = 0;     // of StoreFitRequest::prior: in the pack's tables (no measurement of theirs here)
+  std::size_t prior_fitted = 0;   // of which the fitted predictors were given too (spread over sizes)
+  std::size_t prior_replaced = 0; // not fitted: this store measured the same kernel
+  std::string prior_source;
+  double prior_scale = 1;         // the prior's times × this (StoreFitRequest::prior_reference_us)
   /// What became of the in-graph context: fitted (on how many networks, how well), or why the
   /// pack has none (no layers measured in context for this configuration, too few networks).
   std::string context_note;

@@ -101,6 +101,32 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("drift: the reference kernel (conv2d)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("models measured inside their predicted 90% interval: "), std::string::npos) << text.out;
+
+  // Starting from that pack: its fusion rules, its kernels adapted here and fitted with the new
+  // store's measurements, and the provenance says so. A pack of another thread count is refused
+  // before anything is measured.
+  const std::string from_db = (dir.path() / "from.db").string();
+  const std::string from_pack = (dir.path() / "from.json").string();
+  RunResult from = RunLatte({"calibrate", "--budget", "30s", "--from", pack, "--db", from_db, "-o", from_pack},
+                            dir.path(), 240);
+  ASSERT_EQ(from.exit_code, 0) << from.out << from.err;
+  EXPECT_NE(from.out.find("started from " + pack + ": "), std::string::npos) << from.out;
+  EXPECT_NE(from.out.find("(the pack's)"), std::string::npos) << from.out;
+  EXPECT_NE(from.out.find("kernels of " + pack + " as adapted to this machine"), std::string::npos) << from.out;
+  nlohmann::json from_json = nlohmann::json::parse(ReadAll(from_pack));
+  EXPECT_EQ(from_json["fusion_rules"], json["fusion_rules"]);
+  EXPECT_NE(from_json["provenance"]["command"].get<std::string>().find(" --from " + pack), std::string::npos);
+  RunResult threads = RunLatte({"calibrate", "--budget", "30s", "--num_threads", "2", "--from", pack, "--db", from_db,
+                                "-o", from_pack},
+                               dir.path());
+  EXPECT_EQ(threads.exit_code, 2);
+  EXPECT_NE(threads.err.find(pack + ": a pack for xnnpack with 1 thread(s), not xnnpack with 2"), std::string::npos)
+      << threads.err;
+  RunResult missing = RunLatte({"calibrate", "--budget", "30s", "--from", "nope.json", "--db", from_db, "-o",
+                                from_pack},
+                               dir.path());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;
 }
 
 TEST(CalibrateCli, BadBudgetAndBackendAreErrors) {

@@ -277,28 +277,41 @@ TEST(ContextModel, StoreFitFitsItFromTheLayersMeasuredInContext) {
   EXPECT_NE(fit->context_note.find("in-graph context: 3.0% of the time alone"), std::string::npos) << fit->context_note;
 }
 
+// One conv 72→72 measured (p10, p50, p90 in µs) at `time` in a "profile" campaign of the store at
+// `path`; returns the campaign (0 on failure, which the expectations report).
+std::int64_t AddProfileMeasurement(const std::string& path, const std::string& time, double p10, double p50,
+                                   double p90) {
+  auto store = Store::Open(path);
+  EXPECT_TRUE(store.ok()) << store.status().message();
+  if (!store.ok()) return 0;
+  auto campaign = store->FindOrCreateCampaign("profile", "{}");
+  EXPECT_TRUE(campaign.ok());
+  if (!campaign.ok()) return 0;
+  MeasurementRecord record;
+  record.kernel = ConvKernel(OpKind::kConv2D, 16, 16, 72, 72, 3, 1);
+  record.stats.n = 10;
+  record.stats.p10 = p10, record.stats.p50 = p50, record.stats.p90 = p90;
+  record.campaign = campaign->id;
+  record.time = time;
+  const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
+  const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
+  EXPECT_TRUE(store->InsertMeasurements(device, backend, {&record, 1}).ok());
+  return campaign->id;
+}
+
 // The pack keeps what the campaigns read of the drift reference (the lower median of the readings
 // and how much they moved) and each measurement's spread: parts of every prediction's interval.
 TEST(StoreFit, KeepsTheReferenceReadingsAndEachMeasurementsSpread) {
   testing::TempDir dir;
   const std::string path = StoreWithNetworks(dir, 0);
   {
+    // Taken when the reference read its median: not scaled.
+    const std::int64_t campaign = AddProfileMeasurement(path, "2026-11-23T10:05:00Z", 700, 720, 700 + 2.563 * 20);
     auto store = Store::Open(path);
     ASSERT_TRUE(store.ok()) << store.status().message();
-    auto campaign = store->FindOrCreateCampaign("profile", "{}");
-    ASSERT_TRUE(campaign.ok());
-    MeasurementRecord record;
-    record.kernel = ConvKernel(OpKind::kConv2D, 16, 16, 72, 72, 3, 1);
-    record.stats.n = 10;
-    record.stats.p10 = 700, record.stats.p50 = 720, record.stats.p90 = 700 + 2.563 * 20;
-    record.campaign = campaign->id;
-    record.time = "2026-11-23T10:05:00Z";  // when the reference read its median: not scaled
-    const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
-    const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
-    ASSERT_TRUE(store->InsertMeasurements(device, backend, {&record, 1}).ok());
     for (int i = 0; i <= 10; ++i) {  // 90, 92, ..., 110 µs a minute apart: p10 92, p90 108
       const std::string time = fmt::format("2026-11-23T10:{:02d}:00Z", i);
-      ASSERT_TRUE(store->RecordReference({campaign->id, time, 90.0 + 2 * i, "conv2d|ref|float32"}).ok());
+      ASSERT_TRUE(store->RecordReference({campaign, time, 90.0 + 2 * i, "conv2d|ref|float32"}).ok());
     }
   }
   auto fit = FitFromStore(Request(path));
@@ -375,6 +388,70 @@ TEST(StoreFit, ScalesEachMeasurementToTheReferencesLevel) {
   EXPECT_DOUBLE_EQ(predict_ms(raw->fit.pack, 72), 1.0);
   EXPECT_DOUBLE_EQ(predict_ms(raw->fit.pack, 80), 1.0);
   EXPECT_EQ(raw->drift.Describe(), "not drift-corrected: fitted on the measurements as stored");
+}
+
+// `calibrate --from`: samples from elsewhere join the fit only where the store measured nothing of
+// the same kernel; what was measured here wins, and the fit counts both.
+TEST(StoreFit, PriorSamplesFillOnlyWhatTheStoreDidNotMeasure) {
+  testing::TempDir dir;
+  StoreFitRequest request = Request(StoreWithNetworks(dir, 0));  // conv c→c, c = 8..64, at 10·c µs
+  const Kernel measured = ConvKernel(OpKind::kConv2D, 16, 16, 16, 16, 3, 1);
+  const Kernel unmeasured = ConvKernel(OpKind::kConv2D, 16, 16, 12, 12, 3, 1);
+  request.prior = {{measured, 1, 5.0, 0}, {unmeasured, 1, 0.5, 0.01}};
+  request.prior_source = "old.json";
+  auto fit = FitFromStore(request);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->prior_used, 1u);
+  EXPECT_EQ(fit->prior_replaced, 1u);
+  EXPECT_EQ(fit->prior_source, "old.json");
+  auto here = fit->fit.pack.Predict(measured);
+  ASSERT_TRUE(here.ok());
+  EXPECT_EQ(here->source, PredictionSource::kTableHit);
+  EXPECT_DOUBLE_EQ(here->ms, 0.16);  // the store's, not the prior's 5 ms
+  auto prior = fit->fit.pack.Predict(unmeasured);
+  ASSERT_TRUE(prior.ok());
+  EXPECT_EQ(prior->source, PredictionSource::kTableHit);
+  EXPECT_DOUBLE_EQ(prior->ms, 0.5);
+
+  // 300 more of a kind the store measured 8 of: all in the table, 200 of them fitted too.
+  request.prior.clear();
+  for (std::int64_t in = 1; in <= 20; ++in)
+    for (std::int64_t out = 1; out <= 15; ++out)
+      request.prior.push_back({ConvKernel(OpKind::kConv2D, 20, 20, in, out, 3, 1), 1, 0.001 * double(in * out), 0});
+  auto many = FitFromStore(request);
+  ASSERT_TRUE(many.ok()) << many.status().message();
+  EXPECT_EQ(many->prior_used, 300u);
+  EXPECT_EQ(many->prior_fitted, 200u);
+  EXPECT_EQ(many->fit.pack.kinds.at("conv2d").samples, 8u + 200u);
+  for (const TrainingSample& s : request.prior) {
+    auto hit = many->fit.pack.Predict(s.kernel);
+    ASSERT_TRUE(hit.ok());
+    EXPECT_EQ(hit->source, PredictionSource::kTableHit) << s.kernel.Key();
+    EXPECT_DOUBLE_EQ(hit->ms, s.p50_ms);
+  }
+}
+
+// A prior made when the reference read 80 µs joins a fit whose reference level is 100 µs scaled
+// by 100 / 80, as a measurement taken then would be.
+TEST(StoreFit, APriorIsScaledToTheReferencesLevel) {
+  testing::TempDir dir;
+  const std::string path = StoreWithNetworks(dir, 0);
+  {
+    const std::int64_t campaign = AddProfileMeasurement(path, "2026-11-25T10:00:00Z", 720, 720, 720);
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    ASSERT_TRUE(store->RecordReference({campaign, "2026-11-25T10:00:00Z", 100, "ref"}).ok());
+  }
+  StoreFitRequest request = Request(path);
+  const Kernel unmeasured = ConvKernel(OpKind::kConv2D, 16, 16, 12, 12, 3, 1);
+  request.prior = {{unmeasured, 1, 0.5, 0.01}};
+  request.prior_reference_us = 80;
+  auto fit = FitFromStore(request);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_DOUBLE_EQ(fit->prior_scale, 1.25);
+  EXPECT_DOUBLE_EQ(fit->fit.pack.Predict(unmeasured)->ms, 0.625);
+  request.correct_drift = false;  // as given
+  EXPECT_DOUBLE_EQ(FitFromStore(request)->fit.pack.Predict(unmeasured)->ms, 0.5);
 }
 
 TEST(ContextModel, StoreFitSaysWhyAPackHasNone) {
