@@ -59,7 +59,8 @@ calibrate() {
     -o "$tmp/$fold/pack.json.gz" "$@" >"$tmp/$fold/calibrate.log" 2>&1 ||
     { tail -20 "$tmp/$fold/calibrate.log" >&2; exit 1; }
   local with=""
-  (($#)) && with=", the other family's models measured first"
+  if [[ "${1:-}" == --from ]]; then with=", starting from $(basename "$2")"
+  elif (($#)); then with=", the other family's models measured first"; fi
   echo "fold $fold: calibrated at $started UTC ($budget, seed $seed$with): $(tail -1 "$tmp/$fold/calibrate.log")"
 }
 # validate FOLD NAME SHAPE NAME SHAPE ...: each model predicted and measured, one JSON each.

@@ -75,9 +75,15 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     model.kind = kind;
     model.samples = kind_samples.size();
     for (const TrainingSample& s : kind_samples) model.ranges.Extend(s.kernel, s.threads);
-    auto table = std::make_unique<TablePredictor>();
-    LATTE_RETURN_IF_ERROR(table->Fit(kind_samples));
-    model.table = std::move(table);
+    // The table answers only what was measured: a sample from elsewhere is no exact hit.
+    std::vector<TrainingSample> measured;
+    for (const TrainingSample& s : kind_samples)
+      if (s.measured) measured.push_back(s);
+    if (!measured.empty()) {
+      auto table = std::make_unique<TablePredictor>();
+      LATTE_RETURN_IF_ERROR(table->Fit(measured));
+      model.table = std::move(table);
+    }
 
     KindFitReport report;
     report.kind = kind;

@@ -12,7 +12,6 @@
 #include "predict/context_model.h"
 #include "predict/drift_correction.h"
 #include "predict/network_interval.h"
-#include "predict/predictors.h"
 
 namespace latte {
 namespace {
@@ -81,11 +80,11 @@ Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLa
 
 // Of the prior samples of each kind, the fitted predictors get at most as many as the store
 // measured of that kind (at least kMinPriorFitted), evenly spread over their times from small to
-// large; the rest go to `table_only`. A pack's 40,000 kernels fitted whole would make a 10-minute
+// large; the rest go to `unused`. A pack's 40,000 kernels fitted whole would make a 10-minute
 // calibration's fit take half an hour, and outweigh what was measured here.
 constexpr std::size_t kMinPriorFitted = 200;
 void SplitPrior(std::vector<TrainingSample> prior, const std::map<std::string, std::size_t>& measured_per_kind,
-                std::vector<TrainingSample>& fitted, std::vector<TrainingSample>& table_only) {
+                std::vector<TrainingSample>& fitted, std::vector<TrainingSample>& unused) {
   std::map<std::string, std::vector<TrainingSample>> by_kind;
   for (TrainingSample& s : prior) by_kind[s.kernel.Kind()].push_back(std::move(s));
   for (auto& [kind, kind_prior] : by_kind) {
@@ -102,26 +101,10 @@ void SplitPrior(std::vector<TrainingSample> prior, const std::map<std::string, s
         fitted.push_back(std::move(kind_prior[i]));
         next += stride;
       } else {
-        table_only.push_back(std::move(kind_prior[i]));
+        unused.push_back(std::move(kind_prior[i]));
       }
     }
   }
-}
-
-// Adds `samples` to the tables of their kinds in `pack` (a kind without a table gets one).
-Status AddToTables(const std::vector<TrainingSample>& samples, Pack& pack) {
-  std::map<std::string, std::vector<TrainingSample>> by_kind;
-  for (const TrainingSample& s : samples) by_kind[s.kernel.Kind()].push_back(s);
-  for (auto& [kind, added] : by_kind) {
-    auto model = pack.kinds.find(kind);
-    if (model == pack.kinds.end()) continue;  // SplitPrior fits at least kMinPriorFitted of each kind
-    auto* table = dynamic_cast<TablePredictor*>(model->second.table.get());
-    if (table == nullptr) continue;
-    std::vector<TrainingSample> all = table->Entries();
-    all.insert(all.end(), added.begin(), added.end());
-    LATTE_RETURN_IF_ERROR(table->Fit(all));
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -242,10 +225,10 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
 
   StoreFit result;
   result.measurements = samples.size();
-  // Samples from elsewhere where this store has none of the same kernel (and thread count): each
-  // joins the table, and a share of them, spread over sizes, the fitted predictors (see
-  // SplitPrior).
-  std::vector<TrainingSample> table_only;
+  // Samples from elsewhere where this store has none of the same kernel (and thread count): a
+  // share of them, spread over sizes, join the fitted predictors (see SplitPrior), never the
+  // tables (they are predictions, not measurements of this machine).
+  std::vector<TrainingSample> unused;
   if (!request.prior.empty()) {
     std::set<std::string> measured;
     std::map<std::string, std::size_t> measured_per_kind;
@@ -266,11 +249,12 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
       prior.push_back(s);
       prior.back().p50_ms *= scale;
       prior.back().spread_ms *= scale;
+      prior.back().measured = false;
     }
     result.prior_scale = scale;
     result.prior_used = prior.size();
-    SplitPrior(std::move(prior), measured_per_kind, samples, table_only);
-    result.prior_fitted = result.prior_used - table_only.size();
+    SplitPrior(std::move(prior), measured_per_kind, samples, unused);
+    result.prior_fitted = result.prior_used - unused.size();
     result.prior_source = request.prior_source;
   }
   result.drift = drift;
@@ -281,7 +265,6 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);
   if (result.fit.interrupted) return result;
-  LATTE_RETURN_IF_ERROR(AddToTables(table_only, result.fit.pack));
   LATTE_RETURN_IF_ERROR(FitContextAndInterval(*store, layers, result));
   return result;
 }

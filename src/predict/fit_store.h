@@ -25,8 +25,9 @@ struct StoreFitRequest {
   bool correct_drift = true;
   /// Samples from elsewhere (`calibrate --from`: a pack's kernels as adapted to this machine)
   /// fitted with the store's measurements, each only where the store has no measurement of the
-  /// same kernel: what was measured here wins. All join the tables; of each kind the fitted
-  /// predictors get at most as many as the store measured (at least 200), spread over sizes.
+  /// same kernel: what was measured here wins. Of each kind the fitted predictors get at most as
+  /// many as the store measured (at least 200), spread over sizes; none joins the tables (they
+  /// are predictions, not measurements: `measured` false).
   /// `prior_source` names them in the report.
   std::vector<TrainingSample> prior;
   std::string prior_source;
@@ -43,8 +44,8 @@ struct StoreFit {
   std::string device_key;
   DriftCorrection drift;  // what scaling the measurements to one machine speed did
   DriftCorrection layers_drift;  // the same for the layers of networks measured in context
-  std::size_t prior_used = 0;     // of StoreFitRequest::prior: in the pack's tables (no measurement of theirs here)
-  std::size_t prior_fitted = 0;   // of which the fitted predictors were given too (spread over sizes)
+  std::size_t prior_used = 0;     // of StoreFitRequest::prior: of kernels this store did not measure
+  std::size_t prior_fitted = 0;   // of which the fitted predictors were given (spread over sizes)
   std::size_t prior_replaced = 0; // not fitted: this store measured the same kernel
   std::string prior_source;
   double prior_scale = 1;         // the prior's times × this (StoreFitRequest::prior_reference_us)

@@ -39,6 +39,9 @@ struct TrainingSample {
   int threads = 1;
   double p50_ms = 0;
   double spread_ms = 0;  // one standard deviation of the measurement (estimated); 0 when unknown
+  /// False for a sample that is not a measurement of this configuration (`calibrate --from`: a
+  /// pack's kernel as adapted here): fitted, but never answered as an exact table hit.
+  bool measured = true;
 };
 
 /// Knobs of the fitted predictors; defaults are what `latte fit` uses.

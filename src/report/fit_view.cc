@@ -40,10 +40,10 @@ std::string FitReportText(const StoreFit& fit, int folds) {
     text += fmt::format("left out {} measurements with a latency <= 0\n", fit.fit.skipped_samples);
   }
   if (fit.prior_used + fit.prior_replaced > 0) {
-    text += fmt::format("with {} kernels of {} as adapted to this machine (×{:.3f} to the reference's level), in the "
-                        "tables, {} of them fitted too ({} more it had were measured here: those measurements are "
-                        "fitted instead)\n",
-                        fit.prior_used, fit.prior_source, fit.prior_scale, fit.prior_fitted, fit.prior_replaced);
+    text += fmt::format("with {} of {} kernels of {} as adapted to this machine (×{:.3f} to the reference's level; "
+                        "fitted, never table hits), spread over sizes ({} more it had were measured here: those "
+                        "measurements are fitted instead)\n",
+                        fit.prior_fitted, fit.prior_used, fit.prior_source, fit.prior_scale, fit.prior_replaced);
   }
   text += fit.drift.Describe() + "\n";
   if (fit.layers_drift.corrected + fit.layers_drift.uncorrected > 0)

@@ -391,7 +391,8 @@ TEST(StoreFit, ScalesEachMeasurementToTheReferencesLevel) {
 }
 
 // `calibrate --from`: samples from elsewhere join the fit only where the store measured nothing of
-// the same kernel; what was measured here wins, and the fit counts both.
+// the same kernel (what was measured here wins, and the fit counts both), and never as table hits:
+// they are predictions, not measurements of this machine.
 TEST(StoreFit, PriorSamplesFillOnlyWhatTheStoreDidNotMeasure) {
   testing::TempDir dir;
   StoreFitRequest request = Request(StoreWithNetworks(dir, 0));  // conv c→c, c = 8..64, at 10·c µs
@@ -410,10 +411,10 @@ TEST(StoreFit, PriorSamplesFillOnlyWhatTheStoreDidNotMeasure) {
   EXPECT_DOUBLE_EQ(here->ms, 0.16);  // the store's, not the prior's 5 ms
   auto prior = fit->fit.pack.Predict(unmeasured);
   ASSERT_TRUE(prior.ok());
-  EXPECT_EQ(prior->source, PredictionSource::kTableHit);
-  EXPECT_DOUBLE_EQ(prior->ms, 0.5);
+  EXPECT_NE(prior->source, PredictionSource::kTableHit);
+  EXPECT_EQ(fit->fit.pack.kinds.at("conv2d").samples, 9u);  // the store's 8 and the prior's one
 
-  // 300 more of a kind the store measured 8 of: all in the table, 200 of them fitted too.
+  // 300 more of a kind the store measured 8 of: 200 of them fitted, spread over sizes, none a table hit.
   request.prior.clear();
   for (std::int64_t in = 1; in <= 20; ++in)
     for (std::int64_t out = 1; out <= 15; ++out)
@@ -424,10 +425,9 @@ TEST(StoreFit, PriorSamplesFillOnlyWhatTheStoreDidNotMeasure) {
   EXPECT_EQ(many->prior_fitted, 200u);
   EXPECT_EQ(many->fit.pack.kinds.at("conv2d").samples, 8u + 200u);
   for (const TrainingSample& s : request.prior) {
-    auto hit = many->fit.pack.Predict(s.kernel);
-    ASSERT_TRUE(hit.ok());
-    EXPECT_EQ(hit->source, PredictionSource::kTableHit) << s.kernel.Key();
-    EXPECT_DOUBLE_EQ(hit->ms, s.p50_ms);
+    auto predicted = many->fit.pack.Predict(s.kernel);
+    ASSERT_TRUE(predicted.ok());
+    EXPECT_NE(predicted->source, PredictionSource::kTableHit) << s.kernel.Key();
   }
 }
 
@@ -442,16 +442,22 @@ TEST(StoreFit, APriorIsScaledToTheReferencesLevel) {
     ASSERT_TRUE(store.ok()) << store.status().message();
     ASSERT_TRUE(store->RecordReference({campaign, "2026-11-25T10:00:00Z", 100, "ref"}).ok());
   }
+  // A kind only the prior has, one kernel of it: interpolation answers exactly that point.
   StoreFitRequest request = Request(path);
-  const Kernel unmeasured = ConvKernel(OpKind::kConv2D, 16, 16, 12, 12, 3, 1);
-  request.prior = {{unmeasured, 1, 0.5, 0.01}};
+  Kernel add;
+  add.op = OpKind::kAdd;
+  add.params = {{"a0", 1}, {"a1", 8}, {"a2", 8}, {"a3", 16}, {"b0", 1}, {"b1", 8}, {"b2", 8}, {"b3", 16}};
+  request.prior = {{add, 1, 0.5, 0.01}};
   request.prior_reference_us = 80;
   auto fit = FitFromStore(request);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   EXPECT_DOUBLE_EQ(fit->prior_scale, 1.25);
-  EXPECT_DOUBLE_EQ(fit->fit.pack.Predict(unmeasured)->ms, 0.625);
+  auto scaled = fit->fit.pack.Predict(add);
+  ASSERT_TRUE(scaled.ok()) << scaled.status().message();
+  EXPECT_EQ(scaled->source, PredictionSource::kInterpolation);
+  EXPECT_DOUBLE_EQ(scaled->ms, 0.625);
   request.correct_drift = false;  // as given
-  EXPECT_DOUBLE_EQ(FitFromStore(request)->fit.pack.Predict(unmeasured)->ms, 0.5);
+  EXPECT_DOUBLE_EQ(FitFromStore(request)->fit.pack.Predict(add)->ms, 0.5);
 }
 
 TEST(ContextModel, StoreFitSaysWhyAPackHasNone) {
