@@ -121,7 +121,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
     std::cout << "fusion rules:";
     for (const std::string& rule : result->fusion_rules) std::cout << " " << rule;
     std::cout << (result->fusion_rules.empty() ? " none" : "")
-              << (result->fusion ? "\n" : result->from ? " (the pack's)\n" : " (the defaults, not measured)\n");
+              << (result->fusion ? "\n" : result->from ? " (the pack's, and what the backend fuses by construction)\n" : " (the defaults, not measured)\n");
     for (const CalibratePhase& phase : result->phases) {
       const CampaignSummary& s = phase.result.summary;
       std::cout << "phase " << phase.name << ": campaign " << phase.result.campaign_id << ", measured " << s.measured

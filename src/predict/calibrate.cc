@@ -10,6 +10,7 @@
 #include "ir/kernel_graph.h"
 #include "predict/adapt.h"
 #include "predict/predictors.h"
+#include "run/backend.h"
 #include "run/backend_registry.h"
 
 namespace latte {
@@ -93,7 +94,15 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
   double prior_reference_us = 0;  // the drift reference as the adaptation read it
   if (options.from != nullptr) {
     log << "calibrate: starting from " << options.from_path << ": its fusion rules, and its kernels adapted here\n";
+    // The pack's rules, and what this backend fuses by construction (a pack made before backends
+    // declared it may lack those kinds: calibration measures every kind its rules create).
     result.fusion_rules = options.from->info.fusion_rules;
+    LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(options.backend, campaign.run));
+    for (const std::string& kind : backend->FusedByConstruction()) {
+      if (std::find(result.fusion_rules.begin(), result.fusion_rules.end(), kind) == result.fusion_rules.end())
+        result.fusion_rules.push_back(kind);
+    }
+    backend.reset();
     AdaptOptions adapt;
     adapt.budget_secs = std::clamp(options.budget_secs * kFromAdaptShare, kMinAdaptSecs, kMaxFromAdaptSecs);
     adapt.command = options.command;

@@ -2,6 +2,8 @@
 // that `latte predict` reads; bad budgets and backends are one-line errors with exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "db/store.h"
@@ -111,10 +113,14 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
                             dir.path(), 240);
   ASSERT_EQ(from.exit_code, 0) << from.out << from.err;
   EXPECT_NE(from.out.find("started from " + pack + ": "), std::string::npos) << from.out;
-  EXPECT_NE(from.out.find("(the pack's)"), std::string::npos) << from.out;
+  EXPECT_NE(from.out.find("(the pack's, and what the backend fuses by construction)"), std::string::npos) << from.out;
   EXPECT_NE(from.out.find("kernels of " + pack + " as adapted to this machine"), std::string::npos) << from.out;
   nlohmann::json from_json = nlohmann::json::parse(ReadAll(from_pack));
-  EXPECT_EQ(from_json["fusion_rules"], json["fusion_rules"]);
+  for (const auto& rule : json["fusion_rules"]) {
+    EXPECT_NE(std::find(from_json["fusion_rules"].begin(), from_json["fusion_rules"].end(), rule),
+              from_json["fusion_rules"].end())
+        << rule;
+  }
   EXPECT_NE(from_json["provenance"]["command"].get<std::string>().find(" --from " + pack), std::string::npos);
   RunResult threads = RunLatte({"calibrate", "--budget", "30s", "--num_threads", "2", "--from", pack, "--db", from_db,
                                 "-o", from_pack},
