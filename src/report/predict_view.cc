@@ -129,9 +129,9 @@ std::string PredictView::Text() const {
                        "model is\n",
                        100 * kIntervalLevel, u.calibrated_networks);
   }
-  out << fmt::format("uncertainty, one standard deviation each: kernels ±{} ms, in-graph context {}, this machine's "
+  out << fmt::format("{}uncertainty, one standard deviation each: kernels ±{} ms, in-graph context {}, this machine's "
                      "drift {}\n",
-                     Ms(u.kernels_sd_ms), m.context_applied ? "±" + Ms(u.context_sd_ms) + " ms" : "none (no model)",
+                     u.calibrated_networks > 0 ? "not in the interval, " : "", Ms(u.kernels_sd_ms), m.context_applied ? "±" + Ms(u.context_sd_ms) + " ms" : "none (no model)",
                      pack_.info.reference_spread > 0
                          ? fmt::format("±{} ms (the reference kernel moved ±{:.1f}% while the pack was measured)",
                                        Ms(u.machine_sd_ms), 100 * pack_.info.reference_spread)

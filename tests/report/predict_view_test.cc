@@ -81,8 +81,9 @@ TEST(ModelPredictionTest, ACalibratedIntervalComesFromTheNetworksRatiosMixedByTa
   EXPECT_DOUBLE_EQ(predicted->interval_lo_ms, 0.625 / 1.05);
   EXPECT_DOUBLE_EQ(predicted->interval_hi_ms, 0.625 / 0.95);
   EXPECT_EQ(predicted->uncertainty.calibrated_networks, 40u);
-  EXPECT_NE(PredictView(graph, *predicted, pack, "test.tflite", "").Text().find("bounds 90% of 40 random networks"),
-            std::string::npos);
+  const std::string text = PredictView(graph, *predicted, pack, "test.tflite", "").Text();
+  EXPECT_NE(text.find("bounds 90% of 40 random networks"), std::string::npos) << text;
+  EXPECT_NE(text.find("not in the interval, uncertainty, one standard deviation each"), std::string::npos) << text;
   // A quarter of the time from fitted predictors: the ratios a quarter of the way to theirs.
   const auto [lo, hi] = pack.interval->Around(0.625, 0.75);
   EXPECT_DOUBLE_EQ(lo, 0.625 / (0.75 * 1.05 + 0.25 * 1.09));
