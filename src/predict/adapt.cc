@@ -13,7 +13,6 @@
 #include "db/store.h"
 #include "predict/fit_store.h"
 #include "predict/model_prediction.h"
-#include "predict/predictors.h"
 #include "profile/campaign.h"
 #include "profile/space.h"
 #include "run/backend_registry.h"
@@ -45,13 +44,9 @@ std::vector<std::size_t> SpreadOrder(std::size_t n) {
 // The pack's measured kernels per class at its thread count, each class in SpreadOrder of size.
 std::map<std::string, std::vector<TrainingSample>> Candidates(const Pack& pack, const AdaptOptions& options) {
   std::map<std::string, std::vector<TrainingSample>> by_class;
-  for (const auto& [kind, model] : pack.kinds) {
-    const auto* table = dynamic_cast<const TablePredictor*>(model.table.get());
-    if (table == nullptr) continue;
-    for (TrainingSample& entry : table->Entries()) {
-      if (entry.threads != pack.info.threads || entry.p50_ms > options.max_kernel_ms) continue;
-      by_class[std::string(KernelClassOf(entry.kernel))].push_back(std::move(entry));
-    }
+  for (TrainingSample& entry : pack.MeasuredKernels()) {
+    if (entry.threads != pack.info.threads || entry.p50_ms > options.max_kernel_ms) continue;
+    by_class[std::string(KernelClassOf(entry.kernel))].push_back(std::move(entry));
   }
   for (auto& [name, samples] : by_class) {
     std::sort(samples.begin(), samples.end(), [](const TrainingSample& a, const TrainingSample& b) {

@@ -9,7 +9,6 @@
 #include "core/device.h"
 #include "ir/kernel_graph.h"
 #include "predict/adapt.h"
-#include "predict/predictors.h"
 #include "run/backend.h"
 #include "run/backend_registry.h"
 
@@ -117,16 +116,12 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
     from.remeasured = adapted.kernels.size();
     from.network_factor = adapted.network_factor;
     from.secs = adapted.secs;
-    for (const auto& [kind, model] : adapted.pack.kinds) {
-      const auto* table = dynamic_cast<const TablePredictor*>(model.table.get());
-      if (table == nullptr) continue;
-      for (const TrainingSample& entry : table->Entries()) {
-        ++from.kernels;
-        if (entry.threads != options.num_threads) continue;
-        Expected<Prediction> here = adapted.pack.Predict(entry.kernel, entry.threads);
-        if (!here.ok() || !(here->ms > 0)) continue;
-        prior.push_back({entry.kernel, entry.threads, here->ms, here->spread_ms});
-      }
+    for (const TrainingSample& entry : adapted.pack.MeasuredKernels()) {
+      ++from.kernels;
+      if (entry.threads != options.num_threads) continue;
+      Expected<Prediction> here = adapted.pack.Predict(entry.kernel, entry.threads);
+      if (!here.ok() || !(here->ms > 0)) continue;
+      prior.push_back({entry.kernel, entry.threads, here->ms, here->spread_ms});
     }
     from.adapted = prior.size();
     prior_reference_us = adapted.reference_now_us;

@@ -57,12 +57,16 @@ std::optional<double> ReferenceLevels::At(std::int64_t campaign, const std::stri
   return before.p50_us() + w * (after->p50_us() - before.p50_us());
 }
 
-Expected<CampaignReference> ReadCampaignReference(const Store& store,
-                                                  const std::vector<StoredMeasurement>& measurements) {
+std::set<std::int64_t> CampaignsOf(const std::vector<StoredMeasurement>& measurements) {
   std::set<std::int64_t> campaigns;
   for (const StoredMeasurement& m : measurements)
     if (m.campaign) campaigns.insert(*m.campaign);
-  return ReadCampaignReference(store, campaigns);
+  return campaigns;
+}
+
+Expected<CampaignReference> ReadCampaignReference(const Store& store,
+                                                  const std::vector<StoredMeasurement>& measurements) {
+  return ReadCampaignReference(store, CampaignsOf(measurements));
 }
 
 Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::set<std::int64_t>& campaigns) {

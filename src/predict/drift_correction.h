@@ -61,6 +61,8 @@ struct CampaignReference {
 /// Reads the reference readings of the campaigns `measurements` belong to. Fails (naming the
 /// store's row) on a damaged reading.
 Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::vector<StoredMeasurement>& measurements);
+/// The campaigns `measurements` were taken in (those without one left out).
+std::set<std::int64_t> CampaignsOf(const std::vector<StoredMeasurement>& measurements);
 /// The same for campaigns given by id (the measurements' and the networks' measured in context).
 Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::set<std::int64_t>& campaigns);
 

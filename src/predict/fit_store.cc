@@ -12,6 +12,7 @@
 #include "predict/context_model.h"
 #include "predict/drift_correction.h"
 #include "predict/network_interval.h"
+#include "predict/predictors.h"
 
 namespace latte {
 namespace {
@@ -80,11 +81,12 @@ Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLa
 
 // Of the prior samples of each kind, the fitted predictors get at most as many as the store
 // measured of that kind (at least kMinPriorFitted), evenly spread over their times from small to
-// large; the rest go to `unused`. A pack's 40,000 kernels fitted whole would make a 10-minute
-// calibration's fit take half an hour, and outweigh what was measured here.
+// large, appended to `fitted`; returns how many it appended. A pack's 40,000 kernels fitted whole
+// would make a 10-minute calibration's fit take half an hour, and outweigh what was measured here.
 constexpr std::size_t kMinPriorFitted = 200;
-void SplitPrior(std::vector<TrainingSample> prior, const std::map<std::string, std::size_t>& measured_per_kind,
-                std::vector<TrainingSample>& fitted, std::vector<TrainingSample>& unused) {
+std::size_t SplitPrior(std::vector<TrainingSample> prior, const std::map<std::string, std::size_t>& measured_per_kind,
+                       std::vector<TrainingSample>& fitted) {
+  const std::size_t before = fitted.size();
   std::map<std::string, std::vector<TrainingSample>> by_kind;
   for (TrainingSample& s : prior) by_kind[s.kernel.Kind()].push_back(std::move(s));
   for (auto& [kind, kind_prior] : by_kind) {
@@ -97,14 +99,12 @@ void SplitPrior(std::vector<TrainingSample> prior, const std::map<std::string, s
     const double stride = kind_prior.size() > keep ? double(kind_prior.size()) / double(keep) : 1.0;
     double next = 0;
     for (std::size_t i = 0; i < kind_prior.size(); ++i) {
-      if (double(i) >= next) {
-        fitted.push_back(std::move(kind_prior[i]));
-        next += stride;
-      } else {
-        unused.push_back(std::move(kind_prior[i]));
-      }
+      if (double(i) < next) continue;
+      fitted.push_back(std::move(kind_prior[i]));
+      next += stride;
     }
   }
+  return fitted.size() - before;
 }
 
 }  // namespace
@@ -183,9 +183,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
 
   // The drift reference as the campaigns behind these measurements and networks read it.
   LATTE_ASSIGN_OR_RETURN(std::vector<StoredGraphLayer> layers, ContextLayers(*store, first));
-  std::set<std::int64_t> campaigns;
-  for (const StoredMeasurement& m : *rows)
-    if (m.campaign) campaigns.insert(*m.campaign);
+  std::set<std::int64_t> campaigns = CampaignsOf(*rows);
   for (const StoredGraphLayer& layer : layers) campaigns.insert(layer.campaign);
   LATTE_ASSIGN_OR_RETURN(const CampaignReference reference, ReadCampaignReference(*store, campaigns));
   info.reference_kernel = reference.kernel;
@@ -228,12 +226,11 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   // Samples from elsewhere where this store has none of the same kernel (and thread count): a
   // share of them, spread over sizes, join the fitted predictors (see SplitPrior), never the
   // tables (they are predictions, not measurements of this machine).
-  std::vector<TrainingSample> unused;
   if (!request.prior.empty()) {
     std::set<std::string> measured;
     std::map<std::string, std::size_t> measured_per_kind;
     for (const TrainingSample& s : samples) {
-      measured.insert(s.kernel.Key() + "#" + std::to_string(s.threads));
+      measured.insert(TableKey(s.kernel, s.threads));
       ++measured_per_kind[s.kernel.Kind()];
     }
     // At the machine speed of the measurements: the reference's level over its reading then.
@@ -242,7 +239,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
                              : 1.0;
     std::vector<TrainingSample> prior;
     for (const TrainingSample& s : request.prior) {
-      if (measured.count(s.kernel.Key() + "#" + std::to_string(s.threads))) {
+      if (measured.count(TableKey(s.kernel, s.threads))) {
         ++result.prior_replaced;
         continue;
       }
@@ -253,8 +250,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
     }
     result.prior_scale = scale;
     result.prior_used = prior.size();
-    SplitPrior(std::move(prior), measured_per_kind, samples, unused);
-    result.prior_fitted = result.prior_used - unused.size();
+    result.prior_fitted = SplitPrior(std::move(prior), measured_per_kind, samples);
     result.prior_source = request.prior_source;
   }
   result.drift = drift;

@@ -11,6 +11,7 @@
 #include "db/tensorrt_conv.h"
 #include "ir/kernel_graph.h"
 #include "predict/features.h"
+#include "predict/predictors.h"
 
 namespace latte {
 
@@ -146,6 +147,17 @@ Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
     return InvalidInput("ranges: " + JsonErrorText(e));
   }
   return r;
+}
+
+std::vector<TrainingSample> Pack::MeasuredKernels() const {
+  std::vector<TrainingSample> kernels;
+  for (const auto& [kind, model] : kinds) {
+    const auto* table = dynamic_cast<const TablePredictor*>(model.table.get());
+    if (table == nullptr) continue;
+    std::vector<TrainingSample> entries = table->Entries();
+    kernels.insert(kernels.end(), std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+  }
+  return kernels;
 }
 
 Expected<Prediction> Pack::Predict(const Kernel& kernel) const { return Predict(kernel, info.threads); }

@@ -119,6 +119,9 @@ class Pack {
   /// of its kind that has an answer, else roofline. kUnsupported (naming the kind and the kinds
   /// the pack has) when the pack has no model for the kernel's kind: never 0.
   Expected<Prediction> Predict(const Kernel& kernel) const;
+  /// Every kernel the pack's tables hold (what it measured), each with its median and spread, by
+  /// kind then key; unadapted.
+  std::vector<TrainingSample> MeasuredKernels() const;
   /// Same, at another thread count (the fitted models see threads as a feature). A fused kind
   /// the pack has no model for ("conv2d+relu6" where only conv2d and relu6 were measured) is
   /// predicted as the sum of its parts (KernelParts), source kSumOfParts; kUnsupported when a

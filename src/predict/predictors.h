@@ -10,6 +10,9 @@
 
 namespace latte {
 
+/// The key a table keeps a kernel measured at a thread count under ("KEY#threads").
+std::string TableKey(const Kernel& kernel, int threads);
+
 /// Exact table hit: the measured median of a kernel seen in training (same key and threads).
 /// Repeated measurements of one kernel keep their median.
 class TablePredictor final : public KernelPredictor {

@@ -4,11 +4,8 @@
 #include "predict/predictors.h"
 
 namespace latte {
-namespace {
 
 std::string TableKey(const Kernel& kernel, int threads) { return kernel.Key() + "#" + std::to_string(threads); }
-
-}  // namespace
 
 Status TablePredictor::Fit(std::span<const TrainingSample> samples) {
   if (samples.empty()) return InvalidInput("table: no samples to fit");
