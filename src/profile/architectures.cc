@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -315,13 +316,90 @@ Architecture Detector(SplitMix64& rng) {
   return {fmt::format("{} detector x{} @{} ({} classes)", fpn ? "fpn" : "ssdlite", width, res, classes), std::move(k)};
 }
 
+// An encoder–decoder for dense prediction (segmentation masks, keypoint heatmaps): a MobileNet v2
+// encoder to stride 32, then a top-down path back to the output stride (1, 2 or 4). Each level
+// up: a 1×1 conv to the level's channels and a ×2 resize (nearest or bilinear), or a 2×2 stride-2
+// transposed conv doing both; the encoder's map of that size through a 1×1 lateral conv, added;
+// a refining block (depthwise 3×3 and 1×1, or a plain 3×3). Channels halve toward the output,
+// down to 8–32 at the output stride, as mask and heatmap decoders keep them few at high
+// resolution. The head: a 1×1 or 3×3 conv to 1–2 mask channels (then a sigmoid) or 17–39
+// keypoint heatmaps. Added after the 2026-11-25 leave-models-out run: the pose models' misses
+// were tiny-channel kernels at 256×256, which no other family draws.
+Architecture DenseDecoder(SplitMix64& rng) {
+  const double width = Pick<double>(rng, {0.35, 0.5, 0.75, 1.0});
+  const I res = Pick<I>(rng, {128, 160, 192, 224, 256, 320, 384, 512});
+  const I out_stride = Pick<I>(rng, {1, 2, 4});
+  const I finest = Pick<I>(rng, {8, 16, 24, 32});  // the decoder's channels at the output stride
+  const I upsample = Pick<I>(rng, {0, 1, 2});        // nearest resize, bilinear resize, transposed conv
+  const bool depthwise_refine = rng.Below(2) == 0;
+  const bool mask = rng.Below(2) == 0;
+  const I outputs = mask ? Pick<I>(rng, {1, 2}) : Pick<I>(rng, {17, 21, 33, 39});
+  const OpKind act = Pick<OpKind>(rng, {OpKind::kRelu, OpKind::kRelu6});
+  Net net(res);
+  std::map<I, I> skips;  // map side → the encoder's channels there (the last block of that size)
+  net.Conv(Divisible(32 * width), 3, 2, act);
+  skips[net.h()] = net.c();
+  struct Stage {
+    I t, c, n, s;
+  };
+  const Stage stages[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2}, {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+  for (const Stage& st : stages) {
+    const I cout = Divisible(static_cast<double>(st.c) * width);
+    for (I i = 0; i < st.n; ++i) net.InvertedResidual(net.c() * st.t, 3, i == 0 ? st.s : 1, cout, act);
+    skips[net.h()] = net.c();
+  }
+  // Channels at stride s (a multiple of the output stride): `finest` doubled per level, at most 128.
+  auto channels_at = [&](I stride) { return std::min<I>(128, finest * (stride / out_stride)); };
+  std::vector<Kernel>& k = net.kernels();
+  I h = net.h(), stride = 32;
+  I c = channels_at(stride);
+  Kernel lateral_top = ConvKernel(OpKind::kConv2D, h, h, net.c(), c, 1, 1);
+  lateral_top.fused = {act};
+  k.push_back(lateral_top);
+  while (stride > out_stride) {
+    const I next = channels_at(stride / 2);
+    if (upsample == 2) {
+      k.push_back(TransposeConvKernel(h, h, c, next, 2, 2));
+    } else {
+      if (next != c) k.push_back(ConvKernel(OpKind::kConv2D, h, h, c, next, 1, 1));
+      k.push_back(ResizeKernel(h, h, next, 2, upsample));
+    }
+    h *= 2;
+    stride /= 2;
+    c = next;
+    if (const auto skip = skips.find(h); skip != skips.end()) {
+      k.push_back(ConvKernel(OpKind::kConv2D, h, h, skip->second, c, 1, 1));
+      Kernel add = BinaryKernel(OpKind::kAdd, h, h, c);
+      add.fused = {act};
+      k.push_back(add);
+    }
+    if (depthwise_refine) {
+      Kernel dw = ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1);
+      dw.fused = {act};
+      k.push_back(dw);
+      Kernel pw = ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1);
+      pw.fused = {act};
+      k.push_back(pw);
+    } else {
+      Kernel conv = ConvKernel(OpKind::kConv2D, h, h, c, c, 3, 1);
+      conv.fused = {act};
+      k.push_back(conv);
+    }
+  }
+  k.push_back(ConvKernel(OpKind::kConv2D, h, h, c, outputs, Pick<I>(rng, {1, 3}), 1));
+  if (mask) k.push_back(NhwcKernel(OpKind::kSigmoid, h, h, outputs));
+  return {fmt::format("{} decoder x{} @{} /{} ({} up, {} outputs)", mask ? "mask" : "heatmap", width, res, out_stride,
+                      upsample == 0 ? "nearest" : upsample == 1 ? "bilinear" : "transposed", outputs),
+          std::move(k)};
+}
+
 }  // namespace
 
 Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index) {
   SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull + index);
   rng.Next();
   // Mobile families most often: they are what on-device models are made of.
-  switch (rng.Below(10)) {
+  switch (rng.Below(12)) {
     case 0: return MobileNetV1(rng);
     case 1: case 2: return MobileNetV2(rng, false);
     case 3: return MobileNetV2(rng, true);
@@ -329,7 +407,8 @@ Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index) {
     case 6: return EfficientNetLite(rng);
     case 7: return ResNet(rng);
     case 8: return RegNet(rng);
-    default: return Detector(rng);
+    case 9: return Detector(rng);
+    default: return DenseDecoder(rng);
   }
 }
 

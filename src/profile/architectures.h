@@ -9,7 +9,8 @@
 // expansion 3/4/6, window 3/5/7 per stage), v3-like (hard-swish and squeeze-and-excite),
 // EfficientNet-lite (width and resolution scaled together), ResNet-like (basic and bottleneck
 // blocks), RegNet-like (grouped 3×3 bottlenecks, widths on a quantized line), and detector
-// backbones at 256–640 with SSD-lite heads. Activations are fused the way the executor folds
+// backbones at 256–640 with SSD-lite heads, and encoder–decoders for masks and keypoint heatmaps
+// (few channels at up to full resolution, the heads' 1–39 outputs). Activations are fused the way the executor folds
 // them (relu/relu6 into the conv or add before them); hard-swish, sigmoid and the rest are their
 // own kernels, as models run them.
 

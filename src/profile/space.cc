@@ -121,8 +121,6 @@ Kernel ResizeKernel(I h, I w, I c, I scale, I mode) {
   return kernel;
 }
 
-namespace {
-
 Kernel TransposeConvKernel(I h, I w, I ic, I oc, I k, I s) {
   Kernel kernel;
   kernel.op = OpKind::kTransposeConv2D;
@@ -132,6 +130,8 @@ Kernel TransposeConvKernel(I h, I w, I ic, I oc, I k, I s) {
                    {"pb", 0}, {"pr", 0},  {"bias", 1}, {"oh", (h - 1) * s + k}, {"ow", (w - 1) * s + k}};
   return kernel;
 }
+
+namespace {
 
 Kernel MatMulKernel(I b, I m, I k, I n) {
   Kernel kernel;

@@ -56,6 +56,9 @@ Kernel FcKernel(std::int64_t m, std::int64_t k, std::int64_t n);
 Kernel PoolKernel(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t k, std::int64_t s);
 /// A resize by an integer `scale` (mode 0 nearest, 1 bilinear; batch 1).
 Kernel ResizeKernel(std::int64_t h, std::int64_t w, std::int64_t c, std::int64_t scale, std::int64_t mode);
+/// A transposed conv without padding (output (in - 1) × stride + k), with a bias (batch 1).
+Kernel TransposeConvKernel(std::int64_t h, std::int64_t w, std::int64_t ic, std::int64_t oc, std::int64_t k,
+                           std::int64_t stride);
 
 /// The size of one grid for `kind` (its main op decides; fused ops ride along). `grid` is
 /// "default", "tflite" or "tensorrt"; a named grid that has no version for the kind's op

@@ -57,8 +57,32 @@ TEST(Architectures, KernelsLookLikeRealNetworks) {
   EXPECT_GE(aligned, convs * 95 / 100) << aligned << " of " << convs;
   for (const char* kind : {"conv2d", "conv2d+relu6", "conv2d+relu", "depthwise_conv2d+relu6", "depthwise_conv2d+relu",
                            "add", "add+relu", "mul", "hard_swish", "hard_sigmoid", "global_avg_pool",
-                           "fully_connected", "max_pool2d", "resize"})
+                           "fully_connected", "max_pool2d", "resize", "transpose_conv2d", "sigmoid", "add+relu6"})
     EXPECT_GT(kinds[kind], 0) << kind;
+}
+
+// Mask and heatmap decoders: what no classifier or detector has, a few channels at the input's
+// full resolution and heads of 1–39 outputs there.
+TEST(Architectures, DecodersBringFewChannelsAtHighResolution) {
+  int decoders = 0;
+  for (std::uint64_t index = 0; index < 300; ++index) {
+    const Architecture a = DrawArchitecture(5, index);
+    if (a.name.find("decoder") == std::string::npos) continue;
+    ++decoders;
+    const Kernel& head = a.kernels.back().op == OpKind::kSigmoid ? a.kernels[a.kernels.size() - 2] : a.kernels.back();
+    ASSERT_EQ(head.op, OpKind::kConv2D) << a.name;
+    const std::int64_t outputs = head.Param("oc");
+    EXPECT_TRUE(outputs <= 2 || (outputs >= 17 && outputs <= 39)) << a.name;
+    EXPECT_LE(head.Param("ic"), 32) << a.name;  // the decoder's channels at the output stride
+    const bool mask = a.name.rfind("mask", 0) == 0;
+    EXPECT_EQ(a.kernels.back().op == OpKind::kSigmoid, mask) << a.name;
+    if (a.name.find(" /1 ") != std::string::npos) {  // output stride 1: the head at the input's size
+      const std::int64_t res = std::stoll(a.name.substr(a.name.find('@') + 1));
+      EXPECT_EQ(head.Param("ih"), res) << a.name;
+    }
+  }
+  EXPECT_GT(decoders, 20);  // two in twelve draws
+  EXPECT_LT(decoders, 80);
 }
 
 TEST(Architectures, TheSamplerTakesThemAndFiltersByKind) {
