@@ -10,18 +10,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/text.h"
+
 namespace latte {
 namespace {
 
 std::string ReadText(const std::string& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string Trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t\n"));
-  s.erase(s.find_last_not_of(" \t\n") + 1);
-  return s;
 }
 
 // The flags that decide which kernels a library picks; the full list is too long to key on.
@@ -37,7 +33,7 @@ void ParseCpuInfo(const std::string& cpuinfo, DeviceFingerprint& device) {
   while (std::getline(lines, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string key = Trim(line.substr(0, colon)), value = Trim(line.substr(colon + 1));
+    const std::string key(Trim(line.substr(0, colon))), value(Trim(line.substr(colon + 1)));
     if (device.cpu_model.empty() && (key == "model name" || key == "Hardware")) device.cpu_model = value;
     if (device.max_mhz == 0 && key == "cpu MHz") device.max_mhz = std::atof(value.c_str());
     if (flags.empty() && (key == "flags" || key == "Features")) {
@@ -56,7 +52,7 @@ DeviceFingerprint ReadDeviceFingerprint() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) device.logical_cores = CPU_COUNT(&set);
-  const std::string max_khz = Trim(ReadText("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"));
+  const std::string max_khz(Trim(ReadText("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")));
   if (!max_khz.empty()) device.max_mhz = std::atof(max_khz.c_str()) / 1000.0;
   utsname u{};
   if (uname(&u) == 0) device.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
@@ -81,8 +77,8 @@ CacheSizes ReadCacheSizes(const std::string& root) {
   CacheSizes caches;
   for (int index = 0; index < 8; ++index) {
     const std::string dir = root + "/index" + std::to_string(index) + "/";
-    const std::string level = Trim(ReadText(dir + "level")), type = Trim(ReadText(dir + "type"));
-    const std::string size = Trim(ReadText(dir + "size"));
+    const std::string level(Trim(ReadText(dir + "level"))), type(Trim(ReadText(dir + "type")));
+    const std::string size(Trim(ReadText(dir + "size")));
     if (level.empty() || size.empty() || type == "Instruction") continue;
     // "48K", "1024K", "32768K", "1M"
     long long bytes = 0;

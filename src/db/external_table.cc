@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "db/tensorrt_conv.h"
 #include "ir/op_params.h"
 
@@ -19,12 +20,6 @@ namespace latte {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
 
 std::string Lower(std::string_view text) {
   std::string out(text);
@@ -497,38 +492,6 @@ Expected<ParsedTable> ReadOpLutTable(const std::string& path) {
   }
   if (in.bad()) return IoError(path + ": read error");
   return table;
-}
-
-Expected<std::vector<std::string>> SplitCsvLine(std::string_view line) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false, was_quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-    } else if (c == '"' && Trim(field).empty() && !was_quoted) {
-      quoted = was_quoted = true;
-      field.clear();
-    } else if (c == ',') {
-      fields.push_back(std::move(field));
-      field.clear();
-      was_quoted = false;
-    } else if (c != '\r' || i + 1 != line.size()) {
-      if (was_quoted && !std::isspace(static_cast<unsigned char>(c))) return InvalidInput("text after a closing quote");
-      field += c;
-    }
-  }
-  if (quoted) return InvalidInput("unterminated quote");
-  fields.push_back(std::move(field));
-  return fields;
 }
 
 Expected<ParsedTable> ReadCsvTable(const std::string& path, std::string_view latency_unit,

@@ -77,7 +77,4 @@ Expected<Kernel> KernelFromOpLutRecord(const nlohmann::json& record);
 Expected<ParsedTable> ReadCsvTable(const std::string& path, std::string_view latency_unit = {},
                                    std::string_view precision = "fp32");
 
-/// Splits one CSV line into fields (RFC 4180 quotes, no newlines inside quotes).
-Expected<std::vector<std::string>> SplitCsvLine(std::string_view line);
-
 }  // namespace latte

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "db/external_table.h"
 #include "db/tensorrt_conv.h"
 
@@ -28,16 +29,6 @@ Expected<std::string> ContentDigest(const std::string& path, std::uint64_t& byte
   }
   if (in.bad()) return IoError(path + ": read error");
   return fmt::format("{:016x}", hash);
-}
-
-std::string CsvField(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 std::string CsvNumber(double value) { return std::isnan(value) ? std::string() : fmt::format("{}", value); }

@@ -8,14 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace latte {
 namespace {
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-  return text;
-}
 
 // The nine fields in file order, with the names the format's header uses.
 constexpr const char* kFieldNames[] = {"Conv_type", "Batch", "In_C", "In_H", "In_W", "Out_C", "Kernel", "Stride",

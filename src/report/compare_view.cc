@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/text.h"
 #include "report/inspect_view.h"
 #include "run/process.h"
 #include "report/text_table.h"
@@ -124,16 +125,6 @@ std::string Fixed(double value, int digits) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(digits) << value;
   return out.str();
-}
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out + "\"";
 }
 
 }  // namespace

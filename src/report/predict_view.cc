@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/text.h"
 #include "report/inspect_view.h"
 #include "report/text_table.h"
 
@@ -23,17 +24,6 @@ std::string LayerName(const Graph& graph, const std::vector<NodeId>& nodes, cons
   std::string name = names.front().empty() ? fmt::format("#{}", nodes.front()) : names.front();
   if (names.size() > 1) name += fmt::format(" (+{})", names.size() - 1);
   return name;
-}
-
-// CSV quoting: a field with a comma, quote or newline is quoted, quotes doubled.
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
 }
 
 }  // namespace

@@ -111,13 +111,6 @@ TEST(OpLut, ReadsAFileCountingUnmappedLines) {
   EXPECT_NE(not_json.status().message().find("nj.jsonl:1: not a JSON line"), std::string::npos);
 }
 
-TEST(Csv, SplitsQuotedFields) {
-  auto fields = SplitCsvLine(R"(a,"b,c",,"say ""hi""", d )");
-  ASSERT_TRUE(fields.ok());
-  EXPECT_EQ(*fields, (std::vector<std::string>{"a", "b,c", "", "say \"hi\"", " d "}));
-  EXPECT_FALSE(SplitCsvLine("\"open").ok());
-}
-
 TEST(Csv, ReadsTheTfliteEstimatorTable) {
   TempDir dir;
   const std::string path = dir.Write("conv.csv",
