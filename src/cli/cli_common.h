@@ -16,6 +16,9 @@
 
 namespace latte::cli {
 
+/// Seconds in a duration: "30s", "10m", "2h", "1h30m", "1.5h", or a bare number of seconds.
+Expected<double> ParseDuration(std::string_view text);
+
 /// Exit codes: 0 ok, 1 internal failure (a bug), 2 bad input (file, flag, database).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;

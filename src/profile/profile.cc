@@ -1,8 +1,6 @@
 #include "profile/profile.h"
 
-#include <cctype>
 #include <ostream>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -28,42 +26,6 @@ class UnsupportedCollector : public MeasurementListener {
 };
 
 }  // namespace
-
-Expected<double> ParseDuration(std::string_view text) {
-  const std::string whole(text);
-  if (text.empty()) return InvalidInput("empty duration (like 30s, 10m, 2h, 1h30m)");
-  double total = 0;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t end = i;
-    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
-    if (end == i) return InvalidInput("bad duration '" + whole + "' (like 30s, 10m, 2h, 1h30m)");
-    double value = 0;
-    try {
-      std::size_t used = 0;
-      value = std::stod(std::string(text.substr(i, end - i)), &used);
-      if (used != end - i) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      return InvalidInput("bad duration '" + whole + "' (like 30s, 10m, 2h, 1h30m)");
-    }
-    double unit = 1;
-    if (end < text.size()) {
-      switch (text[end]) {
-        case 's': unit = 1; break;
-        case 'm': unit = 60; break;
-        case 'h': unit = 3600; break;
-        default: return InvalidInput("bad duration '" + whole + "': unknown unit '" + text[end] + "' (s, m, h)");
-      }
-      ++end;
-    } else if (i > 0) {
-      return InvalidInput("bad duration '" + whole + "': a unit (s, m, h) after every number but a lone one");
-    }
-    total += value * unit;
-    i = end;
-  }
-  if (!(total > 0)) return InvalidInput("bad duration '" + whole + "': must be more than 0");
-  return total;
-}
 
 std::string DefaultProfileDb() { return DefaultStorePath(); }
 

@@ -40,9 +40,6 @@ struct ProfileResult {
   std::vector<std::pair<std::string, std::string>> unsupported;
 };
 
-/// Seconds in a duration: "30s", "10m", "2h", "1h30m", "1.5h", or a bare number of seconds.
-Expected<double> ParseDuration(std::string_view text);
-
 /// The store used when no --db is given (db/store.h's default; here so the CLI need not include it).
 std::string DefaultProfileDb();
 

@@ -312,18 +312,6 @@ TEST(Neighbours, DepthwiseChannelsMoveTogetherAndTinySizesStayPositive) {
   EXPECT_EQ(NeighbourKernels(dw).size(), 3u);
 }
 
-TEST(Duration, ParsesUnits) {
-  EXPECT_DOUBLE_EQ(*ParseDuration("30s"), 30);
-  EXPECT_DOUBLE_EQ(*ParseDuration("10m"), 600);
-  EXPECT_DOUBLE_EQ(*ParseDuration("2h"), 7200);
-  EXPECT_DOUBLE_EQ(*ParseDuration("1h30m"), 5400);
-  EXPECT_DOUBLE_EQ(*ParseDuration("1.5h"), 5400);
-  EXPECT_DOUBLE_EQ(*ParseDuration("90"), 90);
-  for (const char* bad : {"", "10x", "m", "-5m", "0s", "1h30", "1..5m"}) {
-    EXPECT_FALSE(ParseDuration(bad).ok()) << bad;
-  }
-}
-
 TEST(FromModels, EveryKernelOfTheModelPlusNeighbours) {
   LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
   SamplerConfig config;
