@@ -8,8 +8,8 @@
 // where the level at a time is interpolated linearly between the campaign's readings either side
 // (the nearest reading before its first or after its last). All measurements then speak of one
 // machine speed: the one the pack records and `latte validate`'s drift check compares with.
-// On this host's store it brought repeated measurements of the same kernel in different
-// campaigns from 3.85% RMS apart to 2.66% (BENCHMARKS.md, bench/repeat_agreement).
+// Whether it makes repeated measurements of one kernel in different campaigns agree is measured
+// by bench/probes/repeat_agreement (figures in BENCHMARKS.md).
 
 #include <cstdint>
 #include <map>
