@@ -50,8 +50,12 @@ double SelectionRmspePct(std::span<const double> predicted, std::span<const doub
 
 Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options) {
   for (const std::string& name : options.predictors) {
-    if (std::find(FittedPredictorNames().begin(), FittedPredictorNames().end(), name) == FittedPredictorNames().end())
-      return InvalidInput("unknown predictor '" + name + "' (fitted predictors: interp, gbdt, forest, roofline)");
+    const PredictorType* type = FindPredictorType(name);
+    if (type == nullptr || !type->fitted) {
+      std::string known;
+      for (const std::string& fitted : FittedPredictorNames()) known += (known.empty() ? "" : ", ") + fitted;
+      return InvalidInput("unknown predictor '" + name + "' (fitted predictors: " + known + ")");
+    }
   }
   if (options.folds < 2) return InvalidInput("--folds must be 2 or more, not " + std::to_string(options.folds));
   FitResult result;
@@ -91,10 +95,11 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     bool cross_validate = kind_samples.size() >= options.min_samples_for_cv;
     std::vector<std::pair<double, std::string>> ranked;  // (SelectionRmspePct, name)
     for (const std::string& name : options.predictors) {
+      const PredictorType& type = *FindPredictorType(name);  // checked above
       PredictorScore score;
       score.name = name;
       double selection_pct = 0;
-      if (!cross_validate && name != "interp" && name != "roofline") {
+      if (!cross_validate && !type.fits_few_samples) {
         score.why = "too few samples (" + std::to_string(kind_samples.size()) + ") to fit";
         report.scores.push_back(score);
         continue;
@@ -133,17 +138,20 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
       if (cross_validate) model.cv[name] = score.cv;
       // A predictor that failed on held-out samples ranks after every one that answered all.
       double failed_share = score.cv.n + score.failed > 0 ? double(score.failed) / double(score.cv.n + score.failed) : 0;
+      // Without cross-validation, the registry's order ranks them.
       double key = cross_validate ? selection_pct + (failed_share > 0 ? 1e6 * failed_share : 0)
-                                  : (name == "interp" ? 0 : 1);
+                                  : static_cast<double>(&type - PredictorTypes().data());
       ranked.emplace_back(key, name);
       model.fitted[name] = std::move(predictor);
       report.scores.push_back(score);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first < b.first; });
     for (const auto& [key, name] : ranked) model.order.push_back(name);
-    // Roofline is the fallback: last, unless it is the best there is.
-    auto roof = std::find(model.order.begin(), model.order.end(), "roofline");
-    if (roof != model.order.end() && roof != model.order.begin()) std::rotate(roof, roof + 1, model.order.end());
+    // A fallback (roofline) goes last, unless it is the best there is.
+    auto fallback = std::find_if(model.order.begin(), model.order.end(),
+                                 [](const std::string& name) { return FindPredictorType(name)->fallback; });
+    if (fallback != model.order.end() && fallback != model.order.begin())
+      std::rotate(fallback, fallback + 1, model.order.end());
     // Trees answer every kernel, so whatever comes after the first tree model is never reached:
     // not kept (a pack then carries one tree ensemble per kind, not two; the report keeps all scores).
     auto tree = std::find_if(model.order.begin(), model.order.end(), [](const std::string& name) { return IsTreePredictor(name); });

@@ -367,7 +367,7 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
         if (!predictor.ok()) return predictor.status().WithContext("kind " + kind);
         Status read = (*predictor)->FromJson(p);
         if (!read.ok()) return read.WithContext("kind " + kind);
-        if (name == "table") model.table = std::move(*predictor);
+        if (!FindPredictorType(name)->fitted) model.table = std::move(*predictor);
         else model.fitted[name] = std::move(*predictor);
       }
       for (const std::string& name : model.order)

@@ -9,34 +9,61 @@
 
 namespace latte {
 
+const std::vector<PredictorType>& PredictorTypes() {
+  using Options = const PredictorOptions&;
+  static const std::vector<PredictorType> kTypes = {
+      //  name      source                              fitted tree   few    fallback
+      {"table", PredictionSource::kTableHit, false, false, false, false,
+       [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TablePredictor>(); }},
+      {"interp", PredictionSource::kInterpolation, true, false, true, false,
+       [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<InterpPredictor>(); }},
+      {"gbdt", PredictionSource::kTrees, true, true, false, false,
+       [](Options o) -> std::unique_ptr<KernelPredictor> {
+         return std::make_unique<TreePredictor>(TreePredictor::Mode::kBoosted, o);
+       }},
+      {"forest", PredictionSource::kForest, true, true, false, false,
+       [](Options o) -> std::unique_ptr<KernelPredictor> {
+         return std::make_unique<TreePredictor>(TreePredictor::Mode::kForest, o);
+       }},
+      {"roofline", PredictionSource::kRoofline, true, false, true, true,
+       [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<RooflinePredictor>(o); }},
+  };
+  return kTypes;
+}
+
+const PredictorType* FindPredictorType(std::string_view name) {
+  for (const PredictorType& type : PredictorTypes())
+    if (type.name == name) return &type;
+  return nullptr;
+}
+
 std::string_view PredictionSourceName(PredictionSource source) {
-  switch (source) {
-    case PredictionSource::kTableHit: return "table";
-    case PredictionSource::kInterpolation: return "interp";
-    case PredictionSource::kTrees: return "gbdt";
-    case PredictionSource::kForest: return "forest";
-    case PredictionSource::kRoofline: return "roofline";
-    case PredictionSource::kSumOfParts: return "sum-of-parts";
-  }
+  if (source == PredictionSource::kSumOfParts) return "sum-of-parts";  // a pack's answer, not a predictor's
+  for (const PredictorType& type : PredictorTypes())
+    if (type.source == source) return type.name;
   return "unknown";
 }
 
 const std::vector<std::string>& FittedPredictorNames() {
-  static const std::vector<std::string> kNames = {"interp", "gbdt", "forest", "roofline"};
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const PredictorType& type : PredictorTypes())
+      if (type.fitted) names.emplace_back(type.name);
+    return names;
+  }();
   return kNames;
 }
 
-bool IsTreePredictor(std::string_view name) { return name == "gbdt" || name == "forest"; }
+bool IsTreePredictor(std::string_view name) {
+  const PredictorType* type = FindPredictorType(name);
+  return type != nullptr && type->tree_model;
+}
 
 Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options) {
-  std::unique_ptr<KernelPredictor> predictor;
-  if (name == "table") predictor = std::make_unique<TablePredictor>();
-  else if (name == "interp") predictor = std::make_unique<InterpPredictor>();
-  else if (name == "gbdt") predictor = std::make_unique<TreePredictor>(TreePredictor::Mode::kBoosted, options);
-  else if (name == "forest") predictor = std::make_unique<TreePredictor>(TreePredictor::Mode::kForest, options);
-  else if (name == "roofline") predictor = std::make_unique<RooflinePredictor>(options);
-  else return InvalidInput("unknown predictor '" + std::string(name) + "' (known: table, interp, gbdt, forest, roofline)");
-  return predictor;
+  if (const PredictorType* type = FindPredictorType(name)) return type->make(options);
+  std::string known;
+  for (const PredictorType& type : PredictorTypes()) known += (known.empty() ? "" : ", ") + std::string(type.name);
+  return InvalidInput("unknown predictor '" + std::string(name) + "' (known: " + known + ")");
 }
 
 Expected<double> JsonNumber(const nlohmann::json& json, const char* field) {

@@ -93,13 +93,30 @@ class KernelPredictor {
   double relative_spread_ = 0;
 };
 
-/// Every fitted predictor type, in the order the selector tries them: "interp", "gbdt", "forest",
-/// "roofline" (the table is not fitted, only looked up).
+/// One predictor type as registered: everything fitting, selection and packs need to know of it.
+/// A new predictor is its class, a PredictionSource, and one row of PredictorTypes().
+struct PredictorType {
+  std::string_view name;  // its name in packs, flags and reports: "gbdt"
+  PredictionSource source;
+  bool fitted;            // false: looked up only (the table), never fitted or ranked
+  bool tree_model;        // answers every kernel of its kind (what follows it is never reached)
+  bool fits_few_samples;  // fits on fewer samples than cross-validation needs (interp, roofline)
+  bool fallback;          // ranked last unless it is the best there is (roofline)
+  std::unique_ptr<KernelPredictor> (*make)(const PredictorOptions& options);
+};
+
+/// The registry, the table first, then the fitted types in the order the selector tries them
+/// (and ranks them when none is cross-validated).
+const std::vector<PredictorType>& PredictorTypes();
+/// The registered type `name`, or null.
+const PredictorType* FindPredictorType(std::string_view name);
+/// Every fitted predictor type's name, in registry order: "interp", "gbdt", "forest", "roofline".
 const std::vector<std::string>& FittedPredictorNames();
-/// "gbdt" or "forest": a tree ensemble, which answers every kernel of its kind.
+/// A tree ensemble ("gbdt", "forest"), which answers every kernel of its kind.
 bool IsTreePredictor(std::string_view name);
 
-/// A new, unfitted predictor of type `name` ("table" or one of FittedPredictorNames()).
+/// A new, unfitted predictor of type `name` ("table" or one of FittedPredictorNames()); an unknown
+/// name fails listing the known ones.
 Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options);
 
 /// Reads a finite number or a string field of a JSON object, failing with the field's name.

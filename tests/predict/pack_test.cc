@@ -66,6 +66,34 @@ FitOptions SmallFit() {
   return options;
 }
 
+// The registry is the one place a predictor type is named: each row makes a predictor of its own
+// name, its source prints as that name, and fitting takes the fitted rows only.
+TEST(PredictorRegistry, EveryRowMakesItsOwnTypeAndFittingTakesTheFittedOnes) {
+  std::vector<std::string> fitted;
+  for (const PredictorType& type : PredictorTypes()) {
+    Expected<std::unique_ptr<KernelPredictor>> made = MakePredictor(type.name, PredictorOptions{});
+    ASSERT_TRUE(made.ok()) << type.name;
+    EXPECT_EQ((*made)->Name(), type.name);
+    EXPECT_EQ(PredictionSourceName(type.source), type.name);
+    EXPECT_EQ(FindPredictorType(type.name), &type);
+    EXPECT_EQ(IsTreePredictor(type.name), type.tree_model);
+    if (type.fitted) fitted.emplace_back(type.name);
+  }
+  EXPECT_EQ(fitted, FittedPredictorNames());
+  EXPECT_EQ(fitted, (std::vector<std::string>{"interp", "gbdt", "forest", "roofline"}));
+  EXPECT_TRUE(IsTreePredictor("gbdt"));
+  EXPECT_FALSE(IsTreePredictor("interp"));
+  EXPECT_EQ(FindPredictorType("lstm"), nullptr);
+  Expected<std::unique_ptr<KernelPredictor>> unknown = MakePredictor("lstm", PredictorOptions{});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(), "unknown predictor 'lstm' (known: table, interp, gbdt, forest, roofline)");
+  FitOptions options = SmallFit();
+  options.predictors = {"gbdt", "table"};  // the table is looked up, never fitted
+  Expected<FitResult> fit = FitPack(Samples(), Info(), options);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_EQ(fit.status().message(), "unknown predictor 'table' (fitted predictors: interp, gbdt, forest, roofline)");
+}
+
 TEST(FitPackTest, ReportsEveryPredictorPerKindAndSelectsTheBest) {
   FitOptions options = SmallFit();
   options.predictor.peak_gflops = 1000;  // and memory never the bound: latency is affine in MACs
