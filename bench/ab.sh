@@ -16,7 +16,7 @@ for ((r = 0; r < rounds; ++r)); do
     m="${models[$i]}" shape="${models[$((i + 1))]}"
     for side in a b; do
       bin="$a"; [[ $side == b ]] && bin="$b"
-      args=(bench "$root/models/$m" --backend "$backend" --num_threads "$threads" --num_runs "$runs" --min_secs "$secs" --format json)
+      args=(bench "$root/models/$m" --backend "$backend" --num-threads "$threads" --num-runs "$runs" --min-secs "$secs" --format json)
       [[ -n "$shape" ]] && args+=(--input-shape "$shape")
       "$bin" "${args[@]}" >"$tmp/$m.$side.$r.json"
     done

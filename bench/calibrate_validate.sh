@@ -19,7 +19,7 @@ tmp="$(mktemp -d)"
 keep="${KEEP:-}"
 trap '[[ -n "$keep" ]] && mkdir -p "$keep" && cp "$tmp"/* "$keep"/; rm -rf "$tmp"' EXIT
 started="$(date -u +%H:%M)"
-"$latte" calibrate --backend xnnpack --num_threads 1 --budget "$budget" --seed "$seed" --db "$tmp/store.db" \
+"$latte" calibrate --backend xnnpack --num-threads 1 --budget "$budget" --seed "$seed" --db "$tmp/store.db" \
   -o "$tmp/pack.json.gz" --models "$root/models/face_detection_short_range.tflite" \
   "$root/models/selfie_segmentation.tflite" "$root/models/hand_landmark_lite.tflite" \
   "$root/models/pose_landmark_lite.tflite" >"$tmp/calibrate.log" 2>&1 ||

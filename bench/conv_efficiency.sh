@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/conv_efficiency.sh: achieved GFLOP/s of each model's three heaviest conv layers on the
 # xnnpack executor (FLOPs from `latte inspect`, per-node times from `latte bench
-# --enable_op_profiling`), against the 1-thread fp32 peak that build/bench/peak_flops measures.
+# --enable-op-profiling`), against the 1-thread fp32 peak that build/bench/peak_flops measures.
 # Prints a Markdown table for BENCHMARKS.md. Needs python3 (for reading the JSON).
 #
 # Usage: bench/conv_efficiency.sh [NUM_RUNS=200]
@@ -19,8 +19,8 @@ echo "| model | node | op | geometry | GFLOP | avg ms | GFLOP/s | % of peak |"
 echo "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |"
 for m in face_detection_short_range.tflite selfie_segmentation.tflite hand_landmark_lite.tflite pose_landmark_lite.tflite; do
   inspect="$("$latte" inspect "$root/models/$m" --format json)"
-  bench="$("$latte" bench "$root/models/$m" --backend xnnpack --num_threads 1 --num_runs "$runs" --min_secs 1 \
-           --enable_op_profiling --format json)"
+  bench="$("$latte" bench "$root/models/$m" --backend xnnpack --num-threads 1 --num-runs "$runs" --min-secs 1 \
+           --enable-op-profiling --format json)"
   python3 - "$m" "$peak" <<PY
 import json, sys
 model, peak = sys.argv[1], float(sys.argv[2])

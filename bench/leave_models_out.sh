@@ -55,7 +55,7 @@ calibrate() {
   mkdir -p "$tmp/$fold"
   local started
   started="$(date -u +%H:%M)"
-  "$latte" calibrate --backend xnnpack --num_threads 1 --budget "$budget" --seed "$seed" --db "$tmp/$fold/store.db" \
+  "$latte" calibrate --backend xnnpack --num-threads 1 --budget "$budget" --seed "$seed" --db "$tmp/$fold/store.db" \
     -o "$tmp/$fold/pack.json.gz" "$@" >"$tmp/$fold/calibrate.log" 2>&1 ||
     { tail -20 "$tmp/$fold/calibrate.log" >&2; exit 1; }
   local with=""
@@ -73,7 +73,7 @@ validate() {
     shift 2
     # A model the backend cannot run is said, not dropped silently.
     if ! "$latte" validate "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$tmp/$fold/pack.json.gz" \
-        --num_runs 50 --min_secs 1 --format json >"$tmp/$fold/$model.validate.json" 2>"$tmp/$fold/$model.err"; then
+        --num-runs 50 --min-secs 1 --format json >"$tmp/$fold/$model.validate.json" 2>"$tmp/$fold/$model.err"; then
       echo "fold $fold: $model not validated: $(cat "$tmp/$fold/$model.err")"
       rm -f "$tmp/$fold/$model.validate.json"
     fi

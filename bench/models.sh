@@ -27,7 +27,7 @@ echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for m in "${models[@]}"; do
   for t in 1 2; do
    for b in "${backends[@]}"; do
-    json="$("$latte" bench "$root/models/$m" --backend "$b" --num_threads "$t" --num_runs "$runs" --min_secs "$secs" --format json)"
+    json="$("$latte" bench "$root/models/$m" --backend "$b" --num-threads "$t" --num-runs "$runs" --min-secs "$secs" --format json)"
     p50=$(field latency_us.p50 <<<"$json"); p10=$(field latency_us.p10 <<<"$json"); p90=$(field latency_us.p90 <<<"$json")
     n=$(field latency_us.count <<<"$json"); cv=$(field noise.batch_median_cv <<<"$json"); att=$(field noise.attempts <<<"$json")
     others=$(field host.other_cores <<<"$json"); busy=$(field host.contended <<<"$json")

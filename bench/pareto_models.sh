@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 for ((i = 0; i < ${#models[@]}; i += 2)); do
   m="${models[$i]}" shape="${models[$((i + 1))]}"
   args=(pareto "$root/models/$m" --backends xnnpack,onednn --packs "$xnn,$dnn" --verify "$verify"
-        --num_runs "$runs" --min_secs "$secs" --format json)
+        --num-runs "$runs" --min-secs "$secs" --format json)
   [[ -n "$shape" ]] && args+=(--input-shape "$shape")
   "$latte" "${args[@]}" >"$tmp/$i.json"
   echo "$m" >"$tmp/$i.name"

@@ -36,7 +36,7 @@ on_model() {
 }
 for ((r = 0; r < repeats; ++r)); do
   for ((i = 0; i < ${#models[@]}; i += 2)); do
-    on_model "$i" validate --pack "$pack" --num_runs "$runs" --min_secs "$secs" --format json >"$tmp/$i.$r.json"
+    on_model "$i" validate --pack "$pack" --num-runs "$runs" --min-secs "$secs" --format json >"$tmp/$i.$r.json"
   done
 done
 if [[ -n "${OTHER_PACK:-}" ]]; then

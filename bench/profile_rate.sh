@@ -24,7 +24,7 @@ echo "device: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //
 echo
 
 start="$(now)"
-"$latte" profile --backend xnnpack --num_threads 1 --kernels relu,add --max-kernels "$small" \
+"$latte" profile --backend xnnpack --num-threads 1 --kernels relu,add --max-kernels "$small" \
   --db "$tmp/small.db" > "$tmp/small.out" 2> "$tmp/small.err"
 end="$(now)"
 measured="$(sed -n 's/^measured \([0-9]*\).*/\1/p' "$tmp/small.out")"
@@ -35,7 +35,7 @@ awk -v n="$measured" -v s="$start" -v e="$end" 'BEGIN {
 
 if [[ "$skip_grid" == 1 ]]; then exit 0; fi
 start="$(now)"
-"$latte" profile --backend xnnpack --num_threads 1 --kernels conv2d --grid tflite \
+"$latte" profile --backend xnnpack --num-threads 1 --kernels conv2d --grid tflite \
   --db "$tmp/grid.db" > "$tmp/grid.out" 2> "$tmp/grid.err"
 end="$(now)"
 measured="$(sed -n 's/^measured \([0-9]*\).*/\1/p' "$tmp/grid.out")"

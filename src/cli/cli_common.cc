@@ -72,13 +72,13 @@ MeasureOptions ValidationMeasureOptions() {
 
 void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what) {
   constexpr long long kMaxRuns = 1000000;
-  cmd.add_option("--warmup_runs", measure.warmup_runs, "Warmup runs" + what)
+  cmd.add_option("--warmup-runs,--warmup_runs", measure.warmup_runs, "Warmup runs" + what)
       ->check(IntegerIn(0, kMaxRuns))
       ->capture_default_str();
-  cmd.add_option("--num_runs", measure.num_runs, "Timed runs" + what + " (at least --min_secs of them)")
+  cmd.add_option("--num-runs,--num_runs", measure.num_runs, "Timed runs" + what + " (at least --min-secs of them)")
       ->check(IntegerIn(1, kMaxRuns))
       ->capture_default_str();
-  cmd.add_option("--min_secs", measure.min_secs, "Minimum seconds of timed runs" + what)
+  cmd.add_option("--min-secs,--min_secs", measure.min_secs, "Minimum seconds of timed runs" + what)
       ->check(NumberIn(0, measure.max_secs))
       ->capture_default_str();
 }

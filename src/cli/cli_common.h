@@ -28,13 +28,13 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kMaxThreads = 1024;
 
 /// A flag check: an integer in lo..hi. CLI11 reports a refusal as one line naming the flag,
-/// "--num_threads: 0 is not in 1..1024" (exit 2, before the command starts).
+/// "--num-threads: 0 is not in 1..1024" (exit 2, before the command starts).
 CLI::Validator IntegerIn(long long lo, long long hi);
 
-/// A flag check: a finite number (no nan or inf) in lo..hi: "--min_secs: inf is not a number in 0..150".
+/// A flag check: a finite number (no nan or inf) in lo..hi: "--min-secs: inf is not a number in 0..150".
 CLI::Validator NumberIn(double lo, double hi);
 
-/// --warmup_runs, --num_runs and --min_secs of the measurement protocol, read into `measure`
+/// --warmup-runs, --num-runs and --min-secs (snake_case aliases kept) of the measurement protocol, read into `measure`
 /// (whose values are the defaults shown) and checked on parse: warmup 0..1,000,000, runs
 /// 1..1,000,000, seconds 0..measure.max_secs (the protocol's hard stop of a timed pass, so no
 /// value makes a measurement run without end). `what` ends each description ("per kernel").

@@ -27,10 +27,10 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
   cmd->add_option("--backend", flags->backend, "Backend that runs every node")->capture_default_str();
   cmd->add_option("--fallback", flags->fallback, "Backend for nodes the chosen one cannot run (default: none, an error)");
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->check(IntegerIn(1, kMaxThreads))->capture_default_str();
+  cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->check(IntegerIn(1, kMaxThreads))->capture_default_str();
   AddProtocolFlags(*cmd, flags->measure);
   cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
-  cmd->add_flag("--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");
+  cmd->add_flag("--enable-op-profiling,--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--trace", flags->trace, "Write a Chrome trace (Perfetto) of an average run to FILE (implies op profiling)");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");

@@ -1,4 +1,4 @@
-// `latte calibrate [--backend B] [--num_threads T] --budget 10m -o PACK.json`: profile this
+// `latte calibrate [--backend B] [--num-threads T] --budget 10m -o PACK.json`: profile this
 // machine within a budget (fusion rules, the models' kernels, random kernels, adaptive rounds)
 // and fit a pack, in one command.
 #include <CLI/CLI.hpp>
@@ -31,7 +31,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("calibrate", "Profile this machine within a budget and fit a predictor pack (one command)");
   cmd->add_option("--backend", flags->backend, "Backend to calibrate")->capture_default_str();
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
+  cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--budget", flags->budget, "Time for the whole calibration: 90s, 10m, 1h (at least 30s)")
       ->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
@@ -66,7 +66,7 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
     options.detect_fusion = !flags->no_fusion;
     options.fit = flags->fit;
     options.tty = IsTerminal(STDERR_FILENO);
-    options.command = "latte calibrate --backend " + flags->backend + " --num_threads " +
+    options.command = "latte calibrate --backend " + flags->backend + " --num-threads " +
                       std::to_string(flags->num_threads) + " --budget " + flags->budget + " --seed " +
                       std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "");
     for (const std::string& model : flags->models) options.command += " --models " + model;

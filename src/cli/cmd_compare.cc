@@ -29,7 +29,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
       "compare", "Compare backends on models: p50 latency, throughput, size, peak memory, energy (one table)");
   cmd->add_option("models", flags->models, "Model files (.tflite or .onnx)")->required();
   cmd->add_option("--backends", flags->backends, "Backends, comma-separated")->delimiter(',')->capture_default_str();
-  cmd->add_option("--num_threads", flags->threads, "Thread counts, comma-separated (e.g. 1,2)")
+  cmd->add_option("--num-threads,--num_threads", flags->threads, "Thread counts, comma-separated (e.g. 1,2)")
       ->delimiter(',')
       ->check(IntegerIn(1, kMaxThreads))
       ->capture_default_str();
@@ -51,7 +51,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     };
     for (const auto& [flag, repeated] : {std::pair<const char*, std::string>{"MODEL", twice(flags->models)},
                                          {"--backends", twice(flags->backends)},
-                                         {"--num_threads", twice(flags->threads)},
+                                         {"--num-threads", twice(flags->threads)},
                                          {"--precision", twice(flags->precisions)}}) {
       if (!repeated.empty()) {
         exit_code = ReportError("", InvalidInput(fmt::format("{}: {} is given twice", flag, repeated)));

@@ -22,7 +22,7 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
   cmd->add_option("-o,--output", flags->output, "Output file (default: standard output)");
   cmd->add_option("--backend", flags->backend, "Only this backend");
-  cmd->add_option("--num_threads", flags->threads, "Only this thread count")->check(IntegerIn(0, kMaxThreads));
+  cmd->add_option("--num-threads,--num_threads", flags->threads, "Only this thread count")->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Only this precision")->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("--device", flags->device, "Only this device key");
   cmd->add_option("--kind", flags->kind, "Only this kernel kind (e.g. conv2d+relu)");

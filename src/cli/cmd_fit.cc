@@ -1,4 +1,4 @@
-// `latte fit --db FILE --backend B [--device D] [--num_threads T] [--precision P] -o PACK.json`:
+// `latte fit --db FILE --backend B [--device D] [--num-threads T] [--precision P] -o PACK.json`:
 // fit a predictor pack on stored measurements, printing each kind's cross-validated accuracy.
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -30,7 +30,7 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
   cmd->add_option("--backend", flags->backend, "Backend whose measurements to fit (xnnpack, tensorrt, ...)")->required();
   cmd->add_option("--device", flags->device, "Device key (needed when the store holds several devices)");
-  cmd->add_option("--num_threads", flags->threads, "Thread count (needed when several were measured)")
+  cmd->add_option("--num-threads,--num_threads", flags->threads, "Thread count (needed when several were measured)")
       ->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Precision (needed when several were measured)")
       ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
@@ -66,7 +66,7 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
     }
     request.command = "latte fit --db " + request.db + " --backend " + flags->backend +
                       (flags->device.empty() ? "" : " --device " + flags->device) +
-                      (flags->threads > 0 ? " --num_threads " + std::to_string(flags->threads) : "") +
+                      (flags->threads > 0 ? " --num-threads " + std::to_string(flags->threads) : "") +
                       (flags->precision.empty() ? "" : " --precision " + flags->precision) +
                       (flags->no_drift_correction ? " --no-drift-correction" : "");
     if (!flags->fusion_rules.empty()) {

@@ -26,7 +26,7 @@ void AddImportCommand(CLI::App& app, int& exit_code) {
                   "Device name to store the rows under (op-lut: default each line's device)");
   cmd->add_option("--backend", flags->options.backend, "Runtime that measured the table (e.g. tensorrt)")->required();
   cmd->add_option("--backend-version", flags->options.backend_version, "Its version, when known");
-  cmd->add_option("--num_threads", flags->options.threads, "Threads it ran with, when known (0 = unknown)")
+  cmd->add_option("--num-threads,--num_threads", flags->options.threads, "Threads it ran with, when known (0 = unknown)")
       ->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--precision", flags->options.precision, "Precision of the table")
       ->check(CLI::IsMember({"fp32", "fp16", "int8"}));

@@ -30,7 +30,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("profile", "Measure sampled kernels on a backend into the store (resumable)");
   cmd->add_option("--backend", flags->backend, "Backend that runs the kernels")->capture_default_str();
-  cmd->add_option("--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
+  cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
   cmd->add_option("--kernels", flags->kernels,
                   "Kernel kinds, comma-separated: op names or aliases (conv, dwconv2d, fc, ...), fused as conv2d+relu");

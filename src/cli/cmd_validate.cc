@@ -26,7 +26,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("models", flags->models, "Model files (.tflite or .onnx)")->required();
   cmd->add_option("--pack", flags->pack, "Predictor pack (JSON)")->required();
   cmd->add_option("--backend", flags->backend, "Backend to measure on (default: the pack's; must match it)");
-  cmd->add_option("--num_threads", flags->num_threads, "Threads (default: the pack's; must match it)")
+  cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads (default: the pack's; must match it)")
       ->check(IntegerIn(1, kMaxThreads));
   AddProtocolFlags(*cmd, flags->measure, " per model");
   cmd->add_flag("--layers", flags->layers, "Text: also a table of kernels per model");
@@ -52,7 +52,7 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
       return;
     }
     if (flags->num_threads != 0 && flags->num_threads != pack->info.threads) {
-      exit_code = ReportError("", InvalidInput("--num_threads " + std::to_string(flags->num_threads) +
+      exit_code = ReportError("", InvalidInput("--num-threads " + std::to_string(flags->num_threads) +
                                                " does not match the pack's threads (" +
                                                std::to_string(pack->info.threads) + ")"));
       return;

@@ -102,6 +102,7 @@ Expected<ImportReport> ImportTable(Store& store, const std::string& path, const 
 
   std::uint64_t bytes = 0;
   LATTE_ASSIGN_OR_RETURN(std::string digest, ContentDigest(path, bytes));
+  // The import campaign's identity (with the file's digest): its text stays as first written.
   const std::string command =
       fmt::format("import --format {} --device {} --backend {} --backend-version {} --num_threads {} --precision {}",
                   options.format, options.device, options.backend, options.backend_version, options.threads,

@@ -54,7 +54,7 @@ Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegis
     const PackInfo& from = options.from->info;
     if (from.backend != options.backend || from.threads != options.num_threads) {
       return InvalidInput(fmt::format("{}: a pack for {} with {} thread(s), not {} with {}: calibrate --from needs the "
-                                      "same backend and --num_threads",
+                                      "same backend and --num-threads",
                                       options.from_path, from.backend, from.threads, options.backend,
                                       options.num_threads));
     }

@@ -151,7 +151,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   }
   if (rows->empty()) {
     return fail(NotFound("no measurements of backend '" + backend +
-                         "' match (check --backend, --device, --num_threads, --precision)"));
+                         "' match (check --backend, --device, --num-threads, --precision)"));
   }
   // A pack is for one device + backend configuration: refuse to mix, and say how to choose.
   std::set<std::string> devices, configs;
@@ -165,7 +165,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   }
   if (configs.size() > 1) {
     return fail(InvalidInput("measurements of several configurations of " + backend +
-                             "; choose with --num_threads / --precision (" + JoinSet(configs) + ")"));
+                             "; choose with --num-threads / --precision (" + JoinSet(configs) + ")"));
   }
   const StoredMeasurement& first = rows->front();
   PackInfo info;

@@ -15,7 +15,7 @@
 
 namespace latte {
 
-// The most threads a pack can be for (the CLI's --num_threads range).
+// The most threads a pack can be for (the CLI's --num-threads range).
 constexpr std::int64_t kMaxPackThreads = 1024;
 
 nlohmann::json AccuracyMetrics::ToJson() const {

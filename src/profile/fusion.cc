@@ -246,7 +246,7 @@ std::string FusionReportText(const FusionReport& report) {
     if (d.shapes_measured < 2) {
       std::string why = d.evidence.empty() ? std::string("stopped") : d.evidence.front().why_not_measured;
       if (why.empty()) {
-        why = fmt::format("{} of {} shapes inconclusive (too noisy: rerun on a quiet machine or raise --num_runs)",
+        why = fmt::format("{} of {} shapes inconclusive (too noisy: rerun on a quiet machine or raise --num-runs)",
                           d.shapes_inconclusive, d.evidence.size());
       }
       text += fmt::format("  {:<26} undecided: {}\n", d.kind, why);

@@ -29,6 +29,8 @@ class UnsupportedCollector : public MeasurementListener {
 
 std::string DefaultProfileDb() { return DefaultStorePath(); }
 
+// A campaign's identity in the store (resume finds it by this text): the snake_case flag names it
+// was first written with are kept, whatever the flags are called today.
 std::string CampaignCommand(const CampaignOptions& options) {
   const MeasureOptions& m = options.measure;
   return fmt::format("latte profile --backend {} --num_threads {} --precision {} --warmup_runs {} --num_runs {} --min_secs {}",

@@ -42,7 +42,7 @@ std::string BenchView::Text() const {
   out += "Throughput: " + Fixed(Throughput(s), 1) + " inferences/s\n";
   out += "Peak RSS: " + WithThousands(result_.peak_rss_kb) + " KB\n";
   out += "Noise: " + result_.latency.noise.Describe() + (result_.latency.attempts > 1 ? ", " + std::to_string(result_.latency.attempts) + " attempts (kept the quietest)" : "") +
-         (result_.latency.hit_time_limit ? ", stopped by the time limit before --num_runs" : "") + "\n";
+         (result_.latency.hit_time_limit ? ", stopped by the time limit before --num-runs" : "") + "\n";
   out += "Host: " + DescribeHostLoad(result_.latency.host, result_.latency.contended, options_.run.num_threads) + "\n";
   size_t fell_back = 0;
   for (const auto& a : result_.assignments) fell_back += a.fell_back;

@@ -39,7 +39,7 @@ Expected<std::unique_ptr<Backend>> BackendRegistry::Create(const std::string& na
   LATTE_RETURN_IF_ERROR(CheckKnown(name));
   const BackendFactory* info = Find(name);
   if (options.num_threads < 1 || options.num_threads > 1024)
-    return InvalidInput("--num_threads must be between 1 and 1024, not " + std::to_string(options.num_threads));
+    return InvalidInput("--num-threads must be between 1 and 1024, not " + std::to_string(options.num_threads));
   return info->create(options);
 }
 

@@ -12,12 +12,12 @@ double Micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 }  // namespace
 
 Status MeasureOptions::Validate() const {
-  if (warmup_runs < 0) return InvalidInput("--warmup_runs must be ≥ 0");
-  if (num_runs < 1) return InvalidInput("--num_runs must be ≥ 1");
-  if (min_secs < 0 || min_warmup_secs < 0) return InvalidInput("--min_secs must be ≥ 0");
+  if (warmup_runs < 0) return InvalidInput("--warmup-runs must be ≥ 0");
+  if (num_runs < 1) return InvalidInput("--num-runs must be ≥ 1");
+  if (min_secs < 0 || min_warmup_secs < 0) return InvalidInput("--min-secs must be ≥ 0");
   if (!(max_secs > 0) || !std::isfinite(max_secs)) return InvalidInput("the time limit must be positive and finite");
   if (!std::isfinite(min_secs) || min_secs > max_secs || !std::isfinite(min_warmup_secs))
-    return InvalidInput("--min_secs must be at most the time limit of a timed pass, " + std::to_string(max_secs) + " s");
+    return InvalidInput("--min-secs must be at most the time limit of a timed pass, " + std::to_string(max_secs) + " s");
   return Status::Ok();
 }
 

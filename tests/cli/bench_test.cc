@@ -25,12 +25,29 @@ class CliBench : public ::testing::Test {
   const fs::path& dir_ = tmp_.path();
 };
 
+// TFLite benchmark_model's snake_case flags are aliases of the kebab-case ones: accepted, and
+// a bad value is reported under the flag's kebab-case name.
+TEST_F(CliBench, SnakeCaseFlagsAreAliases) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  const std::string model = ModelPath("face_detection_short_range.tflite");
+  RunResult r = RunLatte({"bench", model, "--num_threads", "1", "--warmup_runs", "1", "--num_runs", "3", "--min_secs", "0",
+                          "--enable_op_profiling", "--format", "json"},
+                         dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["latency_us"]["count"].get<int>(), 3);
+  EXPECT_EQ(j["op_profile"].size(), 73u);  // --enable_op_profiling took effect
+  RunResult bad = RunLatte({"bench", model, "--num_threads", "0"}, dir_);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: --num-threads: 0 is not in 1..1024 (see 'latte --help')\n");
+}
+
 TEST_F(CliBench, JsonProfileAndTraceOnARealModel) {
   LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
   const std::string trace = (dir_ / "trace.json").string();
   RunResult r = RunLatte({"bench", ModelPath("face_detection_short_range.tflite"), "--backend", "xnnpack",
-                          "--num_threads", "1", "--warmup_runs", "1", "--num_runs", "5", "--min_secs", "0",
-                          "--enable_op_profiling", "--format", "json", "--trace", trace},
+                          "--num-threads", "1", "--warmup-runs", "1", "--num-runs", "5", "--min-secs", "0",
+                          "--enable-op-profiling", "--format", "json", "--trace", trace},
                          dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -68,8 +85,8 @@ TEST_F(CliBench, JsonProfileAndTraceOnARealModel) {
 
 TEST_F(CliBench, TextReadsLikeBenchmarkModel) {
   LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
-  RunResult r = RunLatte({"bench", ModelPath("face_detection_short_range.tflite"), "--num_runs", "3", "--min_secs", "0",
-                          "--enable_op_profiling"},
+  RunResult r = RunLatte({"bench", ModelPath("face_detection_short_range.tflite"), "--num-runs", "3", "--min-secs", "0",
+                          "--enable-op-profiling"},
                          dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* line : {"Initialized in ", "First inference: ", "Warmup: count=", "Inference timings in us: count=",
@@ -86,9 +103,9 @@ TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {{"bench", tflite, "--num_runs", "0"}, "error: --num_runs: 0 is not in 1..1000000 (see 'latte --help')\n"},
+      {{"bench", tflite, "--num-runs", "0"}, "error: --num-runs: 0 is not in 1..1000000 (see 'latte --help')\n"},
       {{"bench", tflite, "--backend", "tpu"}, "error: " + tflite + ": unknown backend 'tpu' (known: xnnpack, onednn, ort)\n"},
-      {{"bench", tflite, "--num_threads", "0"}, "error: --num_threads: 0 is not in 1..1024 (see 'latte --help')\n"},
+      {{"bench", tflite, "--num-threads", "0"}, "error: --num-threads: 0 is not in 1..1024 (see 'latte --help')\n"},
       {{"bench", tflite, "--precision", "fp64"}, "error: --precision: fp64 not in {fp32,int8} (see 'latte --help')\n"},
       {{"bench", ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"), "--input-shape", "x=1x3x48"},
        "error: " + ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx") +

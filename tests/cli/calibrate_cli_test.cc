@@ -79,8 +79,8 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
   nlohmann::json raw_json = nlohmann::json::parse(ReadAll(raw_pack));
   EXPECT_EQ(raw_json["reference"]["corrected"], 0);
   EXPECT_NE(raw_json["provenance"]["command"].get<std::string>().find(" --no-drift-correction"), std::string::npos);
-  RunResult validated = RunLatte({"validate", kModel, "--pack", pack, "--num_runs", "3", "--min_secs", "0",
-                                  "--warmup_runs", "1", "--format", "json"},
+  RunResult validated = RunLatte({"validate", kModel, "--pack", pack, "--num-runs", "3", "--min-secs", "0",
+                                  "--warmup-runs", "1", "--format", "json"},
                                  dir.path(), 120);
   ASSERT_EQ(validated.exit_code, 0) << validated.err;
   nlohmann::json v = nlohmann::json::parse(validated.out);
@@ -98,7 +98,7 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
   EXPECT_EQ(model["inside_interval"].get<bool>(), inside);
   EXPECT_EQ(v["inside_interval_pct"].get<double>(), inside ? 100 : 0);
   EXPECT_DOUBLE_EQ(v["interval_level"].get<double>(), 0.9);
-  RunResult text = RunLatte({"validate", kModel, "--pack", pack, "--num_runs", "3", "--min_secs", "0", "--warmup_runs", "1"},
+  RunResult text = RunLatte({"validate", kModel, "--pack", pack, "--num-runs", "3", "--min-secs", "0", "--warmup-runs", "1"},
                             dir.path(), 120);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("drift: the reference kernel (conv2d)"), std::string::npos) << text.out;
@@ -122,7 +122,7 @@ TEST(CalibrateCli, ShortCalibrationWritesAPackThatPredictsTheModel) {
         << rule;
   }
   EXPECT_NE(from_json["provenance"]["command"].get<std::string>().find(" --from " + pack), std::string::npos);
-  RunResult threads = RunLatte({"calibrate", "--budget", "30s", "--num_threads", "2", "--from", pack, "--db", from_db,
+  RunResult threads = RunLatte({"calibrate", "--budget", "30s", "--num-threads", "2", "--from", pack, "--db", from_db,
                                 "-o", from_pack},
                                dir.path());
   EXPECT_EQ(threads.exit_code, 2);

@@ -24,7 +24,7 @@ class CliCompare : public ::testing::Test {
   const fs::path& dir_ = tmp_.path();
 };
 
-const char* const kFast[] = {"--warmup_runs", "1", "--num_runs", "2", "--min_secs", "0"};
+const char* const kFast[] = {"--warmup-runs", "1", "--num-runs", "2", "--min-secs", "0"};
 
 std::vector<std::string> Args(std::vector<std::string> args) {
   args.insert(args.end(), std::begin(kFast), std::end(kFast));
@@ -34,7 +34,7 @@ std::vector<std::string> Args(std::vector<std::string> args) {
 TEST_F(CliCompare, JsonHasOneRowPerConfigurationWithNumbersOrWhy) {
   LATTE_REQUIRE_MODEL("hand_landmark_lite.tflite");
   const std::string model = ModelPath("hand_landmark_lite.tflite");
-  RunResult r = RunLatte(Args({"compare", model, "--backends", "xnnpack,ort", "--num_threads", "1,2", "--precision",
+  RunResult r = RunLatte(Args({"compare", model, "--backends", "xnnpack,ort", "--num-threads", "1,2", "--precision",
                                "fp32,int8", "--format", "json"}),
                          dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -129,13 +129,13 @@ TEST_F(CliCompare, BadFlagsAndFilesExit2WithOneLine) {
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
   };
   expect_error({"compare", model, "--backends", "xnnpack,tensorrt"}, "unknown backend 'tensorrt'");
-  expect_error({"compare", model, "--num_threads", "1,0"}, "num_threads");
+  expect_error({"compare", model, "--num-threads", "1,0"}, "num-threads");
   expect_error({"compare", model, "--precision", "fp16"}, "precision");
   expect_error({"compare", model, "--backends", "xnnpack,onednn,xnnpack"}, "--backends: xnnpack is given twice");
-  expect_error({"compare", model, "--num_threads", "1,2,1"}, "--num_threads: 1 is given twice");
+  expect_error({"compare", model, "--num-threads", "1,2,1"}, "--num-threads: 1 is given twice");
   expect_error({"compare", model, model}, "MODEL: " + model + " is given twice");
   expect_error({"compare", model, "--format", "xml"}, "format");
-  expect_error({"compare", model, "--num_runs", "0"}, "num_runs");
+  expect_error({"compare", model, "--num-runs", "0"}, "num-runs");
   expect_error({"compare"}, "models");
   // An input name no model has: a typo, not a shape for some other model.
   expect_error({"compare", model, "--input-shape", "inptu=1x224x224x3"},

@@ -50,14 +50,14 @@ TEST(FlagChecks, ProtocolFlagsAreFiniteAndBoundedInEveryCommand) {
   LATTE_REQUIRE_MODEL(kModel);
   TempDir dir;
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
-      {{"--min_secs", "inf"}, "--min_secs: inf is not a number in 0.."},
-      {{"--min_secs", "nan"}, "--min_secs: nan is not a number in 0.."},
-      {{"--min_secs", "1e12"}, "--min_secs: 1e12 is not a number in 0.."},
-      {{"--min_secs", "-1"}, "--min_secs: -1 is not a number in 0.."},
-      {{"--min_secs", "soon"}, "--min_secs: 'soon' is not a number"},
-      {{"--num_runs", "0"}, "--num_runs: 0 is not in 1..1000000"},
-      {{"--num_runs", "2000000000"}, "--num_runs: 2000000000 is not in 1..1000000"},
-      {{"--warmup_runs", "-1"}, "--warmup_runs: -1 is not in 0..1000000"},
+      {{"--min-secs", "inf"}, "--min-secs: inf is not a number in 0.."},
+      {{"--min-secs", "nan"}, "--min-secs: nan is not a number in 0.."},
+      {{"--min-secs", "1e12"}, "--min-secs: 1e12 is not a number in 0.."},
+      {{"--min-secs", "-1"}, "--min-secs: -1 is not a number in 0.."},
+      {{"--min-secs", "soon"}, "--min-secs: 'soon' is not a number"},
+      {{"--num-runs", "0"}, "--num-runs: 0 is not in 1..1000000"},
+      {{"--num-runs", "2000000000"}, "--num-runs: 2000000000 is not in 1..1000000"},
+      {{"--warmup-runs", "-1"}, "--warmup-runs: -1 is not in 0..1000000"},
   };
   for (const std::vector<std::string>& command : ProtocolCommands(dir)) {
     for (const auto& [flag, says] : bad) {
@@ -67,9 +67,9 @@ TEST(FlagChecks, ProtocolFlagsAreFiniteAndBoundedInEveryCommand) {
     }
   }
   // The bound is the protocol's hard stop of a timed pass: 150 s for models, 10 s for kernels.
-  ExpectRefused({"bench", ModelPath(kModel), "--min_secs", "151"}, "--min_secs: 151 is not a number in 0..150", dir);
-  ExpectRefused({"profile", "--kernels", "relu", "--min_secs", "11", "--db", (dir.path() / "p.db").string()},
-                "--min_secs: 11 is not a number in 0..10", dir);
+  ExpectRefused({"bench", ModelPath(kModel), "--min-secs", "151"}, "--min-secs: 151 is not a number in 0..150", dir);
+  ExpectRefused({"profile", "--kernels", "relu", "--min-secs", "11", "--db", (dir.path() / "p.db").string()},
+                "--min-secs: 11 is not a number in 0..10", dir);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.db"));
 }
 
@@ -77,24 +77,24 @@ TEST(FlagChecks, ThreadCountsAreReadableRangesInEveryCommand) {
   LATTE_REQUIRE_MODEL(kModel);
   TempDir dir;
   const std::string model = ModelPath(kModel), db = (dir.path() / "t.db").string();
-  ExpectRefused({"compare", model, "--num_threads", "0"}, "--num_threads: 0 is not in 1..1024", dir);
-  ExpectRefused({"compare", model, "--num_threads", "1,x"}, "--num_threads: 'x' is not an integer", dir);
+  ExpectRefused({"compare", model, "--num-threads", "0"}, "--num-threads: 0 is not in 1..1024", dir);
+  ExpectRefused({"compare", model, "--num-threads", "1,x"}, "--num-threads: 'x' is not an integer", dir);
   // compare refuses what bench refuses, before any configuration runs.
-  ExpectRefused({"compare", model, "--backends", "xnnpack", "--num_threads", "5000"},
-                "--num_threads: 5000 is not in 1..1024", dir);
-  ExpectRefused({"bench", model, "--num_threads", "5000"}, "--num_threads: 5000 is not in 1..1024", dir);
-  ExpectRefused({"validate", model, "--pack", ShippedPack(), "--num_threads", "-2"}, "--num_threads: -2 is not in 1..1024",
+  ExpectRefused({"compare", model, "--backends", "xnnpack", "--num-threads", "5000"},
+                "--num-threads: 5000 is not in 1..1024", dir);
+  ExpectRefused({"bench", model, "--num-threads", "5000"}, "--num-threads: 5000 is not in 1..1024", dir);
+  ExpectRefused({"validate", model, "--pack", ShippedPack(), "--num-threads", "-2"}, "--num-threads: -2 is not in 1..1024",
                 dir);
-  ExpectRefused({"profile", "--kernels", "relu", "--db", db, "--num_threads", "0"}, "--num_threads: 0 is not in 1..1024",
+  ExpectRefused({"profile", "--kernels", "relu", "--db", db, "--num-threads", "0"}, "--num-threads: 0 is not in 1..1024",
                 dir);
-  ExpectRefused({"calibrate", "-o", "p.json", "--db", db, "--num_threads", "2000"},
-                "--num_threads: 2000 is not in 1..1024", dir);
-  ExpectRefused({"fit", "--backend", "xnnpack", "-o", "p.json", "--db", db, "--num_threads", "0"},
-                "--num_threads: 0 is not in 1..1024", dir);
+  ExpectRefused({"calibrate", "-o", "p.json", "--db", db, "--num-threads", "2000"},
+                "--num-threads: 2000 is not in 1..1024", dir);
+  ExpectRefused({"fit", "--backend", "xnnpack", "-o", "p.json", "--db", db, "--num-threads", "0"},
+                "--num-threads: 0 is not in 1..1024", dir);
   // 0 is "unknown" (import) or not a filter value to refuse (export); negatives are refused.
-  ExpectRefused({"export", "--db", db, "--num_threads", "-1"}, "--num_threads: -1 is not in 0..1024", dir);
-  ExpectRefused({"import", "--format", "csv", "t.csv", "--backend", "b", "--db", db, "--num_threads", "-1"},
-                "--num_threads: -1 is not in 0..1024", dir);
+  ExpectRefused({"export", "--db", db, "--num-threads", "-1"}, "--num-threads: -1 is not in 0..1024", dir);
+  ExpectRefused({"import", "--format", "csv", "t.csv", "--backend", "b", "--db", db, "--num-threads", "-1"},
+                "--num-threads: -1 is not in 0..1024", dir);
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 

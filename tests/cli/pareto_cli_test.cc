@@ -48,7 +48,7 @@ TEST_F(ParetoCli, FindsAFrontAndVerifiesItBesideTheAllOnOneBackendRuns) {
   const std::string xnn = Rekeyed(dir, "xnnpack"), dnn = Rekeyed(dir, "onednn");
   const std::string plot = (dir.path() / "front.svg").string();
   RunResult r = RunLatte({"pareto", model_, "--backends", "xnnpack,onednn", "--packs", xnn + "," + dnn, "--search",
-                          "brute", "--verify", "2", "--warmup_runs", "1", "--num_runs", "3", "--min_secs", "0",
+                          "brute", "--verify", "2", "--warmup-runs", "1", "--num-runs", "3", "--min-secs", "0",
                           "--format", "json", "--plot", plot},
                          dir.path(), 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;

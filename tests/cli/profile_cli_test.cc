@@ -22,7 +22,7 @@ using testing::TempDir;
 
 // Fast kernels and short runs: these tests check logic, not times.
 std::vector<std::string> Quick(std::vector<std::string> args, const std::string& db, const std::string& min_secs = "0") {
-  for (const char* a : {"--num_runs", "3", "--warmup_runs", "1", "--min_secs"}) args.push_back(a);
+  for (const char* a : {"--num-runs", "3", "--warmup-runs", "1", "--min-secs"}) args.push_back(a);
   args.push_back(min_secs);
   args.push_back("--db");
   args.push_back(db);
@@ -293,8 +293,8 @@ TEST(ProfileCli, BadFlagsAndBadStoresExit2) {
       {{"profile", "--strategy", "from-models", "--db", db}, "--models"},
       {{"profile", "--strategy", "from-models", "--models", "/nonexistent.tflite", "--db", db}, "/nonexistent.tflite"},
       {{"profile", "--kernels", "relu", "--precision", "fp16", "--db", db}, "fp16"},
-      {{"profile", "--kernels", "relu", "--num_runs", "0", "--db", db}, "num_runs"},
-      {{"profile", "--kernels", "relu", "--num_threads", "0", "--db", db}, "num_threads"},
+      {{"profile", "--kernels", "relu", "--num-runs", "0", "--db", db}, "num-runs"},
+      {{"profile", "--kernels", "relu", "--num-threads", "0", "--db", db}, "num-threads"},
   };
   for (const auto& [args, needle] : cases) {
     RunResult r = RunLatte(args, dir.path());

@@ -79,8 +79,8 @@ TEST(ShippedPack, ValidateTakesAnInputShapeOnlyOneOfTheModelsHas) {
   ASSERT_TRUE(std::filesystem::exists(cls) && std::filesystem::exists(face)) << "scripts/setup fetches the models";
   const std::string pack = std::string(LATTE_SOURCE_DIR) + "/data/packs/xnnpack-1thread-fp32.json.gz";
   TempDir dir;
-  RunResult run = RunLatte({"validate", cls, face, "--pack", pack, "--input-shape", "x=1x3x48x192", "--num_runs", "3",
-                            "--min_secs", "0", "--warmup_runs", "1", "--format", "json"},
+  RunResult run = RunLatte({"validate", cls, face, "--pack", pack, "--input-shape", "x=1x3x48x192", "--num-runs", "3",
+                            "--min-secs", "0", "--warmup-runs", "1", "--format", "json"},
                            dir.path(), 240);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   nlohmann::json v = nlohmann::json::parse(run.out);
