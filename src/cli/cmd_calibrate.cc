@@ -16,12 +16,12 @@
 #include "db/store.h"
 #include "predict/calibrate.h"
 #include "predict/pack.h"
-#include "report/fit_view.h"
+#include "report/calibrate_view.h"
 
 namespace latte::cli {
 void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   struct Flags {
-    std::string backend = "xnnpack", budget = "10m", db, output, from;
+    std::string backend = "xnnpack", budget = "10m", db, output, from, format = "text";
     std::vector<std::string> models, input_shapes;
     int num_threads = 1;
     std::uint64_t seed = 0;
@@ -44,6 +44,9 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
                   "Start from this pack (same backend and threads): its fusion rules, and its kernels adapted to "
                   "this machine join the fit where none was measured here");
   cmd->add_option("--folds", flags->fit.folds, "Cross-validation folds of the fit")->check(CLI::Range(2, 100));
+  cmd->add_option("--format", flags->format, "What it prints: text, or one JSON document at the end")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] {
     CalibrateOptions options;
     options.backend = flags->backend;
@@ -111,45 +114,24 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", result.status());
       return;
     }
-    if (result->from) {
-      const CalibrateResult::FromPack& f = *result->from;
-      std::cout << fmt::format("started from {}: {} of its kernels measured again here ({:.0f} s), networks set the "
-                               "level ×{:.3f}; {} of its {} measured kernels adapted for the fit\n",
-                               f.path, f.remeasured, f.secs, f.network_factor, f.adapted, f.kernels);
-    }
-    if (result->fusion) std::cout << FusionReportText(*result->fusion);
-    std::cout << "fusion rules:";
-    for (const std::string& rule : result->fusion_rules) std::cout << " " << rule;
-    std::cout << (result->fusion_rules.empty() ? " none" : "")
-              << (result->fusion ? "\n" : result->from ? " (the pack's, and what the backend fuses by construction)\n" : " (the defaults, not measured)\n");
-    for (const CalibratePhase& phase : result->phases) {
-      const CampaignSummary& s = phase.result.summary;
-      std::cout << "phase " << phase.name << ": campaign " << phase.result.campaign_id << ", measured " << s.measured
-                << ", unsupported " << s.unsupported << ", done earlier " << s.already_done << ", " << s.remaining
-                << " left for a later run (" << static_cast<int>(phase.spent_secs) << " s)\n";
-    }
-    for (const CalibrateResult::ContextPhase& phase : result->graph_contexts) {
-      const GraphContextResult& g = phase.result;
-      std::cout << "phase random networks in context (" << phase.family << "): campaign " << g.campaign_id
-                << ", measured " << g.measured << " networks (" << g.layers_stored << " layers), done earlier "
-                << g.done_before << ", skipped " << g.skipped.size() << ", drift readings " << g.references << " ("
-                << static_cast<int>(phase.secs) << " s)\n";
-      for (const std::string& why : g.skipped) std::cout << "  skipped " << why << "\n";
-      if (!g.reference_error.empty()) std::cout << "  no drift readings: " << g.reference_error << "\n";
-    }
+    const bool json = flags->format == "json";
+    if (!json) std::cout << CalibrateResultText(*result, options.fit.folds);
     if (result->interrupted) {
-      std::cout << "interrupted: measurements so far are in " << options.db
-                << "; run the same command again to continue (no pack written)\n";
+      if (json) std::cout << CalibrateResultJson(*result, options.db, "").dump(2) << "\n";
+      else
+        std::cout << "interrupted: measurements so far are in " << options.db
+                  << "; run the same command again to continue (no pack written)\n";
       exit_code = 130;
       return;
     }
-    std::cout << FitReportText(result->fit, options.fit.folds);
     if (Status saved = result->fit.fit.pack.Save(flags->output); !saved.ok()) {
       exit_code = ReportError("", saved);
       return;
     }
-    std::cout << "wrote " << flags->output << " (" << result->fit.fit.pack.kinds.size() << " kernel kinds, "
-              << result->fit.measurements << " measurements of this machine in " << options.db << ")\n";
+    if (json) std::cout << CalibrateResultJson(*result, options.db, flags->output).dump(2) << "\n";
+    else
+      std::cout << "wrote " << flags->output << " (" << result->fit.fit.pack.kinds.size() << " kernel kinds, "
+                << result->fit.measurements << " measurements of this machine in " << options.db << ")\n";
     exit_code = kExitOk;
   });
 }

@@ -13,12 +13,13 @@
 #include "profile/fusion.h"
 #include "profile/profile.h"
 #include "profile/space.h"
+#include "report/profile_view.h"
 
 namespace latte::cli {
 void AddProfileCommand(CLI::App& app, int& exit_code) {
   struct Flags {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
-                fusion_out;
+                fusion_out, format = "text";
     std::vector<std::string> models, input_shapes;
     int num_threads = 1;
     MeasureOptions measure = KernelMeasureOptions();
@@ -30,6 +31,9 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("profile", "Measure sampled kernels on a backend into the store (resumable)");
   cmd->add_option("--backend", flags->backend, "Backend that runs the kernels")->capture_default_str();
+  cmd->add_option("--format", flags->format, "The summary (or the fusion verdicts) as text or JSON")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
   cmd->add_option("--kernels", flags->kernels,
@@ -95,7 +99,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
         exit_code = ReportError("", report.status());
         return;
       }
-      std::cout << FusionReportText(*report);
+      std::cout << (flags->format == "json" ? FusionReportJson(*report).dump(2) + "\n" : FusionReportText(*report));
       if (!flags->fusion_out.empty()) {
         if (Status written = WriteFileAtomically(flags->fusion_out, FusionReportJson(*report).dump(2) + "\n");
             !written.ok()) {
@@ -142,7 +146,8 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
       exit_code = ReportError("", result.status());
       return;
     }
-    std::cout << FormatProfileResult(*result, options.db);
+    std::cout << (flags->format == "json" ? ProfileResultJson(*result, options.db).dump(2) + "\n"
+                                          : ProfileResultText(*result, options.db));
     exit_code = result->summary.interrupted ? 130 : kExitOk;
   });
 }

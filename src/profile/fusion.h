@@ -90,8 +90,4 @@ void DecideFusion(FusionEvidence& evidence, double alpha);
 /// backend or bad options; a shape the backend cannot run is kept with why_not_measured.
 Expected<FusionReport> DetectFusion(const FusionOptions& options, const BackendRegistry& registry, std::ostream& log);
 
-std::string FusionReportText(const FusionReport& report);
-/// {"backend", "num_threads", "alpha", "rules": [...], "chains": [{"kind", "fused", "shapes": [...]}]}.
-nlohmann::json FusionReportJson(const FusionReport& report);
-
 }  // namespace latte

@@ -38,31 +38,6 @@ std::string CampaignCommand(const CampaignOptions& options) {
                      m.num_runs, m.min_secs);
 }
 
-std::string FormatProfileResult(const ProfileResult& result, const std::string& db) {
-  const CampaignSummary& s = result.summary;
-  std::string text;
-  for (const std::string& note : result.notes) text += "sample: " + note + "\n";
-  text += fmt::format("campaign {}: {} kernels planned", result.campaign_id, s.planned);
-  if (s.already_done > 0) text += fmt::format(", {} done in earlier runs (skipped)", s.already_done);
-  text += "\n";
-  text += fmt::format("measured {}, unsupported {}, remaining {}", s.measured, s.unsupported, s.remaining);
-  if (s.budget_spent) text += " (budget spent: rerun the same command to continue)";
-  if (s.interrupted) text += " (interrupted: rerun the same command to continue)";
-  text += "\n";
-  constexpr std::size_t kShown = 5;
-  for (std::size_t i = 0; i < result.unsupported.size() && i < kShown; ++i) {
-    text += "unsupported: " + result.unsupported[i].first + ": " + result.unsupported[i].second + "\n";
-  }
-  if (result.unsupported.size() > kShown) {
-    text += fmt::format("unsupported: ... and {} more (all stored with their reasons)\n",
-                        result.unsupported.size() - kShown);
-  }
-  text += fmt::format("stored {} measurements in {}\n", result.stored, db);
-  if (!s.reference_error.empty()) text += "reference kernel not measured, no drift readings: " + s.reference_error + "\n";
-  else text += fmt::format("reference kernel: {} readings\n", s.references);
-  return text;
-}
-
 Expected<ProfileResult> RunProfile(const ProfileOptions& options, const BackendRegistry& registry, std::ostream& log) {
   ProfileResult result;
   const bool adaptive = options.sampler.strategy == "adaptive";

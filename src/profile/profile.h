@@ -47,8 +47,6 @@ std::string DefaultProfileDb();
 /// measurement settings (flag order and the budget do not matter).
 std::string CampaignCommand(const CampaignOptions& options);
 
-/// The summary printed after a profile: notes, counts, where the rows went, what is left.
-std::string FormatProfileResult(const ProfileResult& result, const std::string& db);
 
 /// Runs a whole profile. Progress goes to `log`. Errors name the file (model, store) involved.
 Expected<ProfileResult> RunProfile(const ProfileOptions& options, const BackendRegistry& registry, std::ostream& log);

@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "db/store.h"
 #include "run_latte.h"
 
@@ -65,6 +67,23 @@ std::size_t WaitForStoredRows(const std::string& db, pid_t pid, std::size_t want
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return seen;
+}
+
+TEST(ProfileCli, JsonSummarySaysWhatWasMeasuredAndWhere) {
+  TempDir dir;
+  const std::string db = (dir.path() / "j.db").string();
+  RunResult r = RunLatte(Quick({"profile", "--kernels", "relu", "--strategy", "random", "--max-kernels", "3", "--format",
+                                "json"},
+                               db),
+                         dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["planned"], 3);
+  EXPECT_EQ(json["measured"], 3);
+  EXPECT_EQ(json["stored"], 3);
+  EXPECT_EQ(json["remaining"], 0);
+  EXPECT_EQ(json["db"], db);
+  EXPECT_EQ(StoredP50(db).size(), 3u);
 }
 
 TEST(ProfileCli, SmallCampaignFillsTheStoreAndARerunSkipsIt) {

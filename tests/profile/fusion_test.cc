@@ -148,9 +148,6 @@ TEST(Fusion, WhatTheBackendDeclaresIsFusedWithoutTiming) {
   ASSERT_FALSE(report->decisions[1].evidence.empty());
   EXPECT_NE(report->decisions[1].evidence[0].why_not_measured.find("runs nothing"), std::string::npos);
   EXPECT_EQ(report->rules, std::vector<std::string>{"conv2d+relu"});
-  EXPECT_NE(FusionReportText(*report).find("conv2d+relu                fused (by construction"), std::string::npos)
-      << FusionReportText(*report);
-  EXPECT_TRUE(FusionReportJson(*report)["chains"][0]["declared"].get<bool>());
 }
 
 TEST(Fusion, TheDefaultBackendDeclarationIsWhatTheExecutorFolds) {
@@ -159,29 +156,6 @@ TEST(Fusion, TheDefaultBackendDeclarationIsWhatTheExecutorFolds) {
   for (const char* kind : {"conv2d+relu6", "depthwise_conv2d+relu", "fully_connected+relu6", "add+relu", "transpose_conv2d+relu_n1_to_1"})
     EXPECT_NE(std::find(kinds.begin(), kinds.end(), kind), kinds.end()) << kind;
   for (const std::string& kind : kinds) EXPECT_TRUE(FusionRules::FromKinds({kind}).ok()) << kind;
-}
-
-TEST(Fusion, JsonListsRulesAndEvidence) {
-  FusionReport report;
-  report.backend = "xnnpack";
-  FusionDecision d;
-  d.kind = "conv2d+relu";
-  d.fused = true;
-  d.shapes_fused = d.shapes_measured = 1;
-  FusionEvidence e;
-  e.chain = (*FusionShapes("conv2d+relu"))[0];
-  e.parts_us = {10, 2};
-  e.together_us = 10;
-  DecideFusion(e, 0.5);
-  d.evidence.push_back(e);
-  report.decisions.push_back(d);
-  report.rules = {"conv2d+relu"};
-  const nlohmann::json json = FusionReportJson(report);
-  EXPECT_EQ(json["rules"], nlohmann::json::array({"conv2d+relu"}));
-  EXPECT_EQ(json["chains"][0]["shapes"][0]["saving_us"], 2.0);
-  EXPECT_NE(FusionReportText(report).find("rules: conv2d+relu"), std::string::npos);
-  // The rules are what FusionRules reads.
-  EXPECT_TRUE(FusionRules::FromJson(json["rules"]).ok());
 }
 
 }  // namespace
