@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "ir/kernel_graph.h"
@@ -53,6 +54,13 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
     request.correct_drift = !flags->no_drift_correction;
     request.db = flags->db.empty() ? DefaultStorePath() : flags->db;
     request.filter.backend = flags->backend;
+    {  // The pack says how models are planned for it: as the backend is registered (a backend this
+       // latte does not run, such as an imported table's, takes the file's layout).
+      BackendRegistry registry;
+      RegisterBuiltinBackends(registry);
+      const BackendFactory* backend = registry.Find(flags->backend);
+      request.backend_takes_nhwc = backend != nullptr && backend->takes_nhwc;
+    }
     if (flags->threads > 0) request.filter.threads = flags->threads;
     if (!flags->precision.empty()) request.filter.precision = flags->precision;
     if (!flags->device.empty()) request.filter.device = flags->device;

@@ -118,7 +118,10 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
     options.sampler.models = flags->models;
     options.sampler.neighbours = !flags->no_neighbours;
     // The models' kernels as the backend runs them (NHWC, activations folded), as predict asks.
-    if (flags->strategy == "from-models") options.sampler.layout_backend = flags->backend;
+    if (flags->strategy == "from-models") {
+      options.sampler.layout_backend = flags->backend;
+      options.sampler.layout_backend_takes_nhwc = registry.Find(flags->backend)->takes_nhwc;  // known: checked above
+    }
     options.sampler.seed = flags->seed;
     options.sampler.max_kernels = flags->max_kernels;
     auto shapes = ParseInputShapes(flags->input_shapes);

@@ -171,6 +171,7 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
     sampler.models = options.models;
     sampler.input_shapes = options.input_shapes;
     sampler.layout_backend = options.backend;
+    sampler.layout_backend_takes_nhwc = registry.Find(options.backend)->takes_nhwc;
     sampler.fusion_rules = result.fusion_rules;
     sampler.seed = options.seed;
     LATTE_RETURN_IF_ERROR(run_phase("the models' kernels and their neighbours", sampler, 0.5));
@@ -241,6 +242,7 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
   StoreFitRequest request;
   request.db = options.db;
   request.filter.backend = options.backend;
+  request.backend_takes_nhwc = registry.Find(options.backend)->takes_nhwc;  // checked known at the start
   request.filter.threads = options.num_threads;
   request.filter.precision = "fp32";
   request.filter.device = ReadDeviceFingerprint().Key();

@@ -175,6 +175,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   info.device["description"] = first.device.description;
   info.backend = first.backend.name;
   info.backend_version = first.backend.version;
+  info.backend_takes_nhwc = request.backend_takes_nhwc;
   info.threads = first.backend.threads;
   info.precision = first.backend.precision;
   info.command = request.command;

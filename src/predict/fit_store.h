@@ -34,6 +34,8 @@ struct StoreFitRequest {
   /// The drift reference's reading when the prior was made (adapt's reading here): the prior is
   /// scaled from it to the pack's reference level, as measurements are. 0: used as given.
   double prior_reference_us = 0;
+  /// Written into the pack (PackInfo::backend_takes_nhwc): the backend's registration says it.
+  std::optional<bool> backend_takes_nhwc;
 };
 
 struct StoreFit {

@@ -12,7 +12,8 @@
 namespace latte {
 
 Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack) {
-  return PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend));
+  return PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend),
+                              pack.NhwcBackendNames());
 }
 
 std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here) {

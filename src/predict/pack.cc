@@ -149,6 +149,11 @@ Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
   return r;
 }
 
+NhwcBackends Pack::NhwcBackendNames() const {
+  const bool nhwc = info.backend_takes_nhwc.value_or(info.backend == "xnnpack" || info.backend == "onednn");
+  return nhwc ? NhwcBackends{info.backend} : NhwcBackends{};
+}
+
 std::vector<TrainingSample> Pack::MeasuredKernels() const {
   std::vector<TrainingSample> kernels;
   for (const auto& [kind, model] : kinds) {
@@ -258,6 +263,7 @@ nlohmann::json Pack::ToJson() const {
   out["feature_version"] = kFeatureVersion;
   out["device"] = info.device;
   out["backend"] = {{"name", info.backend}, {"version", info.backend_version}};
+  if (info.backend_takes_nhwc) out["backend"]["takes_nhwc"] = *info.backend_takes_nhwc;
   out["threads"] = info.threads;
   out["precision"] = info.precision;
   out["fusion_rules"] = info.fusion_rules;
@@ -308,6 +314,11 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     pack.info.device = json.at("device");
     pack.info.backend = json.at("backend").at("name").get<std::string>();
     pack.info.backend_version = json.at("backend").at("version").get<std::string>();
+    if (json.at("backend").contains("takes_nhwc")) {
+      const nlohmann::json& nhwc = json.at("backend").at("takes_nhwc");
+      if (!nhwc.is_boolean()) return InvalidInput("backend: takes_nhwc is not true or false");
+      pack.info.backend_takes_nhwc = nhwc.get<bool>();
+    }
     if (!pack.info.device.is_object()) return InvalidInput("device: not an object");
     // 0: unknown, as for a table imported from elsewhere.
     Expected<std::int64_t> threads = JsonInteger(json.at("threads"), "threads", 0, kMaxPackThreads);

@@ -20,6 +20,7 @@
 #include "predict/network_interval.h"
 #include "predict/pack_adaptation.h"
 #include "predict/predictor.h"
+#include "run/graph_prep.h"
 
 namespace latte {
 
@@ -78,6 +79,9 @@ struct PackInfo {
   nlohmann::json device = nlohmann::json::object();  // the device fingerprint (or {"name": ...})
   std::string backend;
   std::string backend_version;
+  /// Whether the backend takes NHWC activations (BackendFactory::takes_nhwc): how a model is
+  /// planned before its kernels are predicted. Unset in packs written before packs said it.
+  std::optional<bool> backend_takes_nhwc;
   int threads = 1;
   std::string precision = "fp32";
   std::vector<std::string> fusion_rules;  // fused kinds the backend runs as one kernel: "conv2d+relu6"
@@ -122,6 +126,10 @@ class Pack {
   /// Every kernel the pack's tables hold (what it measured), each with its median and spread, by
   /// kind then key; unadapted.
   std::vector<TrainingSample> MeasuredKernels() const;
+  /// The pack's backend when it takes NHWC, else none: how a model is planned for its kernels
+  /// (run/graph_prep). A pack that does not say (written before packs did) is read as its backend
+  /// was registered then: xnnpack and onednn took NHWC, every other backend the file's layout.
+  NhwcBackends NhwcBackendNames() const;
   /// Same, at another thread count (the fitted models see threads as a feature). A fused kind
   /// the pack has no model for ("conv2d+relu6" where only conv2d and relu6 were measured) is
   /// predicted as the sum of its parts (KernelParts), source kSumOfParts; kUnsupported when a

@@ -33,7 +33,8 @@ Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, c
                                                            const MeasureOptions& graph_measure,
                                                            const BackendRegistry& registry) {
   LATTE_ASSIGN_OR_RETURN(GraphPlan plan,
-                         PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), campaign.backend)));
+                         PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), campaign.backend),
+                                              registry.NhwcBackendNames()));
   LATTE_ASSIGN_OR_RETURN(KernelGrouping grouping, GroupIntoKernels(plan.graph, rules));
   if (!grouping.uncovered.empty()) {
     const UncoveredNode& node = grouping.uncovered.front();

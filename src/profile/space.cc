@@ -741,7 +741,9 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
       if (!graph.ok()) return graph.status().WithContext(path);
       for (TensorId id : graph->inputs) shape_names_used.insert(graph->tensor(id).name);
       if (!config.layout_backend.empty()) {
-        auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), config.layout_backend));
+        const NhwcBackends nhwc =
+            config.layout_backend_takes_nhwc ? NhwcBackends{config.layout_backend} : NhwcBackends{};
+        auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), config.layout_backend), nhwc);
         if (!plan.ok()) return plan.status().WithContext(path);
         *graph = std::move(plan->graph);
       }

@@ -100,6 +100,9 @@ struct SamplerConfig {
   /// from-models: lay the models out as this backend runs them (NHWC, activations folded), as
   /// prediction does, so the kernels measured are the ones a pack is asked for. Empty: as imported.
   std::string layout_backend;
+  /// Whether layout_backend takes NHWC (its BackendFactory::takes_nhwc); not part of the space's
+  /// identity (the backend's name is).
+  bool layout_backend_takes_nhwc = false;
   /// from-models: group nodes into kernels by these fused kinds. Unset: FusionRules::Default().
   std::optional<std::vector<std::string>> fusion_rules;
   /// adaptive: a kind with too few measurements to fit is skipped with a note instead of failing

@@ -28,6 +28,13 @@ std::vector<std::string> BackendRegistry::Names() const {
   return names;
 }
 
+NhwcBackends BackendRegistry::NhwcBackendNames() const {
+  NhwcBackends names;
+  for (const auto& b : backends_)
+    if (b.takes_nhwc) names.insert(b.name);
+  return names;
+}
+
 Status BackendRegistry::CheckKnown(const std::string& name) const {
   if (Find(name) != nullptr) return Status::Ok();
   std::string known;

@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "run/backend.h"
+#include "run/graph_prep.h"
 
 namespace latte {
 
@@ -17,6 +18,10 @@ struct BackendFactory {
   std::string name;         // what users type: --backend xnnpack
   std::string description;  // one line for --help
   std::function<Expected<std::unique_ptr<Backend>>(const RunOptions&)> create;
+  /// The activation layout its kernels take: true, NHWC (an NCHW graph's spatial ops placed on it
+  /// are converted, transposes inserted where it meets a backend that keeps the file's layout);
+  /// false, the graph's own layout as the file has it (a whole-model runtime such as ONNX Runtime).
+  bool takes_nhwc = false;
 };
 
 class BackendRegistry {
@@ -29,6 +34,8 @@ class BackendRegistry {
   /// creating anything.
   Status CheckKnown(const std::string& name) const;
   std::vector<std::string> Names() const;
+  /// The registered backends that take NHWC (BackendFactory::takes_nhwc): what graph plans convert for.
+  NhwcBackends NhwcBackendNames() const;
   const BackendFactory* Find(const std::string& name) const;
 
  private:

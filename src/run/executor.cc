@@ -15,13 +15,6 @@ std::string Placement::BackendFor(const Graph& graph, NodeId node) const {
   return default_backend;
 }
 
-std::string_view BackendLayout(std::string_view backend) {
-  // Both kernel backends run NHWC today, so a layout boundary inside a graph appears only next
-  // to a backend that takes the file's NCHW graph as it is (a whole-model runtime).
-  if (backend == "xnnpack" || backend == "onednn") return "NHWC";
-  return "NCHW";
-}
-
 Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const Placement& placement,
                                                      const BackendRegistry& registry, const RunOptions& options) {
   const auto num_user_nodes = static_cast<NodeId>(graph.num_nodes());
@@ -29,7 +22,7 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
   for (NodeId id = 0; id < num_user_nodes; ++id) wanted[static_cast<size_t>(id)] = placement.BackendFor(graph, id);
   // The graph as it runs (NHWC where the backends need it, clamps folded): the same plan
   // prediction uses, so profile entry k is node k of the plan.
-  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, wanted));
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, wanted, registry.NhwcBackendNames()));
   const std::vector<std::vector<NodeId>> sources = std::move(plan.sources);
 
   // Buffers come after every node said yes: a node no backend runs (an opaque op, whose

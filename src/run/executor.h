@@ -83,9 +83,6 @@ class Executor {
   std::vector<NodeAssignment> assignments_;
 };
 
-/// The layout a backend's kernels read rank-4 activations in: "NHWC" for xnnpack and onednn;
-/// "NCHW" (the graph as an ONNX file has it) for any other, such as a whole-model runtime.
-std::string_view BackendLayout(std::string_view backend);
 
 /// Fills every graph input with uniform random values in [-1, 1) (fixed seed): the protocol's
 /// random inputs. Non-float inputs are zeroed.

@@ -3,7 +3,6 @@
 #include "ir/fold_pads.h"
 #include "ir/fuse_activations.h"
 #include "ir/layout.h"
-#include "run/executor.h"
 
 namespace latte {
 namespace {
@@ -24,11 +23,11 @@ namespace {
 NodeId SourceOf(const Node& node) { return static_cast<NodeId>(node.attrs.GetInt(kSourceAttr, -1)); }
 }  // namespace
 
-Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted) {
+Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted, const NhwcBackends& nhwc) {
   const auto num_user_nodes = static_cast<NodeId>(graph.num_nodes());
   if (wanted.size() != graph.num_nodes()) return Status(StatusCode::kInternal, "one backend per node expected");
   bool any_nhwc = false;
-  for (const std::string& backend : wanted) any_nhwc = any_nhwc || BackendLayout(backend) == "NHWC";
+  for (const std::string& backend : wanted) any_nhwc = any_nhwc || nhwc.count(backend) != 0;
   // NCHW spatial ops become NHWC for NHWC backends; nodes placed on an NCHW backend stay NCHW,
   // with transposes inserted where the two meet.
   Graph converted = graph;
@@ -38,7 +37,7 @@ Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::str
     layout.keep_tensor_ids = true;  // the caller's tensor ids address the buffers
     layout.keep_nchw = [&](const Node& node) {
       const NodeId src = SourceOf(node);
-      return src >= 0 && BackendLayout(wanted[static_cast<size_t>(src)]) != "NHWC";
+      return src >= 0 && nhwc.count(wanted[static_cast<size_t>(src)]) == 0;
     };
     auto nhwc = ConvertToNhwc(converted, layout);
     if (!nhwc.ok()) return nhwc.status().WithContext("converting to NHWC");
@@ -68,8 +67,9 @@ GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>&
   return plan;
 }
 
-Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted) {
-  LATTE_ASSIGN_OR_RETURN(Graph laid_out, LayOutForBackends(graph, wanted));
+Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted,
+                                         const NhwcBackends& nhwc) {
+  LATTE_ASSIGN_OR_RETURN(Graph laid_out, LayOutForBackends(graph, wanted, nhwc));
   return FuseForBackends(laid_out, wanted);
 }
 

@@ -4,6 +4,8 @@
 // into the conv after them, clamp activations folded into the op before them. Shared by the executor and by prediction, so a predicted kernel
 // is exactly a node (or nodes) that runs.
 
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,15 +19,21 @@ struct GraphPlan {
   std::vector<std::vector<NodeId>> sources;  // per node of `graph`: the user's nodes it runs (empty: inserted)
 };
 
-/// `wanted[i]` is the backend of the user's node i (see BackendLayout in executor.h).
-Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted);
+/// The names of the backends that take NHWC activations (BackendRegistry::NhwcBackendNames(), or
+/// a pack's own backend when it does: Pack::NhwcBackendNames()). Every other backend runs the
+/// graph's layout as the file has it.
+using NhwcBackends = std::set<std::string, std::less<>>;
+
+/// `wanted[i]` is the backend of the user's node i.
+Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<std::string>& wanted,
+                                         const NhwcBackends& nhwc);
 
 /// The plan's two steps, for callers planning many placements (the Pareto search): the layout
 /// step depends only on which nodes need NHWC, so its result may be reused for every placement
 /// with the same layouts. LayOutForBackends converts (and marks each node with its user node);
 /// FuseForBackends folds zero pads into the conv after them and clamps into the op before them,
 /// each when both nodes run on one backend.
-Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted);
+Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted, const NhwcBackends& nhwc);
 GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>& wanted);
 
 /// The backends an inserted node `node` of a plan (a layout transpose; `planned` and `sources`

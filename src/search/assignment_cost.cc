@@ -20,6 +20,7 @@ Expected<CostModel> CostModel::Create(const Graph& graph, std::vector<SearchBack
     auto rules = FusionRules::FromKinds(backend.pack->info.fusion_rules);
     if (!rules.ok()) return rules.status().WithContext("the " + backend.name + " pack's fusion rules");
     model.rules_.push_back(std::move(rules).value());
+    for (const std::string& name : backend.pack->NhwcBackendNames()) model.nhwc_.insert(name);
   }
   for (std::size_t i = 0; i < graph.num_nodes(); ++i) {
     const NodeOnBackend& on_fallback = memory.per_node[i][0];
@@ -81,10 +82,10 @@ Expected<AssignmentCost> CostModel::EvaluateWith(const std::vector<int>& choice,
 
   // The layout step depends only on which nodes run NHWC: done once per such pattern.
   std::vector<bool> nhwc(graph.num_nodes());
-  for (std::size_t i = 0; i < nhwc.size(); ++i) nhwc[i] = BackendLayout(wanted[i]) == "NHWC";
+  for (std::size_t i = 0; i < nhwc.size(); ++i) nhwc[i] = nhwc_.count(wanted[i]) != 0;
   auto laid_out = laid_out_.find(nhwc);
   if (laid_out == laid_out_.end()) {
-    LATTE_ASSIGN_OR_RETURN(Graph converted, LayOutForBackends(graph, wanted));
+    LATTE_ASSIGN_OR_RETURN(Graph converted, LayOutForBackends(graph, wanted, nhwc_));
     laid_out = laid_out_.emplace(nhwc, std::move(converted)).first;
   }
   const GraphPlan plan = FuseForBackends(laid_out->second, wanted);

@@ -69,6 +69,7 @@ class CostModel {
   std::vector<FusionRules> rules_;
   NodeMemory memory_;
   mutable std::unordered_map<std::string, Expected<Prediction>> predictions_;  // "backend|kernel key"
+  NhwcBackends nhwc_;  // of backends_, those whose packs say they take NHWC
   mutable std::map<std::vector<bool>, Graph> laid_out_;  // by which user nodes run NHWC
   std::vector<bool> always_out_;  // per user node: unpredicted under every all-on-one-backend assignment
   mutable std::map<std::string, std::string> never_predicted_;

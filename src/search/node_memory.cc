@@ -52,7 +52,8 @@ Status WarmUp(Backend& backend, std::vector<std::unique_ptr<PreparedNode>>& kept
 Expected<nlohmann::json> MeasureOnBackend(const Graph& graph, const std::string& name, const BackendRegistry& registry,
                                           const RunOptions& options) {
   LATTE_ASSIGN_OR_RETURN(GraphPlan plan,
-                         PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), name)));
+                         PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), name),
+                                              registry.NhwcBackendNames()));
   ResetMemoryHighWater();  // freed memory reused would not grow the resident set
   // The activations first (predicted apart, as the arena): the nodes' runs need them.
   LATTE_ASSIGN_OR_RETURN(TensorBuffers buffers, TensorBuffers::Allocate(plan.graph));

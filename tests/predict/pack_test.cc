@@ -324,6 +324,30 @@ TEST(PackTest, AnUnmeasuredFusedKindIsTheSumOfItsParts) {
   EXPECT_NE(no_add.status().message().find("nor for its part 'add'"), std::string::npos) << no_add.status().message();
 }
 
+// A pack says whether its backend takes NHWC (how models are planned for it); one written before
+// packs said it is read as backends were registered then, by name.
+TEST(PackTest, SaysWhetherItsBackendTakesNhwcAndOldPacksAreReadByName) {
+  PackInfo info = Info();
+  info.backend = "ort";
+  info.backend_takes_nhwc = true;  // the pack's word wins over any name
+  Expected<FitResult> fit = FitPack(Samples(), info, SmallFit());
+  ASSERT_TRUE(fit.ok());
+  nlohmann::json json = fit->pack.ToJson();
+  EXPECT_EQ(json["backend"]["takes_nhwc"], true);
+  Expected<Pack> read = Pack::FromJson(json);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->info.backend_takes_nhwc, std::optional<bool>(true));
+  EXPECT_EQ(read->NhwcBackendNames(), NhwcBackends{"ort"});
+  json["backend"]["takes_nhwc"] = false;
+  json["backend"]["name"] = "xnnpack";
+  EXPECT_EQ(Pack::FromJson(json)->NhwcBackendNames(), NhwcBackends{});
+  json["backend"].erase("takes_nhwc");  // an older pack
+  EXPECT_EQ(Pack::FromJson(json)->info.backend_takes_nhwc, std::nullopt);
+  EXPECT_EQ(Pack::FromJson(json)->NhwcBackendNames(), NhwcBackends{"xnnpack"});
+  json["backend"]["name"] = "ort";
+  EXPECT_EQ(Pack::FromJson(json)->NhwcBackendNames(), NhwcBackends{});
+}
+
 TEST(PackTest, RoundTripsBitForBit) {
   PackInfo info = Info();
   info.reference_kernel = "conv2d|bias=1,ic=32|float32";
@@ -442,6 +466,7 @@ TEST(PackTest, ImpossibleValuesAreRefusedNamingTheField) {
     return message.find(expected) != std::string::npos ? std::string("ok") : message;
   };
   EXPECT_EQ(refused([](auto& j) { j["threads"] = -5; }, "threads: -5 is not a thread count in 0..1024"), "ok");
+  EXPECT_EQ(refused([](auto& j) { j["backend"]["takes_nhwc"] = "yes"; }, "backend: takes_nhwc is not true or false"), "ok");
   EXPECT_EQ(refused([](auto& j) { j["threads"] = 0; }, ""), "accepted");  // unknown: an imported table's pack
   EXPECT_EQ(refused([](auto& j) { j["threads"] = 1e300; }, "threads: "), "ok");
   EXPECT_EQ(refused([](auto& j) { j["precision"] = "fp64"; }, "precision: unknown precision 'fp64'"), "ok");

@@ -345,6 +345,7 @@ TEST(FromModels, LaidOutForABackendTheKernelsAreThoseItRuns) {
   config.input_shapes = {{"x", Shape{1, 3, 48, 192}}};
   config.neighbours = false;
   config.layout_backend = "xnnpack";
+  config.layout_backend_takes_nhwc = true;
   config.fusion_rules = std::vector<std::string>{"conv2d+relu"};
   auto sample = SampleKernels(config);
   ASSERT_TRUE(sample.ok()) << sample.status().message();
@@ -353,7 +354,7 @@ TEST(FromModels, LaidOutForABackendTheKernelsAreThoseItRuns) {
   import_options.input_shapes = config.input_shapes;
   auto graph = ImportModel(path, import_options);
   ASSERT_TRUE(graph.ok());
-  auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), "xnnpack"));
+  auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), "xnnpack"), {"xnnpack"});
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   auto rules = FusionRules::FromKinds({"conv2d+relu"});
   ASSERT_TRUE(rules.ok());

@@ -32,6 +32,35 @@ TEST(BackendRegistry, CreatesByNameAndRejectsUnknownNamesAndBadThreads) {
   EXPECT_FALSE(registry.Register({"relu-only", "again", nullptr}).ok());
 }
 
+// A backend's registration says its layout; plans convert an NCHW graph only for the backends that
+// take NHWC (no backend is known by its name).
+TEST(BackendRegistry, RegistrationSaysTheLayoutAndPlansConvertOnlyForNhwcBackends) {
+  BackendRegistry registry = MakeRegistry();  // relu-only: the file's layout
+  ASSERT_TRUE(registry
+                  .Register({"nhwc-toy", "test backend", [](const RunOptions&) -> Expected<std::unique_ptr<Backend>> {
+                               return Unsupported("not run here");
+                             },
+                             /*takes_nhwc=*/true})
+                  .ok());
+  EXPECT_EQ(registry.NhwcBackendNames(), NhwcBackends{"nhwc-toy"});
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 4, 6, 6});
+  Attributes pool;
+  pool.Set("layout", "NCHW");
+  pool.Set("kernel", std::vector<std::int64_t>{2, 2});
+  pool.Set("strides", std::vector<std::int64_t>{2, 2});
+  pool.Set("padding", "valid");
+  auto graph = b.Finish({b.Op1(OpKind::kMaxPool2D, "pool", {x}, pool)});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto as_is = PlanGraphForBackends(*graph, {"relu-only"}, registry.NhwcBackendNames());
+  ASSERT_TRUE(as_is.ok()) << as_is.status().message();
+  EXPECT_EQ(as_is->graph.num_nodes(), 1u);
+  auto converted = PlanGraphForBackends(*graph, {"nhwc-toy"}, registry.NhwcBackendNames());
+  ASSERT_TRUE(converted.ok()) << converted.status().message();
+  ASSERT_EQ(converted->graph.num_nodes(), 3u);  // transpose in, the pool in NHWC, transpose out
+  EXPECT_EQ(converted->graph.node(1).attrs.GetString("layout", ""), "NHWC");
+}
+
 TEST(BackendRegistry, SupportAndPreparedRunOnBuffers) {
   GraphBuilder b;
   TensorId x = b.Input("x", {1, 4});

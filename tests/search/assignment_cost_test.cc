@@ -28,7 +28,7 @@ Pack TablePack(const Graph& graph, const std::string& backend, const std::map<st
   // Every split the tests use: everything on one backend (relu folded), and conv apart from relu.
   for (const auto& wanted : {std::vector<std::string>(graph.num_nodes(), "a"),
                              std::vector<std::string>{"a", "b", "b", "b", "b"}}) {
-    auto plan = PlanGraphForBackends(graph, wanted);
+    auto plan = PlanGraphForBackends(graph, wanted, {});  // a graph built NHWC: nothing to convert
     EXPECT_TRUE(plan.ok()) << plan.status().message();
     auto grouping = GroupIntoKernels(plan->graph, FusionRules());
     EXPECT_TRUE(grouping.ok());

@@ -775,7 +775,8 @@ Expected<std::unique_ptr<PreparedNode>> OnednnBackend::Prepare(const Graph& grap
 
 void RegisterOnednnBackend(BackendRegistry& registry) {
   Status status = registry.Register({"onednn", "oneDNN primitives (fp32, NHWC), OpenMP threads",
-                                     [](const RunOptions& options) { return OnednnBackend::Create(options); }});
+                                     [](const RunOptions& options) { return OnednnBackend::Create(options); },
+                                     /*takes_nhwc=*/true});
   assert(status.ok() && "onednn registered twice");
   (void)status;
 }

@@ -335,7 +335,8 @@ Expected<std::unique_ptr<PreparedGraph>> OrtBackend::PrepareGraph(const Graph& g
 
 void RegisterOrtBackend(BackendRegistry& registry) {
   Status status = registry.Register({"ort", "ONNX Runtime, CPU execution provider (whole graphs as one ONNX model)",
-                                     [](const RunOptions& options) { return OrtBackend::Create(options); }});
+                                     [](const RunOptions& options) { return OrtBackend::Create(options); },
+                                     /*takes_nhwc=*/false});  // the exported graph in its own layout
   assert(status.ok() && "ort registered twice");
   (void)status;
 }

@@ -1133,7 +1133,8 @@ Expected<std::unique_ptr<PreparedNode>> XnnpackBackend::Prepare(const Graph& gra
 
 void RegisterXnnpackBackend(BackendRegistry& registry) {
   Status status = registry.Register({"xnnpack", "XNNPACK operators (fp32, NHWC), pthreadpool threads",
-                                     [](const RunOptions& options) { return XnnpackBackend::Create(options); }});
+                                     [](const RunOptions& options) { return XnnpackBackend::Create(options); },
+                                     /*takes_nhwc=*/true});
   assert(status.ok() && "xnnpack registered twice");
   (void)status;
 }
