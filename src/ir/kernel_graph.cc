@@ -22,45 +22,10 @@ using Shape4 = std::array<std::int64_t, 4>;
 // Largest tensor a one-kernel graph may hold: beyond this a "kernel" is a typo, not a workload.
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 31;
 
-// Kernel families of kernel.h: which params a main op is described by.
-enum class Family {
-  kNone, kConv, kFullyConnected, kMatMul, kPool, kGlobalPool, kUnary, kSoftmax, kReduce, kBinary, kConcat,
-  kResize, kPad, kReshape, kTranspose, kDepthSpace,
-};
-
-Family FamilyOf(OpKind kind) {
-  using K = OpKind;
-  switch (kind) {
-    case K::kConv2D: case K::kDepthwiseConv2D: case K::kTransposeConv2D: return Family::kConv;
-    case K::kFullyConnected: return Family::kFullyConnected;
-    case K::kMatMul: return Family::kMatMul;
-    case K::kMaxPool2D: case K::kAvgPool2D: return Family::kPool;
-    case K::kGlobalAvgPool: case K::kGlobalMaxPool: return Family::kGlobalPool;
-    case K::kRelu: case K::kRelu6: case K::kReluN1To1: case K::kClip: case K::kSigmoid: case K::kTanh:
-    case K::kHardSwish: case K::kHardSigmoid: case K::kLeakyRelu: case K::kPRelu: case K::kElu: case K::kGelu:
-    case K::kSoftplus: case K::kExp: case K::kLog: case K::kSqrt: case K::kRsqrt: case K::kAbs: case K::kNeg:
-    case K::kReciprocal: case K::kErf: case K::kFloor: case K::kCeil: case K::kBatchNorm:
-      return Family::kUnary;
-    case K::kSoftmax: case K::kLogSoftmax: return Family::kSoftmax;
-    case K::kMean: case K::kReduceSum: case K::kReduceMax: case K::kReduceMin: return Family::kReduce;
-    case K::kAdd: case K::kSub: case K::kMul: case K::kDiv: case K::kPow: case K::kMaximum: case K::kMinimum:
-    case K::kSquaredDifference:
-      return Family::kBinary;
-    case K::kConcat: return Family::kConcat;
-    case K::kResize: return Family::kResize;
-    case K::kPad: return Family::kPad;
-    // Reshapes by another name: the same copy (or nothing) at run time.
-    case K::kReshape: case K::kFlatten: case K::kSqueeze: case K::kUnsqueeze: case K::kIdentity: return Family::kReshape;
-    case K::kTranspose: return Family::kTranspose;
-    case K::kDepthToSpace: case K::kSpaceToDepth: return Family::kDepthSpace;
-    default: return Family::kNone;
-  }
-}
-
 // Ops that may follow a main op inside one kernel: one-input activations and binary elementwise ops.
 bool IsFusableFollower(OpKind kind) {
-  return (FamilyOf(kind) == Family::kUnary && kind != OpKind::kPRelu && kind != OpKind::kBatchNorm) ||
-         FamilyOf(kind) == Family::kBinary;
+  return (KernelFamilyOf(kind) == KernelFamily::kUnary && kind != OpKind::kPRelu && kind != OpKind::kBatchNorm) ||
+         KernelFamilyOf(kind) == KernelFamily::kBinary;
 }
 
 Status NoFamily(OpKind kind) {
@@ -96,7 +61,7 @@ bool IsAttrActivation(OpKind kind) {
 // Main ops whose built node carries a fused activation as its attribute (as TFLite files do).
 bool CanCarryActivation(OpKind kind) {
   using K = OpKind;
-  return FamilyOf(kind) == Family::kConv || FamilyOf(kind) == Family::kPool || kind == K::kFullyConnected ||
+  return KernelFamilyOf(kind) == KernelFamily::kConv || KernelFamilyOf(kind) == KernelFamily::kPool || kind == K::kFullyConnected ||
          kind == K::kAdd || kind == K::kSub || kind == K::kMul || kind == K::kDiv;
 }
 
@@ -149,15 +114,15 @@ constexpr const char* kNhwcNames[4] = {"n", "h", "w", "c"};
 // The params of the main node alone, without its fused activation.
 Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
   Params p;
-  const Family family = FamilyOf(node.kind);
-  if (family == Family::kNone) return NoFamily(node.kind);
+  const KernelFamily family = KernelFamilyOf(node.kind);
+  if (family == KernelFamily::kNone) return NoFamily(node.kind);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoTensor) continue;
     LATTE_RETURN_IF_ERROR(KnownTensor(graph, node.inputs[i], "input"));
   }
   if (node.outputs.empty()) return InvalidInput("has no output");
   // Only concat and resize describe their output's shape; the rest need it known, not small.
-  const bool any_rank_out = family != Family::kConcat && family != Family::kResize;
+  const bool any_rank_out = family != KernelFamily::kConcat && family != KernelFamily::kResize;
   for (TensorId out : node.outputs) LATTE_RETURN_IF_ERROR(KnownTensor(graph, out, "output", any_rank_out));
   LATTE_ASSIGN_OR_RETURN(const Tensor* x, KnownTensor(graph, node.input(0), "input"));
   const Tensor& y = graph.tensor(node.outputs[0]);
@@ -166,7 +131,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
   const bool node_nchw = node.attrs.GetString("layout", nchw ? "NCHW" : "NHWC") == "NCHW";
 
   switch (family) {
-    case Family::kConv: {
+    case KernelFamily::kConv: {
       LATTE_ASSIGN_OR_RETURN(ConvParams c, GetConvParams(graph, node));
       p = {{"n", c.batch}, {"ih", c.in_h}, {"iw", c.in_w}, {"ic", c.in_c}, {"oc", c.out_c}, {"kh", c.kernel_h},
            {"kw", c.kernel_w}, {"sh", c.stride_h}, {"sw", c.stride_w}, {"dh", c.dilation_h}, {"dw", c.dilation_w},
@@ -175,11 +140,11 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       if (node.kind == OpKind::kTransposeConv2D) p["oh"] = c.out_h, p["ow"] = c.out_w;
       return p;
     }
-    case Family::kFullyConnected: {
+    case KernelFamily::kFullyConnected: {
       LATTE_ASSIGN_OR_RETURN(FullyConnectedParams f, GetFullyConnectedParams(graph, node));
       return Params{{"m", f.rows}, {"k", f.in_features}, {"n", f.out_features}, {"bias", f.has_bias ? 1 : 0}};
     }
-    case Family::kMatMul: {
+    case KernelFamily::kMatMul: {
       LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
       Shape a_shape = x->shape, b_shape = b->shape;
       if (a_shape.empty() || b_shape.empty()) return InvalidInput("matmul of a scalar");
@@ -192,7 +157,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       if (m < 1 || n < 1 || out % (m * n) != 0) return InvalidInput("matmul output " + ShapeToString(y.shape) + " is not batches of m×n");
       return Params{{"b", out / (m * n)}, {"m", m}, {"k", k}, {"n", n}};
     }
-    case Family::kPool: {
+    case KernelFamily::kPool: {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
       // ceil_mode: the extra last window reads end padding; say so in pb/pr (same windows, same work).
       q.pads.bottom = std::max(q.pads.bottom, (q.out_h - 1) * q.stride_h + q.kernel_h - q.in_h - q.pads.top);
@@ -201,14 +166,14 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
                     {"kw", q.kernel_w}, {"sh", q.stride_h}, {"sw", q.stride_w}, {"pt", q.pads.top},
                     {"pl", q.pads.left}, {"pb", q.pads.bottom}, {"pr", q.pads.right}};
     }
-    case Family::kGlobalPool: {
+    case KernelFamily::kGlobalPool: {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
       return Params{{"n", q.batch}, {"h", q.in_h}, {"w", q.in_w}, {"c", q.channels}};
     }
-    case Family::kUnary: case Family::kReshape:  // batch_norm says its layout; the others have none
+    case KernelFamily::kUnary: case KernelFamily::kReshape:  // batch_norm says its layout; the others have none
       SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
       return p;
-    case Family::kSoftmax: {
+    case KernelFamily::kSoftmax: {
       const std::int64_t axis = node.attrs.GetInt("axis", -1);
       LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, std::max<std::int64_t>(rank, 1), nchw));
       if (rank > 0 && node.attrs.GetInt("coerce_2d", 0) != 0) {
@@ -224,7 +189,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
       return p;
     }
-    case Family::kReduce: {
+    case KernelFamily::kReduce: {
       SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
       std::int64_t bits = 0;
       auto axes = node.attrs.GetInts("axes");
@@ -243,7 +208,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       p["axes"] = bits;
       return p;
     }
-    case Family::kBinary: {
+    case KernelFamily::kBinary: {
       LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
       // Pad both to the output's rank first (numpy broadcasting), then view as NHWC.
       auto view = [&](const Shape& s) {
@@ -258,7 +223,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       SetShape(p, b_names, b4);
       return p;
     }
-    case Family::kConcat: {
+    case KernelFamily::kConcat: {
       const auto out_rank = static_cast<std::int64_t>(y.shape.size());
       const std::int64_t axis = node.attrs.GetInt("axis", 0);
       LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, out_rank, nchw));
@@ -274,7 +239,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       p["inputs"] = count;
       return p;
     }
-    case Family::kResize: {
+    case KernelFamily::kResize: {
       if (rank != 4) return InvalidInput("resize input must have rank 4");
       SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
       p["ih"] = p["h"], p["iw"] = p["w"];
@@ -286,7 +251,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       p["mode"] = mode == "bilinear" ? 1 : 0;
       return p;
     }
-    case Family::kPad: {
+    case KernelFamily::kPad: {
       SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
       auto pads = node.attrs.GetInts("pads");
       if (!pads || static_cast<std::int64_t>(pads->size()) != 2 * rank)
@@ -299,7 +264,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       }
       return p;
     }
-    case Family::kTranspose: {
+    case KernelFamily::kTranspose: {
       SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
       std::vector<std::int64_t> perm(static_cast<size_t>(rank));
       if (auto attr = node.attrs.GetInts("perm"); attr && !attr->empty()) perm = *attr;
@@ -321,13 +286,13 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       for (size_t i = 0; i < 4; ++i) p["perm" + std::to_string(i)] = nhwc_perm[i];
       return p;
     }
-    case Family::kDepthSpace: {
+    case KernelFamily::kDepthSpace: {
       if (rank != 4) return InvalidInput("input must have rank 4");
       SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
       p["block"] = node.attrs.GetInt("block_size", 0);
       return p;
     }
-    case Family::kNone:
+    case KernelFamily::kNone:
       break;
   }
   return NoFamily(node.kind);
@@ -360,7 +325,7 @@ Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& no
     if (f.outputs.size() != 1) return InvalidInput(who + ": has " + std::to_string(f.outputs.size()) + " outputs");
     LATTE_ASSIGN_OR_RETURN(const Tensor* out, KnownTensor(graph, f.outputs[0], "output"));
     if (out->shape != cur.shape) return InvalidInput(who + ": changes the shape, cannot be fused");
-    if (FamilyOf(f.kind) == Family::kUnary) {
+    if (KernelFamilyOf(f.kind) == KernelFamily::kUnary) {
       if (f.inputs.size() != 1 || f.inputs[0] != current) return InvalidInput(who + ": does not read the previous op's output");
     } else {
       if (f.inputs.size() != 2 || (f.inputs[0] != current && f.inputs[1] != current))
@@ -523,8 +488,8 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
     if (!act.empty()) a.Set("activation", act);
     return a;
   };
-  switch (FamilyOf(k.op)) {
-    case Family::kConv: {
+  switch (KernelFamilyOf(k.op)) {
+    case KernelFamily::kConv: {
       LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
       LATTE_ASSIGN_OR_RETURN(auto ih, r.Get("ih"));
       LATTE_ASSIGN_OR_RETURN(auto iw, r.Get("iw"));
@@ -581,7 +546,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       }
       return b.Op(k.op, name, inputs, a);
     }
-    case Family::kFullyConnected: {
+    case KernelFamily::kFullyConnected: {
       LATTE_ASSIGN_OR_RETURN(auto m, r.Get("m"));
       LATTE_ASSIGN_OR_RETURN(auto kk, r.Get("k"));
       LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
@@ -597,7 +562,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       a.Set("weights_layout", std::string("OI"));
       return b.Op(k.op, name, inputs, a);
     }
-    case Family::kMatMul: {
+    case KernelFamily::kMatMul: {
       LATTE_ASSIGN_OR_RETURN(auto batch, r.Get("b"));
       LATTE_ASSIGN_OR_RETURN(auto m, r.Get("m"));
       LATTE_ASSIGN_OR_RETURN(auto kk, r.Get("k"));
@@ -606,7 +571,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       LATTE_ASSIGN_OR_RETURN(TensorId bm, b.Input("b", {batch, kk, n}));
       return b.Op(k.op, name, {a, bm}, with_act({}));
     }
-    case Family::kPool: {
+    case KernelFamily::kPool: {
       LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
       LATTE_ASSIGN_OR_RETURN(auto ih, r.Get("ih"));
       LATTE_ASSIGN_OR_RETURN(auto iw, r.Get("iw"));
@@ -626,8 +591,8 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       a.Set("kernel", std::vector<std::int64_t>{kh, kw});
       return b.Op(k.op, name, {x}, a);
     }
-    case Family::kGlobalPool: case Family::kUnary: case Family::kSoftmax: case Family::kReduce:
-    case Family::kReshape: case Family::kTranspose: case Family::kPad: case Family::kDepthSpace: {
+    case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: case KernelFamily::kReduce:
+    case KernelFamily::kReshape: case KernelFamily::kTranspose: case KernelFamily::kPad: case KernelFamily::kDepthSpace: {
       LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
       LATTE_ASSIGN_OR_RETURN(auto h, r.Get("h"));
       LATTE_ASSIGN_OR_RETURN(auto w, r.Get("w"));
@@ -637,11 +602,11 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       std::vector<TensorId> inputs;
       LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", shape));
       inputs.push_back(x);
-      switch (FamilyOf(k.op)) {
-        case Family::kGlobalPool:
+      switch (KernelFamilyOf(k.op)) {
+        case KernelFamily::kGlobalPool:
           a.Set("layout", std::string("NHWC"));
           break;
-        case Family::kUnary:
+        case KernelFamily::kUnary:
           if (k.op == K::kClip) a.Set("min", 0.0), a.Set("max", 6.0);
           if (k.op == K::kLeakyRelu) a.Set("alpha", 0.2);
           if (k.op == K::kElu) a.Set("alpha", 1.0);
@@ -660,10 +625,10 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
             a.Set("layout", std::string("NHWC"));
           }
           break;
-        case Family::kSoftmax:
+        case KernelFamily::kSoftmax:
           a.Set("axis", std::int64_t{3});
           break;
-        case Family::kReduce: {
+        case KernelFamily::kReduce: {
           LATTE_ASSIGN_OR_RETURN(auto bits, r.Get("axes", 1, 15));
           std::vector<std::int64_t> axes;
           for (std::int64_t i = 0; i < 4; ++i)
@@ -672,7 +637,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
           a.Set("keepdims", std::int64_t{1});
           break;
         }
-        case Family::kReshape:
+        case KernelFamily::kReshape:
           if (k.op == K::kReshape) a.Set("shape", std::vector<std::int64_t>{n, h * w * c});
           if (k.op == K::kFlatten) a.Set("axis", std::int64_t{1});
           if (k.op == K::kUnsqueeze) a.Set("axes", std::vector<std::int64_t>{0});
@@ -684,7 +649,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
             a.Set("axes", axes);
           }
           break;
-        case Family::kTranspose: {
+        case KernelFamily::kTranspose: {
           std::vector<std::int64_t> perm;
           std::vector<bool> seen(4, false);
           for (int i = 0; i < 4; ++i) {
@@ -696,7 +661,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
           a.Set("perm", perm);
           break;
         }
-        case Family::kPad: {
+        case KernelFamily::kPad: {
           std::vector<std::int64_t> pads;
           for (int i = 0; i < 8; ++i) {
             LATTE_ASSIGN_OR_RETURN(auto v, r.Get("p" + std::to_string(i), -kMaxElements));
@@ -711,7 +676,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
           a.Set("mode", std::string("constant"));
           break;
         }
-        case Family::kDepthSpace: {
+        case KernelFamily::kDepthSpace: {
           LATTE_ASSIGN_OR_RETURN(auto block, r.Get("block", 1, 4096));
           if (k.op == K::kDepthToSpace && c % (block * block) != 0)
             return InvalidInput("param 'c' (" + std::to_string(c) + ") is not divisible by block² (" + std::to_string(block * block) + ")");
@@ -728,7 +693,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       }
       return b.Op(k.op, name, inputs, a);
     }
-    case Family::kBinary: {
+    case KernelFamily::kBinary: {
       Shape as, bs;
       for (int i = 0; i < 4; ++i) {
         LATTE_ASSIGN_OR_RETURN(auto av, r.Get("a" + std::to_string(i)));
@@ -743,7 +708,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Input("b", bs));
       return b.Op(k.op, name, {a, bt}, with_act({}));
     }
-    case Family::kConcat: {
+    case KernelFamily::kConcat: {
       LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
       LATTE_ASSIGN_OR_RETURN(auto h, r.Get("h"));
       LATTE_ASSIGN_OR_RETURN(auto w, r.Get("w"));
@@ -769,7 +734,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       a.Set("axis", axis);
       return b.Op(k.op, name, inputs, a);
     }
-    case Family::kResize: {
+    case KernelFamily::kResize: {
       LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
       LATTE_ASSIGN_OR_RETURN(auto ih, r.Get("ih"));
       LATTE_ASSIGN_OR_RETURN(auto iw, r.Get("iw"));
@@ -787,7 +752,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       a.Set("sizes", std::vector<std::int64_t>{oh, ow});
       return b.Op(k.op, name, {x}, a);
     }
-    case Family::kNone:
+    case KernelFamily::kNone:
       break;
   }
   return NoFamily(k.op);
@@ -808,7 +773,7 @@ Expected<FusionRules> FusionRules::FromKinds(const std::vector<std::string>& kin
   for (const std::string& kind : kinds) {
     LATTE_ASSIGN_OR_RETURN(Kernel k, ParseKernelKind(kind));
     if (k.fused.empty()) return InvalidInput("fusion rule '" + kind + "' fuses nothing (expected main+follower)");
-    if (FamilyOf(k.op) == Family::kNone) return InvalidInput("fusion rule '" + kind + "': " + NoFamily(k.op).message());
+    if (KernelFamilyOf(k.op) == KernelFamily::kNone) return InvalidInput("fusion rule '" + kind + "': " + NoFamily(k.op).message());
     for (OpKind f : k.fused)
       if (!IsFusableFollower(f))
         return InvalidInput("fusion rule '" + kind + "': " + std::string(OpName(f)) +
@@ -903,7 +868,7 @@ Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
   if (kernel.dtype != DataType::kFloat32)
     return Unsupported("kernel " + kernel.Kind() + " is " + std::string(DataTypeName(kernel.dtype)) +
                        ", only float32 kernels can be built");
-  if (FamilyOf(kernel.op) == Family::kNone) return NoFamily(kernel.op);
+  if (KernelFamilyOf(kernel.op) == KernelFamily::kNone) return NoFamily(kernel.op);
   for (OpKind f : kernel.fused)
     if (!IsFusableFollower(f))
       return InvalidInput("kernel " + kernel.Kind() + ": " + std::string(OpName(f)) + " cannot be fused after another op");
@@ -923,7 +888,7 @@ Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
     const OpKind f = kernel.fused[i];
     const std::string name = "fused" + std::to_string(i) + ":" + std::string(OpName(f));
     Attributes a;
-    if (FamilyOf(f) == Family::kBinary) {
+    if (KernelFamilyOf(f) == KernelFamily::kBinary) {
       LATTE_ASSIGN_OR_RETURN(TensorId other, b.Input("operand" + std::to_string(i), b.ShapeOf(out)));
       if (i + 1 < kernel.fused.size() && IsAttrActivation(kernel.fused[i + 1]) && CanCarryActivation(f)) {
         a.Set("activation", std::string(OpName(kernel.fused[i + 1])));

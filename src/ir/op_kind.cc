@@ -9,10 +9,11 @@ struct OpInfo {
   OpKind kind;
   std::string_view name;
   OpCategory category;
+  KernelFamily family;
 };
 
 constexpr OpInfo kOps[] = {
-#define LATTE_OP(id, text, category) {OpKind::id, text, OpCategory::category},
+#define LATTE_OP(id, text, category, family) {OpKind::id, text, OpCategory::category, KernelFamily::family},
 #include "ir/op_kinds.def"
 #undef LATTE_OP
 };
@@ -35,15 +36,9 @@ std::optional<OpKind> OpFromName(std::string_view text) {
 
 OpCategory OpCategoryOf(OpKind kind) { return kOps[static_cast<size_t>(kind)].category; }
 
-bool IsBinaryElementwise(OpKind kind) {
-  switch (kind) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow:
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
-      return true;
-    default:
-      return false;
-  }
-}
+KernelFamily KernelFamilyOf(OpKind kind) { return kOps[static_cast<size_t>(kind)].family; }
+
+bool IsBinaryElementwise(OpKind kind) { return KernelFamilyOf(kind) == KernelFamily::kBinary; }
 
 std::string_view OpCategoryName(OpCategory category) {
   switch (category) {

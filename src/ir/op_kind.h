@@ -8,7 +8,7 @@
 namespace latte {
 
 enum class OpKind {
-#define LATTE_OP(id, text, category) id,
+#define LATTE_OP(id, text, category, family) id,
 #include "ir/op_kinds.def"
 #undef LATTE_OP
 };
@@ -20,6 +20,16 @@ enum class OpCategory { kCompute, kPool, kElementwise, kActivation, kReduce, kDa
 std::string_view OpName(OpKind kind);
 std::optional<OpKind> OpFromName(std::string_view text);
 OpCategory OpCategoryOf(OpKind kind);
+
+/// Which params a kernel of an op is described by (kernel.h), from op_kinds.def's last column:
+/// conv (conv2d, depthwise, transpose), unary (activations, one-input elementwise ops, batch_norm),
+/// binary (two-operand elementwise with broadcasting), reshape (and the ops that are reshapes by
+/// another name), ... kNone: the op is never a kernel.
+enum class KernelFamily {
+  kNone, kConv, kFullyConnected, kMatMul, kPool, kGlobalPool, kUnary, kSoftmax, kReduce, kBinary, kConcat,
+  kResize, kPad, kReshape, kTranspose, kDepthSpace,
+};
+KernelFamily KernelFamilyOf(OpKind kind);
 /// A two-operand elementwise op with numpy broadcasting (add, sub, mul, div, pow, maximum,
 /// minimum, squared_difference).
 bool IsBinaryElementwise(OpKind kind);

@@ -17,30 +17,27 @@ namespace {
 
 using I = std::int64_t;
 
-// The families of kernel.h, by how their params are laid out.
+// How the samplers draw a kind: its kernel family (op_kinds.def), with every kernel of one NHWC
+// tensor (activations, reductions over H and W, softmax, transpose, depth/space) drawn alike.
 enum class Family { kConv, kTransposeConv, kFullyConnected, kMatMul, kPool, kNhwc, kBinary, kConcat, kResize, kPad, kNone };
 
 Family FamilyOf(OpKind op) {
-  switch (op) {
-    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: return Family::kConv;
-    case OpKind::kTransposeConv2D: return Family::kTransposeConv;
-    case OpKind::kFullyConnected: return Family::kFullyConnected;
-    case OpKind::kMatMul: return Family::kMatMul;
-    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: return Family::kPool;
-    case OpKind::kConcat: return Family::kConcat;
-    case OpKind::kResize: return Family::kResize;
-    case OpKind::kPad: return Family::kPad;
-    case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool: case OpKind::kSoftmax: case OpKind::kLogSoftmax:
-    case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
-    case OpKind::kReshape: case OpKind::kTranspose: case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
-    case OpKind::kBatchNorm:
+  switch (KernelFamilyOf(op)) {
+    case KernelFamily::kConv: return op == OpKind::kTransposeConv2D ? Family::kTransposeConv : Family::kConv;
+    case KernelFamily::kFullyConnected: return Family::kFullyConnected;
+    case KernelFamily::kMatMul: return Family::kMatMul;
+    case KernelFamily::kPool: return Family::kPool;
+    case KernelFamily::kBinary: return Family::kBinary;
+    case KernelFamily::kConcat: return Family::kConcat;
+    case KernelFamily::kResize: return Family::kResize;
+    case KernelFamily::kPad: return Family::kPad;
+    case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: case KernelFamily::kReduce:
+    case KernelFamily::kTranspose: case KernelFamily::kDepthSpace:
       return Family::kNhwc;
-    default:
-      break;
+    // Flatten, squeeze, unsqueeze and identity are reshapes by another name: reshape is drawn for them.
+    case KernelFamily::kReshape: return op == OpKind::kReshape ? Family::kNhwc : Family::kNone;
+    case KernelFamily::kNone: return Family::kNone;
   }
-  if (IsBinaryElementwise(op)) return Family::kBinary;
-  const OpCategory category = OpCategoryOf(op);
-  if (category == OpCategory::kActivation || category == OpCategory::kElementwise) return Family::kNhwc;
   return Family::kNone;
 }
 

@@ -29,5 +29,27 @@ TEST(OpKind, KnownNamesAndCategories) {
   EXPECT_EQ(OpCategoryName(OpCategory::kDataMovement), "data_movement");
 }
 
+// The kernel family column of op_kinds.def: what kernel_graph groups by and the samplers draw by.
+TEST(OpKind, KernelFamiliesComeFromTheList) {
+  EXPECT_EQ(KernelFamilyOf(OpKind::kDepthwiseConv2D), KernelFamily::kConv);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kTransposeConv2D), KernelFamily::kConv);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kHardSwish), KernelFamily::kUnary);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kBatchNorm), KernelFamily::kUnary);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kFlatten), KernelFamily::kReshape);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kSlice), KernelFamily::kNone);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kOpaque), KernelFamily::kNone);
+  std::set<std::string> binary;
+  for (OpKind kind : AllOpKinds()) {
+    EXPECT_EQ(IsBinaryElementwise(kind), KernelFamilyOf(kind) == KernelFamily::kBinary) << OpName(kind);
+    if (IsBinaryElementwise(kind)) binary.insert(std::string(OpName(kind)));
+    // Every activation and elementwise op is a one- or two-input kernel.
+    const OpCategory category = OpCategoryOf(kind);
+    if (category == OpCategory::kActivation || category == OpCategory::kElementwise)
+      EXPECT_TRUE(KernelFamilyOf(kind) == KernelFamily::kUnary || KernelFamilyOf(kind) == KernelFamily::kBinary)
+          << OpName(kind);
+  }
+  EXPECT_EQ(binary, (std::set<std::string>{"add", "sub", "mul", "div", "pow", "maximum", "minimum", "squared_difference"}));
+}
+
 }  // namespace
 }  // namespace latte
