@@ -7,6 +7,7 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "predict/predictors.h"
 
@@ -51,11 +52,9 @@ double SelectionRmspePct(std::span<const double> predicted, std::span<const doub
 Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options) {
   for (const std::string& name : options.predictors) {
     const PredictorType* type = FindPredictorType(name);
-    if (type == nullptr || !type->fitted) {
-      std::string known;
-      for (const std::string& fitted : FittedPredictorNames()) known += (known.empty() ? "" : ", ") + fitted;
-      return InvalidInput("unknown predictor '" + name + "' (fitted predictors: " + known + ")");
-    }
+    if (type == nullptr || !type->fitted)
+      return InvalidInput(fmt::format("unknown predictor '{}' (fitted predictors: {})", name,
+                                      fmt::join(FittedPredictorNames(), ", ")));
   }
   if (options.folds < 2) return InvalidInput("--folds must be 2 or more, not " + std::to_string(options.folds));
   FitResult result;

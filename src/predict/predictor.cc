@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "predict/predictors.h"
 
@@ -61,9 +62,9 @@ bool IsTreePredictor(std::string_view name) {
 
 Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options) {
   if (const PredictorType* type = FindPredictorType(name)) return type->make(options);
-  std::string known;
-  for (const PredictorType& type : PredictorTypes()) known += (known.empty() ? "" : ", ") + std::string(type.name);
-  return InvalidInput("unknown predictor '" + std::string(name) + "' (known: " + known + ")");
+  std::vector<std::string_view> known;
+  for (const PredictorType& type : PredictorTypes()) known.push_back(type.name);
+  return InvalidInput(fmt::format("unknown predictor '{}' (known: {})", name, fmt::join(known, ", ")));
 }
 
 Expected<double> JsonNumber(const nlohmann::json& json, const char* field) {
