@@ -42,45 +42,6 @@ Status Producers(const Graph& g, std::vector<NodeId>& producer) {
   return Status::Ok();
 }
 
-// Kahn's algorithm with the smallest ready node first, so a valid file order is kept.
-Status TopologicalOrder(const Graph& g, std::vector<NodeId>& order) {
-  std::vector<NodeId> producer;
-  LATTE_RETURN_IF_ERROR(Producers(g, producer));
-  const size_t n = g.num_nodes();
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<NodeId>> users(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (TensorId t : g.node(static_cast<NodeId>(i)).inputs) {
-      if (t == kNoTensor) continue;
-      if (t < 0 || static_cast<size_t>(t) >= g.num_tensors())
-        return InvalidInput(DescribeNode(g, static_cast<NodeId>(i)) + ": input tensor index " + std::to_string(t) +
-                            " out of range (graph has " + std::to_string(g.num_tensors()) + " tensors)");
-      NodeId p = producer[t];
-      if (p >= 0) {
-        ++pending[i];
-        users[p].push_back(static_cast<NodeId>(i));
-      }
-    }
-  }
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
-  for (size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) ready.push(static_cast<NodeId>(i));
-  order.clear();
-  while (!ready.empty()) {
-    NodeId id = ready.top();
-    ready.pop();
-    order.push_back(id);
-    for (NodeId u : users[id])
-      if (--pending[u] == 0) ready.push(u);
-  }
-  if (order.size() != n) {
-    for (size_t i = 0; i < n; ++i)
-      if (pending[i] > 0)
-        return InvalidInput("graph has a cycle through " + DescribeNode(g, static_cast<NodeId>(i)));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status Graph::Validate() const {
@@ -108,13 +69,51 @@ Status Graph::Validate() const {
                           ShapeToString(tensor.shape) + " of " + std::string(DataTypeName(tensor.dtype)) + " needs " +
                           std::to_string(*bytes));
   }
+  return TopologicalOrder().status();
+}
+
+// Kahn's algorithm with the smallest ready node first, so a valid file order is kept.
+Expected<std::vector<NodeId>> Graph::TopologicalOrder() const {
+  const Graph& g = *this;
+  std::vector<NodeId> producer;
+  LATTE_RETURN_IF_ERROR(Producers(g, producer));
+  const size_t n = g.num_nodes();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<NodeId>> users(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (TensorId t : g.node(static_cast<NodeId>(i)).inputs) {
+      if (t == kNoTensor) continue;
+      if (t < 0 || static_cast<size_t>(t) >= g.num_tensors())
+        return InvalidInput(DescribeNode(g, static_cast<NodeId>(i)) + ": input tensor index " + std::to_string(t) +
+                            " out of range (graph has " + std::to_string(g.num_tensors()) + " tensors)");
+      NodeId p = producer[t];
+      if (p >= 0) {
+        ++pending[i];
+        users[p].push_back(static_cast<NodeId>(i));
+      }
+    }
+  }
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(static_cast<NodeId>(i));
   std::vector<NodeId> order;
-  return TopologicalOrder(*this, order);
+  while (!ready.empty()) {
+    NodeId id = ready.top();
+    ready.pop();
+    order.push_back(id);
+    for (NodeId u : users[id])
+      if (--pending[u] == 0) ready.push(u);
+  }
+  if (order.size() != n) {
+    for (size_t i = 0; i < n; ++i)
+      if (pending[i] > 0)
+        return InvalidInput("graph has a cycle through " + DescribeNode(g, static_cast<NodeId>(i)));
+  }
+  return order;
 }
 
 Status Graph::SortTopologically() {
-  std::vector<NodeId> order;
-  LATTE_RETURN_IF_ERROR(TopologicalOrder(*this, order));
+  LATTE_ASSIGN_OR_RETURN(const std::vector<NodeId> order, TopologicalOrder());
   std::vector<Node> sorted;
   sorted.reserve(nodes_.size());
   for (NodeId id : order) sorted.push_back(std::move(nodes_[id]));

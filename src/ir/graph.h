@@ -57,6 +57,10 @@ class Graph {
   /// Reorders nodes so each comes after the producers of its inputs (stable: keeps file
   /// order where it is already valid). Fails on a cycle, naming a node on it.
   Status SortTopologically();
+  /// The node ids in an order where each comes after the producers of its inputs, the lowest
+  /// ready id first (the file order wherever it is already valid), without moving the nodes.
+  /// Fails on a tensor index out of range, a tensor written twice, or a cycle (naming a node on it).
+  Expected<std::vector<NodeId>> TopologicalOrder() const;
   /// Node producing `id`, or -1 for constants, graph inputs and unknown tensors.
   NodeId Producer(TensorId id) const;
   /// Nodes reading `id`.

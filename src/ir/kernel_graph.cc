@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <map>
-#include <queue>
 #include <random>
 
 #include <fmt/format.h>
@@ -341,40 +340,6 @@ Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& no
     if (f_act) kernel.fused.push_back(*f_act);
   }
   return kernel;
-}
-
-// Kahn's algorithm, lowest node id first: the file order wherever it is already valid.
-Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
-  const size_t n = graph.num_nodes();
-  std::vector<NodeId> producer(graph.num_tensors(), -1);
-  for (size_t i = 0; i < n; ++i)
-    for (TensorId t : graph.node(static_cast<NodeId>(i)).outputs)
-      if (t >= 0 && static_cast<size_t>(t) < producer.size()) producer[static_cast<size_t>(t)] = static_cast<NodeId>(i);
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<NodeId>> readers(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (TensorId t : graph.node(static_cast<NodeId>(i)).inputs) {
-      if (t < 0 || static_cast<size_t>(t) >= producer.size() || producer[static_cast<size_t>(t)] < 0) continue;
-      ++pending[i];
-      readers[static_cast<size_t>(producer[static_cast<size_t>(t)])].push_back(static_cast<NodeId>(i));
-    }
-  }
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
-  for (size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) ready.push(static_cast<NodeId>(i));
-  std::vector<NodeId> order;
-  while (!ready.empty()) {
-    NodeId id = ready.top();
-    ready.pop();
-    order.push_back(id);
-    for (NodeId r : readers[static_cast<size_t>(id)])
-      if (--pending[static_cast<size_t>(r)] == 0) ready.push(r);
-  }
-  if (order.size() != n) {
-    for (size_t i = 0; i < n; ++i)
-      if (pending[i] > 0) return InvalidInput("graph has a cycle through " + DescribeNode(graph, static_cast<NodeId>(i)));
-  }
-  return order;
 }
 
 // ---- Building one-kernel graphs ----
@@ -811,7 +776,7 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules&
 }
 
 Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredicate& may_fuse) {
-  LATTE_ASSIGN_OR_RETURN(std::vector<NodeId> order, TopologicalOrder(graph));
+  LATTE_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   const bool nchw = IsNchwGraph(graph);
   std::vector<std::vector<NodeId>> consumers(graph.num_tensors());
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
