@@ -23,6 +23,11 @@
 #
 # Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from] [PACK=FILE] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
+#        SUMMARY=DIR REPREDICT=NAME bench/leave_models_out.sh
+#            the same measurements against another pack's predictions: each fold's DIR/FOLD/NAME
+#            (a pack fitted on that fold's kept store, e.g. by `latte fit`) predicts every model
+#            the fold validated; layers are matched by their nodes. Two packs of one store compared
+#            this way see the same measurements, so the host's drift does not enter the difference.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 latte="${LATTE:-$root/build/latte}"
@@ -86,8 +91,26 @@ model_args() {
   for ((i = 0; i < ${#family[@]}; i += 2)); do printf '%s\n' "$root/models/${family[$i]}"; done
 }
 
+# repredict NAME: each kept fold's models predicted again with the fold's pack NAME, one JSON each.
+repredict() {
+  local name="$1" dir fold i model shape
+  for dir in "$tmp"/*/; do
+    fold="$(basename "$dir")"
+    [[ -f "$dir/$name" ]] || { echo "bench: $dir$name is missing (REPREDICT names a pack in each fold's folder)" >&2; exit 2; }
+    for ((i = 0; i < ${#all_models[@]}; i += 2)); do
+      model="${all_models[$i]}" shape="${all_models[$((i + 1))]}"
+      [[ -f "$dir/$model.validate.json" ]] || continue
+      "$latte" predict "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$dir/$name" --format json \
+        >"$dir/$model.repredict.json" || { echo "bench: predicting $model with $dir$name failed" >&2; exit 1; }
+    done
+  done
+}
+all_models=("${mediapipe[@]}" "${paddleocr[@]}")
+
 case "$folds" in
-  summary) ;;  # SUMMARY=DIR: a kept run's figures again, nothing measured
+  summary)  # SUMMARY=DIR: a kept run's figures again, nothing measured (REPREDICT=NAME: with another pack)
+    find "$tmp" -name '*.repredict.json' -delete
+    [[ -n "${REPREDICT:-}" ]] && repredict "$REPREDICT" ;;
   unseen)
     calibrate unseen
     validate unseen "${mediapipe[@]}" "${paddleocr[@]}" ;;
@@ -126,11 +149,32 @@ def summary(errors):
             f"within ±10% {100 * sum(x <= 10 for x in a) / n:.0f}%, worst {max(errors, key=abs):+.1f}%")
 
 rows, kinds, table_kinds = [], {}, {}
+def repredicted(m, path):
+    """m with the predictions of the kept repredict JSON beside its validate JSON, if any."""
+    other = path.replace(".validate.json", ".repredict.json")
+    if not os.path.exists(other):
+        return m
+    p = json.load(open(other))
+    by_nodes = {tuple(layer["nodes"]): layer for layer in p["layers"]}
+    layers = []
+    for layer in m["layers"]:
+        new = by_nodes.get(tuple(layer["nodes"]))
+        if new is None:
+            sys.exit(f"bench: {other}: no layer of nodes {layer['nodes']} (the packs group nodes differently)")
+        layers.append(dict(layer, predicted_ms=new["predicted_ms"], source=new["source"]))
+    lo, hi = p["interval_ms"]
+    complete = p["coverage"]["covered_nodes"] == p["coverage"]["total_nodes"]
+    return dict(m, predicted_ms=p["total_ms"], interval_ms=[lo, hi], layers=layers,
+                error_pct=100 * (p["total_ms"] - m["measured_ms"]) / m["measured_ms"],
+                inside_interval=complete and lo <= m["measured_ms"] <= hi,
+                covered_nodes=p["coverage"]["covered_nodes"], total_nodes=p["coverage"]["total_nodes"])
+
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.validate.json"))):
     fold = os.path.basename(os.path.dirname(path))
     report = json.load(open(path))
     drift = report.get("drift", {}).get("ratio")
     for m in report["models"]:
+        m = repredicted(m, path)
         m["fold"], m["drift"] = fold, drift
         rows.append(m)
         for layer in m["layers"]:
