@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "db/store.h"
+#include "calibrate/fit_store.h"
 #include "predict/context_model.h"
 
 using namespace latte;
@@ -89,7 +90,7 @@ int main(int argc, char** argv) {
   for (const auto& [memories, name] :
        {std::pair{std::vector{TensorMemory::kOwnBuffers}, "own buffers"}, {std::vector{TensorMemory::kArena}, "arena"},
         {std::vector{TensorMemory::kArena, TensorMemory::kOwnBuffers}, "chosen"}}) {
-    auto fit = FitContextModel(*layers, *caches, memories);
+    auto fit = FitContextModel(GroupNetworks(*layers), *caches, memories);
     if (!fit.ok()) return Fail(fit.status());
     std::printf("%-11s: %s, L3 %lld MiB; %.2f%% of alone + %.4f ms/MiB L2 + %.4f ms/MiB L3 (without weights %.4f, "
                 "%.4f); held-out networks (%zu, %d folds) RMSPE %.2f%% alone, %.2f%% with context\n",

@@ -24,7 +24,7 @@
 #include "import/import.h"
 #include "probe_args.h"
 #include "ir/kernel_graph.h"
-#include "predict/validation.h"
+#include "calibrate/validation.h"
 #include "profile/campaign.h"
 #include "run/executor.h"
 #include "run/xnnpack/xnnpack_backend.h"

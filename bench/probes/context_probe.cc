@@ -15,7 +15,7 @@
 #include "probe_args.h"
 #include "ir/cache_reuse.h"
 #include "ir/kernel_graph.h"
-#include "predict/validation.h"
+#include "calibrate/validation.h"
 #include "profile/campaign.h"
 #include "profile/space.h"
 #include "run/xnnpack/xnnpack_backend.h"

@@ -1,7 +1,7 @@
 // Does drift correction make a store's measurements agree? Kernels measured more than once (in
 // campaigns hours apart) should read the same time; the host's drift makes them differ. For every
 // such kernel, each measurement's log deviation from the kernel's mean, as stored and as
-// predict/drift_correction scales it (the fit's own correction): RMS and the share within ±2%.
+// calibrate/drift_correction scales it (the fit's own correction): RMS and the share within ±2%.
 // Reads the store only; no timing. Usage: repeat_agreement DB [BACKEND=xnnpack]
 #include <cmath>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "db/store.h"
-#include "predict/drift_correction.h"
+#include "calibrate/drift_correction.h"
 
 using namespace latte;
 

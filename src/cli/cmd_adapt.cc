@@ -6,7 +6,7 @@
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "predict/adapt.h"
+#include "calibrate/adapt.h"
 #include "profile/profile.h"
 #include "report/adapt_view.h"
 #include "report/inspect_view.h"

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "core/progress.h"
 #include "db/store.h"
-#include "predict/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "predict/pack.h"
 #include "report/calibrate_view.h"
 

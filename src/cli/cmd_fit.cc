@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "ir/kernel_graph.h"
 #include "predict/features.h"
-#include "predict/fit_store.h"
+#include "calibrate/fit_store.h"
 #include "report/fit_view.h"
 
 namespace latte::cli {

@@ -19,13 +19,6 @@ constexpr const char* kFieldNames[] = {"Conv_type", "Batch", "In_C", "In_H", "In
 
 }  // namespace
 
-Expected<DataType> DataTypeFromPrecision(std::string_view precision) {
-  if (precision == "fp32") return DataType::kFloat32;
-  if (precision == "fp16") return DataType::kFloat16;
-  if (precision == "int8") return DataType::kInt8;
-  return InvalidInput("unknown precision '" + std::string(precision) + "' (fp32, fp16 or int8)");
-}
-
 Expected<TensorrtConvRow> ParseTensorrtConvLine(std::string_view line, DataType dtype) {
   line = Trim(line);
   if (line.empty() || line.front() != '{') return InvalidInput("expected '{' at the start of the line");

@@ -38,9 +38,6 @@ struct TensorrtConvFile {
 /// Reads PATH. Blank lines are ignored; a malformed line fails as "PATH:LINE: what".
 Expected<TensorrtConvFile> ReadTensorrtConvFile(const std::string& path, DataType dtype = DataType::kFloat32);
 
-/// The dtype a precision name stands for: "fp32" float32, "fp16" float16, "int8" int8.
-Expected<DataType> DataTypeFromPrecision(std::string_view precision);
-
 /// Inverse of ParseTensorrtConvLine: "{Regular,1,32,56,56,64,3,1,0} 0.123". ElmtFused is the
 /// elmt_fused param, else 1 when an add is fused. Pads, bias and fused activations are not in the
 /// format and are left out. Fails for a kernel the format cannot express: another op, a missing

@@ -1,6 +1,7 @@
 #include "ir/dtype.h"
 
 #include <array>
+#include <string>
 #include <utility>
 
 namespace latte {
@@ -36,6 +37,13 @@ std::size_t DataTypeSize(DataType type) {
   for (const auto& t : kTypes)
     if (t.type == type) return t.size;
   return 0;
+}
+
+Expected<DataType> DataTypeFromPrecision(std::string_view precision) {
+  if (precision == "fp32") return DataType::kFloat32;
+  if (precision == "fp16") return DataType::kFloat16;
+  if (precision == "int8") return DataType::kInt8;
+  return InvalidInput("unknown precision '" + std::string(precision) + "' (fp32, fp16 or int8)");
 }
 
 }  // namespace latte

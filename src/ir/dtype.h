@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "core/status.h"
+
 namespace latte {
 
 /// Element type of a tensor. kUnknown marks a type an importer could not map.
@@ -15,5 +17,8 @@ std::string_view DataTypeName(DataType type);
 std::optional<DataType> DataTypeFromName(std::string_view name);
 /// Bytes per element; 0 for kUnknown and kString.
 std::size_t DataTypeSize(DataType type);
+/// The dtype a precision name (packs, stores, flags) stands for: "fp32" float32, "fp16" float16,
+/// "int8" int8.
+Expected<DataType> DataTypeFromPrecision(std::string_view precision);
 
 }  // namespace latte

@@ -26,20 +26,6 @@ constexpr double kWeightFloorMs = 0.01;
 
 }  // namespace
 
-std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers) {
-  std::map<std::pair<std::int64_t, std::string>, MeasuredNetwork> by_graph;
-  for (const StoredGraphLayer& layer : layers) {  // ordered by campaign, graph, layer
-    MeasuredNetwork& network = by_graph[{layer.campaign, layer.record.graph}];
-    network.kernels.push_back(layer.record.kernel);
-    network.traffic.push_back(layer.record.traffic);
-    network.alone_ms.push_back(layer.record.alone_us / 1000);
-    network.in_graph_ms.push_back(layer.record.in_graph_us / 1000);
-  }
-  std::vector<MeasuredNetwork> networks;
-  for (auto& [key, network] : by_graph) networks.push_back(std::move(network));
-  return networks;
-}
-
 namespace {
 
 // A layer's features and target (extra ms in the graph). Features: its time alone, then the MiB it
@@ -261,31 +247,12 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
   return model;
 }
 
-Expected<ContextCaches> ContextCachesOf(const Store& store, const std::vector<StoredGraphLayer>& layers) {
-  auto campaigns = store.ListCampaigns();
-  if (!campaigns.ok()) return campaigns.status();
-  std::set<std::pair<std::int64_t, std::int64_t>> caches;
-  for (const CampaignInfo& campaign : *campaigns) {
-    if (std::none_of(layers.begin(), layers.end(), [&](const StoredGraphLayer& l) { return l.campaign == campaign.id; }))
-      continue;
-    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
-    const bool known = space.is_object() && space.contains("l2_bytes") && space.contains("l3_bytes") &&
-                       space["l2_bytes"].is_number_integer() && space["l3_bytes"].is_number_integer();
-    caches.insert(known ? std::pair{space["l2_bytes"].get<std::int64_t>(), space["l3_bytes"].get<std::int64_t>()}
-                        : std::pair<std::int64_t, std::int64_t>{0, 0});
-  }
-  if (caches.size() > 1) return InvalidInput("the networks measured in context ran with different cache sizes");
-  if (caches.empty()) return ContextCaches{};
-  return ContextCaches{caches.begin()->first, caches.begin()->second};
-}
-
-Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches,
+Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
                                        const std::vector<TensorMemory>& memories) {
   if (caches.l2_bytes <= 0 || caches.l3_bytes <= 0) {
     return InvalidInput("the graph-context measurements do not say the machine's L2 and L3 sizes");
   }
   if (memories.empty()) return InvalidInput("no memory to simulate the activations in");
-  const std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
   if (networks.size() < kMinGraphs) {
     return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
   }
@@ -323,7 +290,7 @@ Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& laye
   ContextModel model = WithCoefficients(FitNonNegative(best_rows, std::vector<bool>(networks.size(), true)),
                                         caches.l2_bytes, best_l3, best_memory);
   model.graphs = networks.size();
-  model.layers = layers.size();
+  for (const MeasuredNetwork& network : networks) model.layers += network.kernels.size();
   model.folds = static_cast<int>(folds);
   std::vector<double> alone;
   for (const std::vector<Row>& rows : best_rows) alone.push_back(NetworkError(rows, nullptr));

@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
-#include "db/store.h"
 #include "ir/cache_reuse.h"
+#include "ir/kernel.h"
 
 namespace latte {
 
@@ -59,25 +59,16 @@ struct MeasuredNetwork {
   std::vector<double> alone_ms, in_graph_ms;
 };
 
-/// `layers` (as QueryGraphLayers returns them: by campaign, graph, layer) grouped by network.
-std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers);
-
 /// The caches a graph-context campaign ran on (its space records them).
 struct ContextCaches {
   std::int64_t l2_bytes = 0, l3_bytes = 0;
 };
 
-/// The caches the campaigns of `layers` ran on, from their spaces; {0, 0} when a space does not
-/// say. kInvalidInput when the campaigns ran with different cache sizes; the store's errors name
-/// its file.
-Expected<ContextCaches> ContextCachesOf(const Store& store, const std::vector<StoredGraphLayer>& layers);
-
-/// Fits on `layers` (all layers of each network, as QueryGraphLayers returns them; grouped by
-/// campaign and graph) with `caches`. Needs at least 4 networks; holds each network out in turn
-/// (in up to 20 folds) to choose the L3 size and to report the accuracy, then fits on all. kInvalidInput when
-/// there are too few networks or the caches are unknown, saying which. `memories` are the
-/// simulations chosen among (all of them but for a comparison).
-Expected<ContextModel> FitContextModel(const std::vector<StoredGraphLayer>& layers, const ContextCaches& caches,
+/// Fits on `networks` (every layer of each) with `caches`. Needs at least 4 networks; holds each
+/// network out in turn (in up to 20 folds) to choose the L3 size and to report the accuracy, then
+/// fits on all. kInvalidInput when there are too few networks or the caches are unknown, saying
+/// which. `memories` are the simulations chosen among (all of them but for a comparison).
+Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
                                        const std::vector<TensorMemory>& memories = {TensorMemory::kArena,
                                                                                    TensorMemory::kOwnBuffers});
 

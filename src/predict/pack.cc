@@ -8,7 +8,6 @@
 
 #include "core/file.h"
 #include "core/gzip.h"
-#include "db/tensorrt_conv.h"
 #include "ir/kernel_graph.h"
 #include "predict/features.h"
 #include "predict/predictors.h"

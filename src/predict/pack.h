@@ -98,7 +98,7 @@ struct PackInfo {
   /// RobustRelativeSd; 0 when too few to say). The machine's own drift while the pack's
   /// measurements were taken: part of every prediction's interval.
   double reference_spread = 0;
-  /// Measurements scaled to reference_p50_us before fitting (predict/drift_correction; 0: none,
+  /// Measurements scaled to reference_p50_us before fitting (calibrate/drift_correction; 0: none,
   /// or a pack made before measurements were corrected).
   std::size_t reference_corrected = 0;
 };

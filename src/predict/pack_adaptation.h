@@ -4,7 +4,7 @@
 // products, the memory-bound rest) the ratio of today's time to the pack's is fitted as a
 // function of the kernel's size: factor(ms) = exp(log_scale + slope · ln ms), ms clamped to the
 // range measured. Every prediction of the pack is then multiplied by its class's factor. What is
-// fitted here is only this arithmetic; measuring lives in predict/adapt.
+// fitted here is only this arithmetic; measuring lives in calibrate/adapt.
 
 #include <map>
 #include <span>

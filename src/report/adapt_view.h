@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "predict/adapt.h"
+#include "calibrate/adapt.h"
 
 namespace latte {
 

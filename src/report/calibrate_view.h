@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "predict/calibrate.h"
+#include "calibrate/calibrate.h"
 
 namespace latte {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "predict/fit_store.h"
+#include "calibrate/fit_store.h"
 
 namespace latte {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "predict/validation.h"
+#include "calibrate/validation.h"
 
 namespace latte {
 

@@ -2,7 +2,7 @@
 // by their output size (a machine whose speed is known), wrapped so that each run is repeated N
 // times. A pack fitted on the spinning backend's exact times and adapted on the wrapped one must
 // move its predictions by N, per class and in total.
-#include "predict/adapt.h"
+#include "calibrate/adapt.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/drift_correction.h"
 #include "db/store.h"
-#include "predict/drift_correction.h"
+#include "predict/context_model.h"
 #include "predict/fit.h"
 
 namespace latte {
@@ -21,7 +22,7 @@ struct StoreFitRequest {
   std::optional<std::vector<std::string>> fusion_rules;
   std::string command;         // provenance: the command that made the pack
   std::string latte_version = "0.1.0";
-  /// Scale each measurement to the drift reference's median level (predict/drift_correction).
+  /// Scale each measurement to the drift reference's median level (calibrate/drift_correction).
   bool correct_drift = true;
   /// Samples from elsewhere (`calibrate --from`: a pack's kernels as adapted to this machine)
   /// fitted with the store's measurements, each only where the store has no measurement of the
@@ -63,6 +64,14 @@ struct StoreFit {
 /// the layers measured in context (profile/graph_context) on the same device and configuration
 /// when there are enough. Errors name the store file.
 Expected<StoreFit> FitFromStore(const StoreFitRequest& request);
+
+/// `layers` (as QueryGraphLayers returns them: by campaign, graph, layer) grouped by network.
+std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers);
+
+/// The caches the campaigns of `layers` ran on, from their spaces; {0, 0} when a space does not
+/// say. kInvalidInput when the campaigns ran with different cache sizes; the store's errors name
+/// its file.
+Expected<ContextCaches> ContextCachesOf(const Store& store, const std::vector<StoredGraphLayer>& layers);
 
 /// "measurement 12: p50 is not a number ('abc'); measurement 14: ...; and 3 more": the first
 /// `shown` rows left out of a fit, and how many others.

@@ -1,4 +1,4 @@
-#include "predict/calibrate.h"
+#include "calibrate/calibrate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 
 #include "core/device.h"
 #include "ir/kernel_graph.h"
-#include "predict/adapt.h"
+#include "calibrate/adapt.h"
 #include "run/backend.h"
 #include "run/backend_registry.h"
 

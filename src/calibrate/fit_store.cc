@@ -1,4 +1,4 @@
-#include "predict/fit_store.h"
+#include "calibrate/fit_store.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/drift_correction.h"
 #include "core/stats.h"
 #include "predict/context_model.h"
-#include "predict/drift_correction.h"
 #include "predict/network_interval.h"
 #include "predict/predictors.h"
 
@@ -50,11 +50,12 @@ Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLa
   }
   auto caches = ContextCachesOf(store, layers);
   if (!caches.ok() && caches.status().code() != StatusCode::kInvalidInput) return caches.status();
-  auto model = caches.ok() ? FitContextModel(layers, *caches) : Expected<ContextModel>(caches.status());
+  const std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
+  auto model = caches.ok() ? FitContextModel(networks, *caches) : Expected<ContextModel>(caches.status());
   if (model.ok()) result.fit.pack.context = *model;
 
   // After the context: the interval is calibrated on the pack's predictions as PredictModel makes them.
-  auto interval = CalibrateNetworkInterval(result.fit.pack, GroupNetworks(layers));
+  auto interval = CalibrateNetworkInterval(result.fit.pack, networks);
   if (interval.ok()) {
     result.fit.pack.interval = *interval;
     result.interval_note = fmt::format(
@@ -108,6 +109,39 @@ std::size_t SplitPrior(std::vector<TrainingSample> prior, const std::map<std::st
 }
 
 }  // namespace
+
+std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers) {
+  std::map<std::pair<std::int64_t, std::string>, MeasuredNetwork> by_graph;
+  for (const StoredGraphLayer& layer : layers) {  // ordered by campaign, graph, layer
+    MeasuredNetwork& network = by_graph[{layer.campaign, layer.record.graph}];
+    network.kernels.push_back(layer.record.kernel);
+    network.traffic.push_back(layer.record.traffic);
+    network.alone_ms.push_back(layer.record.alone_us / 1000);
+    network.in_graph_ms.push_back(layer.record.in_graph_us / 1000);
+  }
+  std::vector<MeasuredNetwork> networks;
+  for (auto& [key, network] : by_graph) networks.push_back(std::move(network));
+  return networks;
+}
+
+
+Expected<ContextCaches> ContextCachesOf(const Store& store, const std::vector<StoredGraphLayer>& layers) {
+  auto campaigns = store.ListCampaigns();
+  if (!campaigns.ok()) return campaigns.status();
+  std::set<std::pair<std::int64_t, std::int64_t>> caches;
+  for (const CampaignInfo& campaign : *campaigns) {
+    if (std::none_of(layers.begin(), layers.end(), [&](const StoredGraphLayer& l) { return l.campaign == campaign.id; }))
+      continue;
+    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
+    const bool known = space.is_object() && space.contains("l2_bytes") && space.contains("l3_bytes") &&
+                       space["l2_bytes"].is_number_integer() && space["l3_bytes"].is_number_integer();
+    caches.insert(known ? std::pair{space["l2_bytes"].get<std::int64_t>(), space["l3_bytes"].get<std::int64_t>()}
+                        : std::pair<std::int64_t, std::int64_t>{0, 0});
+  }
+  if (caches.size() > 1) return InvalidInput("the networks measured in context ran with different cache sizes");
+  if (caches.empty()) return ContextCaches{};
+  return ContextCaches{caches.begin()->first, caches.begin()->second};
+}
 
 std::string DescribeLeftOut(const std::vector<DamagedMeasurement>& left_out, std::size_t shown) {
   std::string text;
@@ -194,7 +228,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
     info.reference_spread = RobustRelativeSd(reference.readings);
   }
 
-  // Each measurement scaled to the reference's median level (predict/drift_correction), unless asked not to.
+  // Each measurement scaled to the reference's median level (calibrate/drift_correction), unless asked not to.
   DriftCorrector corrector(reference.levels, info.reference_p50_us, request.correct_drift);
   std::set<std::string> fused_kinds;
   std::vector<TrainingSample> samples;

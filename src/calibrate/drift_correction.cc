@@ -1,4 +1,4 @@
-#include "predict/drift_correction.h"
+#include "calibrate/drift_correction.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "predict/validation.h"
+#include "calibrate/validation.h"
 
 #include "profile/campaign.h"
 

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "calibrate/fit_store.h"
+#include "db/store.h"
 #include "profile/space.h"
 
 namespace latte {
@@ -68,7 +70,7 @@ std::vector<StoredGraphLayer> Networks(int count, const ContextModel& truth = Tr
 
 TEST(ContextModel, RecoversTheCoefficientsAndTheL3ShareOfExactData) {
   const std::vector<StoredGraphLayer> layers = Networks(12);
-  auto model = FitContextModel(layers, {kMiB, 32 * kMiB});
+  auto model = FitContextModel(GroupNetworks(layers), {kMiB, 32 * kMiB});
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_EQ(model->l2_bytes, kMiB);
   EXPECT_EQ(model->l3_bytes, 16 * kMiB);
@@ -88,7 +90,7 @@ TEST(ContextModel, RecoversTheCoefficientsAndTheL3ShareOfExactData) {
 TEST(ContextModel, RecoversTheArenaWhenTheNetworksRanInOne) {
   ContextModel truth = Truth();
   truth.memory = TensorMemory::kArena;
-  auto model = FitContextModel(Networks(12, truth), {kMiB, 32 * kMiB});
+  auto model = FitContextModel(GroupNetworks(Networks(12, truth)), {kMiB, 32 * kMiB});
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_EQ(model->memory, TensorMemory::kArena);
   EXPECT_EQ(model->l3_bytes, 16 * kMiB);
@@ -97,7 +99,7 @@ TEST(ContextModel, RecoversTheArenaWhenTheNetworksRanInOne) {
   EXPECT_NEAR(model->l3_ms_per_mib, 0.009, 0.0005);
   EXPECT_LT(model->cv_rmspe_pct, 1.0);
   // Told to simulate only each tensor in its own memory, it fits worse.
-  auto own = FitContextModel(Networks(12, truth), {kMiB, 32 * kMiB}, {TensorMemory::kOwnBuffers});
+  auto own = FitContextModel(GroupNetworks(Networks(12, truth)), {kMiB, 32 * kMiB}, {TensorMemory::kOwnBuffers});
   ASSERT_TRUE(own.ok()) << own.status().message();
   EXPECT_EQ(own->memory, TensorMemory::kOwnBuffers);
   EXPECT_GT(own->cv_rmspe_pct, model->cv_rmspe_pct + 0.1);
@@ -108,7 +110,7 @@ TEST(ContextModel, KeepsCoefficientsNonNegative) {
   // is fitted; the model predicts no extra time instead.
   std::vector<StoredGraphLayer> layers = Networks(6);
   for (StoredGraphLayer& row : layers) row.record.in_graph_us = 0.9 * row.record.alone_us;
-  auto model = FitContextModel(layers, {kMiB, 32 * kMiB});
+  auto model = FitContextModel(GroupNetworks(layers), {kMiB, 32 * kMiB});
   ASSERT_TRUE(model.ok()) << model.status().message();
   EXPECT_GE(model->share, 0);
   EXPECT_GE(model->l2_ms_per_mib, 0);
@@ -116,11 +118,11 @@ TEST(ContextModel, KeepsCoefficientsNonNegative) {
 }
 
 TEST(ContextModel, RefusesTooFewNetworksAndUnknownCaches) {
-  auto few = FitContextModel(Networks(3), {kMiB, 32 * kMiB});
+  auto few = FitContextModel(GroupNetworks(Networks(3)), {kMiB, 32 * kMiB});
   ASSERT_FALSE(few.ok());
   EXPECT_NE(few.status().message().find("3 networks measured in context; at least 4"), std::string::npos)
       << few.status().message();
-  auto caches = FitContextModel(Networks(6), {0, 0});
+  auto caches = FitContextModel(GroupNetworks(Networks(6)), {0, 0});
   ASSERT_FALSE(caches.ok());
   EXPECT_NE(caches.status().message().find("L2 and L3 sizes"), std::string::npos);
 }
@@ -223,7 +225,6 @@ TEST(ContextModel, JsonSaysWhereTheActivationsLiveAndOlderPacksMeantTheirOwnMemo
 }  // namespace latte
 
 #include "../cli/run_latte.h"
-#include "predict/fit_store.h"
 
 namespace latte {
 namespace {

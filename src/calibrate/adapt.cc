@@ -1,4 +1,4 @@
-#include "predict/adapt.h"
+#include "calibrate/adapt.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include "core/device.h"
 #include "core/stats.h"
 #include "db/store.h"
-#include "predict/fit_store.h"
+#include "calibrate/fit_store.h"
 #include "predict/model_prediction.h"
 #include "profile/campaign.h"
 #include "profile/space.h"

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../cli/run_latte.h"
-#include "predict/fit_store.h"
+#include "calibrate/fit_store.h"
 #include "predict/pack.h"
 #include "profile/space.h"
 

@@ -17,7 +17,7 @@
 
 #include "core/status.h"
 #include "ir/tensor.h"
-#include "predict/fit_store.h"
+#include "calibrate/fit_store.h"
 #include "predict/pack.h"
 #include "profile/fusion.h"
 #include "profile/graph_context.h"
@@ -43,7 +43,7 @@ struct CalibrateOptions {
   bool tty = false;                     // progress as a redrawn bar
   std::string command;                  // provenance written into the pack
   /// `--from P.json`: start from a pack instead of from nothing. Its fusion rules are used (no
-  /// detection; the backend's declared FusedByConstruction kinds added), it is adapted to this machine first (predict/adapt, kFromAdaptShare of the
+  /// detection; the backend's declared FusedByConstruction kinds added), it is adapted to this machine first (calibrate/adapt, kFromAdaptShare of the
   /// budget), and its measured kernels, as the adapted pack predicts them here, join the fit
   /// wherever this store has no measurement of the same kernel. RunCalibrate takes it over (it is
   /// adapted in place: a pack is tens of MB, not copied).
