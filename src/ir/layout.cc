@@ -28,19 +28,11 @@ bool IsSpatial(OpKind kind) {
   }
 }
 
-// One input, one output, element by element: layout does not matter.
+// Element by element (op_kinds.def's unary family, identity, cast): with one input, layout does
+// not matter (prelu's slope and batch_norm's parameters are per channel: their second input, or
+// their layout attribute, sends them elsewhere).
 bool IsUnary(OpKind kind) {
-  switch (kind) {
-    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip:
-    case OpKind::kSigmoid: case OpKind::kTanh: case OpKind::kHardSwish: case OpKind::kHardSigmoid:
-    case OpKind::kLeakyRelu: case OpKind::kElu: case OpKind::kGelu: case OpKind::kSoftplus:
-    case OpKind::kExp: case OpKind::kLog: case OpKind::kSqrt: case OpKind::kRsqrt: case OpKind::kAbs:
-    case OpKind::kNeg: case OpKind::kReciprocal: case OpKind::kErf: case OpKind::kFloor:
-    case OpKind::kCeil: case OpKind::kIdentity: case OpKind::kCast:
-      return true;
-    default:
-      return false;
-  }
+  return KernelFamilyOf(kind) == KernelFamily::kUnary || kind == OpKind::kIdentity || kind == OpKind::kCast;
 }
 
 bool IsRank4(const Tensor& t) { return t.shape_known && t.shape.size() == 4; }

@@ -267,12 +267,15 @@ Expected<std::vector<Shape>> InferKnown(const Graph& g, const Node& node) {
       if (out != x) return InvalidInput("prelu slope " + ShapeToString(slope) + " does not broadcast to " + ShapeToString(x));
       return one(x);
     }
-    case K::kRelu: case K::kRelu6: case K::kReluN1To1: case K::kClip: case K::kSigmoid: case K::kTanh:
-    case K::kHardSwish: case K::kHardSigmoid: case K::kLeakyRelu: case K::kElu: case K::kGelu: case K::kSoftplus:
-    case K::kExp: case K::kLog: case K::kSqrt: case K::kRsqrt: case K::kAbs: case K::kNeg: case K::kReciprocal:
-    case K::kErf: case K::kFloor: case K::kCeil: case K::kIdentity: case K::kCast: case K::kBatchNorm:
-    case K::kDequantize: case K::kQuantize:
+    case K::kIdentity: case K::kCast: case K::kDequantize: case K::kQuantize:
       return one(x);
+    case K::kOpaque:
+      break;
+    default:
+      // Element by element (op_kinds.def's unary family): the input's shape. The ops of other
+      // families each have their rule above.
+      if (KernelFamilyOf(node.kind) == KernelFamily::kUnary) return one(x);
+      break;
     case K::kSoftmax: case K::kLogSoftmax:
       LATTE_RETURN_IF_ERROR(Axis(node.attrs.GetInt("axis", -1), std::max<std::int64_t>(rank, 1)));
       return one(x);
@@ -380,8 +383,6 @@ Expected<std::vector<Shape>> InferKnown(const Graph& g, const Node& node) {
       return one(DepthSpace(node, x, true));
     case K::kSpaceToDepth:
       return one(DepthSpace(node, x, false));
-    case K::kOpaque:
-      break;
   }
   return Unsupported("no shape rule for " + std::string(OpName(node.kind)));
 }

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "import/onnx/onnx_one_to_one.h"
 #include "ir/op_params.h"
 
 namespace latte {
@@ -298,13 +299,12 @@ class Exporter {
   Status EmitOp(const Node& n, const Io& io) {
     using K = OpKind;
     const Attributes& a = n.attrs;
-    static const std::map<OpKind, const char*> kSimple = {
-        {K::kAdd, "Add"}, {K::kSub, "Sub"}, {K::kMul, "Mul"}, {K::kDiv, "Div"}, {K::kPow, "Pow"},
-        {K::kMaximum, "Max"}, {K::kMinimum, "Min"}, {K::kRelu, "Relu"}, {K::kSigmoid, "Sigmoid"},
-        {K::kTanh, "Tanh"}, {K::kHardSwish, "HardSwish"}, {K::kSoftplus, "Softplus"}, {K::kExp, "Exp"},
-        {K::kLog, "Log"}, {K::kSqrt, "Sqrt"}, {K::kAbs, "Abs"}, {K::kNeg, "Neg"}, {K::kReciprocal, "Reciprocal"},
-        {K::kErf, "Erf"}, {K::kFloor, "Floor"}, {K::kCeil, "Ceil"}, {K::kIdentity, "Identity"},
-        {K::kPRelu, "PRelu"}, {K::kGlobalAvgPool, "GlobalAveragePool"}, {K::kGlobalMaxPool, "GlobalMaxPool"}};
+    // Written as they are read (onnx_one_to_one), and PRelu, whose import checks its slope.
+    static const std::map<OpKind, std::string> kSimple = [] {
+      std::map<OpKind, std::string> simple = {{K::kPRelu, "PRelu"}};
+      for (const OnnxOneToOne& op : OnnxOneToOneOps()) simple.emplace(op.kind, std::string(op.onnx_op));
+      return simple;
+    }();
     if (auto it = kSimple.find(n.kind); it != kSimple.end()) {
       std::vector<std::string> inputs = {io.x};
       for (size_t i = 1; i < n.inputs.size(); ++i) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "import/onnx/onnx_attributes.h"
+#include "import/onnx/onnx_one_to_one.h"
 #include "import/onnx/onnx_tensor.h"
 
 namespace latte::onnx_import {
@@ -763,73 +765,61 @@ Status MapDropout(Mapper& m) {
 
 // --- dispatch ----------------------------------------------------------------------------
 
-using MapFn = Status (*)(Mapper&);
+using MapFn = std::function<Status(Mapper&)>;
 
+// The ops that need code of their own, then the one-to-one ones (onnx_one_to_one) by family.
 const std::unordered_map<std::string_view, MapFn>& MapTable() {
   using K = OpKind;
-  static const std::unordered_map<std::string_view, MapFn> table = {
-      {"Conv", MapConv},
-      {"ConvTranspose", MapConvTranspose},
-      {"Gemm", MapGemm},
-      {"MatMul", MapMatMul},
-      {"MaxPool", [](Mapper& m) { return MapPool(m, K::kMaxPool2D); }},
-      {"AveragePool", [](Mapper& m) { return MapPool(m, K::kAvgPool2D); }},
-      {"GlobalAveragePool", [](Mapper& m) { return MapGlobalPool(m, K::kGlobalAvgPool); }},
-      {"GlobalMaxPool", [](Mapper& m) { return MapGlobalPool(m, K::kGlobalMaxPool); }},
-      {"Add", [](Mapper& m) { return MapBinary(m, K::kAdd); }},
-      {"Sum", [](Mapper& m) { return MapBinary(m, K::kAdd); }},
-      {"Sub", [](Mapper& m) { return MapBinary(m, K::kSub); }},
-      {"Mul", [](Mapper& m) { return MapBinary(m, K::kMul); }},
-      {"Div", [](Mapper& m) { return MapBinary(m, K::kDiv); }},
-      {"Pow", [](Mapper& m) { return MapBinary(m, K::kPow); }},
-      {"Max", [](Mapper& m) { return MapBinary(m, K::kMaximum); }},
-      {"Min", [](Mapper& m) { return MapBinary(m, K::kMinimum); }},
-      {"Relu", [](Mapper& m) { return MapUnary(m, K::kRelu); }},
-      {"Sigmoid", [](Mapper& m) { return MapUnary(m, K::kSigmoid); }},
-      {"Tanh", [](Mapper& m) { return MapUnary(m, K::kTanh); }},
-      {"HardSwish", [](Mapper& m) { return MapUnary(m, K::kHardSwish); }},
-      {"Softplus", [](Mapper& m) { return MapUnary(m, K::kSoftplus); }},
-      {"Exp", [](Mapper& m) { return MapUnary(m, K::kExp); }},
-      {"Log", [](Mapper& m) { return MapUnary(m, K::kLog); }},
-      {"Sqrt", [](Mapper& m) { return MapUnary(m, K::kSqrt); }},
-      {"Abs", [](Mapper& m) { return MapUnary(m, K::kAbs); }},
-      {"Neg", [](Mapper& m) { return MapUnary(m, K::kNeg); }},
-      {"Reciprocal", [](Mapper& m) { return MapUnary(m, K::kReciprocal); }},
-      {"Erf", [](Mapper& m) { return MapUnary(m, K::kErf); }},
-      {"Floor", [](Mapper& m) { return MapUnary(m, K::kFloor); }},
-      {"Ceil", [](Mapper& m) { return MapUnary(m, K::kCeil); }},
-      {"Identity", [](Mapper& m) { return MapUnary(m, K::kIdentity); }},
-      {"Dropout", MapDropout},
-      {"HardSigmoid", [](Mapper& m) { return MapActivation(m, K::kHardSigmoid, {{"alpha", 0.2}, {"beta", 0.5}}); }},
-      {"LeakyRelu", [](Mapper& m) { return MapActivation(m, K::kLeakyRelu, {{"alpha", 0.01}}); }},
-      {"Elu", [](Mapper& m) { return MapActivation(m, K::kElu, {{"alpha", 1.0}}); }},
-      {"PRelu", MapPRelu},
-      {"Clip", MapClip},
-      {"ReduceMean", [](Mapper& m) { return MapReduce(m, K::kMean); }},
-      {"ReduceSum", [](Mapper& m) { return MapReduce(m, K::kReduceSum); }},
-      {"ReduceMax", [](Mapper& m) { return MapReduce(m, K::kReduceMax); }},
-      {"ReduceMin", [](Mapper& m) { return MapReduce(m, K::kReduceMin); }},
-      {"Softmax", [](Mapper& m) { return MapSoftmax(m, K::kSoftmax); }},
-      {"LogSoftmax", [](Mapper& m) { return MapSoftmax(m, K::kLogSoftmax); }},
-      {"Reshape", MapReshape},
-      {"Flatten", MapFlatten},
-      {"Squeeze", [](Mapper& m) { return MapSqueeze(m, K::kSqueeze); }},
-      {"Unsqueeze", [](Mapper& m) { return MapSqueeze(m, K::kUnsqueeze); }},
-      {"Transpose", MapTranspose},
-      {"Concat", MapConcat},
-      {"Split", MapSplit},
-      {"Slice", MapSlice},
-      {"Pad", MapPad},
-      {"Gather", MapGather},
-      {"Resize", MapResize},
-      {"Upsample", MapResize},
-      {"DepthToSpace", [](Mapper& m) { return MapDepthSpace(m, K::kDepthToSpace); }},
-      {"SpaceToDepth", [](Mapper& m) { return MapDepthSpace(m, K::kSpaceToDepth); }},
-      {"Cast", MapCast},
-      {"BatchNormalization", MapBatchNorm},
-      {"DequantizeLinear", MapDequantize},
-      {"QuantizeLinear", MapQuantize},
-  };
+  static const std::unordered_map<std::string_view, MapFn> table = [] {
+    std::unordered_map<std::string_view, MapFn> t = {
+        {"Conv", MapConv},
+        {"ConvTranspose", MapConvTranspose},
+        {"Gemm", MapGemm},
+        {"MatMul", MapMatMul},
+        {"MaxPool", [](Mapper& m) { return MapPool(m, K::kMaxPool2D); }},
+        {"AveragePool", [](Mapper& m) { return MapPool(m, K::kAvgPool2D); }},
+        {"Sum", [](Mapper& m) { return MapBinary(m, K::kAdd); }},
+        {"Dropout", MapDropout},
+        {"HardSigmoid", [](Mapper& m) { return MapActivation(m, K::kHardSigmoid, {{"alpha", 0.2}, {"beta", 0.5}}); }},
+        {"LeakyRelu", [](Mapper& m) { return MapActivation(m, K::kLeakyRelu, {{"alpha", 0.01}}); }},
+        {"Elu", [](Mapper& m) { return MapActivation(m, K::kElu, {{"alpha", 1.0}}); }},
+        {"PRelu", MapPRelu},
+        {"Clip", MapClip},
+        {"ReduceMean", [](Mapper& m) { return MapReduce(m, K::kMean); }},
+        {"ReduceSum", [](Mapper& m) { return MapReduce(m, K::kReduceSum); }},
+        {"ReduceMax", [](Mapper& m) { return MapReduce(m, K::kReduceMax); }},
+        {"ReduceMin", [](Mapper& m) { return MapReduce(m, K::kReduceMin); }},
+        {"Softmax", [](Mapper& m) { return MapSoftmax(m, K::kSoftmax); }},
+        {"LogSoftmax", [](Mapper& m) { return MapSoftmax(m, K::kLogSoftmax); }},
+        {"Reshape", MapReshape},
+        {"Flatten", MapFlatten},
+        {"Squeeze", [](Mapper& m) { return MapSqueeze(m, K::kSqueeze); }},
+        {"Unsqueeze", [](Mapper& m) { return MapSqueeze(m, K::kUnsqueeze); }},
+        {"Transpose", MapTranspose},
+        {"Concat", MapConcat},
+        {"Split", MapSplit},
+        {"Slice", MapSlice},
+        {"Pad", MapPad},
+        {"Gather", MapGather},
+        {"Resize", MapResize},
+        {"Upsample", MapResize},
+        {"DepthToSpace", [](Mapper& m) { return MapDepthSpace(m, K::kDepthToSpace); }},
+        {"SpaceToDepth", [](Mapper& m) { return MapDepthSpace(m, K::kSpaceToDepth); }},
+        {"Cast", MapCast},
+        {"BatchNormalization", MapBatchNorm},
+        {"DequantizeLinear", MapDequantize},
+        {"QuantizeLinear", MapQuantize},
+    };
+    for (const OnnxOneToOne& op : OnnxOneToOneOps()) {
+      const OpKind kind = op.kind;
+      switch (KernelFamilyOf(kind)) {
+        case KernelFamily::kBinary: t.emplace(op.onnx_op, [kind](Mapper& m) { return MapBinary(m, kind); }); break;
+        case KernelFamily::kGlobalPool: t.emplace(op.onnx_op, [kind](Mapper& m) { return MapGlobalPool(m, kind); }); break;
+        default: t.emplace(op.onnx_op, [kind](Mapper& m) { return MapUnary(m, kind); }); break;
+      }
+    }
+    return t;
+  }();
   return table;
 }
 

@@ -9,7 +9,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -329,6 +332,18 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   return Status::Ok();
 }
 
+// The unary ops that are one oneDNN eltwise algorithm each, without parameters.
+struct SimpleEltwise {
+  OpKind kind;
+  dnnl::algorithm alg;
+};
+const SimpleEltwise kSimpleEltwise[] = {
+    {OpKind::kSigmoid, dnnl::algorithm::eltwise_logistic},
+    {OpKind::kTanh, dnnl::algorithm::eltwise_tanh},
+    {OpKind::kAbs, dnnl::algorithm::eltwise_abs},
+    {OpKind::kHardSwish, dnnl::algorithm::eltwise_hardswish},
+};
+
 Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
     return Unsupported(Name(node) + " changes the number of elements");
@@ -343,13 +358,14 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
       op.beta = static_cast<float>(node.attrs.GetFloat("max", kBig));
       if (node.inputs.size() > 1) return Unsupported("clip with min/max as inputs");
       break;
-    case OpKind::kSigmoid: op.alg = dnnl::algorithm::eltwise_logistic; break;
-    case OpKind::kTanh: op.alg = dnnl::algorithm::eltwise_tanh; break;
     case OpKind::kLeakyRelu: op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.01)); break;
     case OpKind::kElu: op.alg = dnnl::algorithm::eltwise_elu, op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 1.0)); break;
-    case OpKind::kAbs: op.alg = dnnl::algorithm::eltwise_abs; break;
-    case OpKind::kHardSwish: op.alg = dnnl::algorithm::eltwise_hardswish; break;
-    default: return Internal("Unary called on " + Name(node));
+    default: {
+      const auto* simple = std::find_if(std::begin(kSimpleEltwise), std::end(kSimpleEltwise),
+                                        [&](const SimpleEltwise& s) { return s.kind == node.kind; });
+      if (simple == std::end(kSimpleEltwise)) return Internal("Unary called on " + Name(node));
+      op.alg = simple->alg;
+    }
   }
   if (node.inputs.size() != 1 && node.kind != OpKind::kClip) return Unsupported(Name(node) + " with more than one input");
   const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))});
@@ -675,6 +691,36 @@ Status BatchNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
 }
 
 // Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
+// What analyzes and creates each kind this backend runs: the one list of them.
+using Handler = Status (*)(const Graph&, const Node&, const Eltwise&, Ctx&);
+const std::map<OpKind, Handler>& Handlers() {
+  using K = OpKind;
+  static const std::map<OpKind, Handler> handlers = [] {
+    std::map<OpKind, Handler> h;
+    auto add = [&h](std::initializer_list<OpKind> kinds, Handler handler) {
+      for (OpKind kind : kinds) h[kind] = handler;
+    };
+    add({K::kConv2D, K::kDepthwiseConv2D}, Conv);
+    add({K::kFullyConnected}, FullyConnected);
+    add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Pool);
+    add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum}, Binary);
+    add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kElu}, Unary);
+    for (const SimpleEltwise& op : kSimpleEltwise) h[op.kind] = Unary;
+    add({K::kSoftmax}, Softmax);
+    add({K::kConcat}, Concat);
+    add({K::kPad}, Pad);
+    add({K::kResize}, Resize);
+    add({K::kMean}, Mean);
+    add({K::kTransposeConv2D}, TransposeConv);
+    add({K::kTranspose}, Transpose);
+    add({K::kHardSigmoid}, HardSigmoid);
+    add({K::kBatchNorm}, BatchNorm);
+    add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity}, Copy);
+    return h;
+  }();
+  return handlers;
+}
+
 Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
   if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
   const Node& node = graph.node(id);
@@ -682,42 +728,12 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
   const std::string layout = node.attrs.GetString("layout", "NHWC");
   if (layout != "NHWC") return Unsupported("layout " + layout + ": onednn backend runs NHWC graphs");
   if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
-  switch (node.kind) {
-    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kFullyConnected:
-    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMaximum: case OpKind::kMinimum:
-    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip: case OpKind::kSigmoid:
-    case OpKind::kTanh: case OpKind::kLeakyRelu: case OpKind::kElu: case OpKind::kAbs: case OpKind::kSoftmax:
-    case OpKind::kConcat: case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
-    case OpKind::kIdentity: case OpKind::kPad: case OpKind::kResize: case OpKind::kHardSwish:
-    case OpKind::kMean: case OpKind::kTransposeConv2D: case OpKind::kTranspose: case OpKind::kHardSigmoid:
-    case OpKind::kBatchNorm:
-      break;
-    default: return Unsupported(Name(node) + " not implemented in the onednn backend");
-  }
+  const auto handler = Handlers().find(node.kind);
+  if (handler == Handlers().end()) return Unsupported(Name(node) + " not implemented in the onednn backend");
   if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
   LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
   LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
-  switch (node.kind) {
-    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: return Conv(graph, node, act, ctx);
-    case OpKind::kFullyConnected: return FullyConnected(graph, node, act, ctx);
-    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
-      return Pool(graph, node, act, ctx);
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMaximum: case OpKind::kMinimum:
-      return Binary(graph, node, act, ctx);
-    case OpKind::kSoftmax: return Softmax(graph, node, act, ctx);
-    case OpKind::kConcat: return Concat(graph, node, act, ctx);
-    case OpKind::kPad: return Pad(graph, node, act, ctx);
-    case OpKind::kResize: return Resize(graph, node, act, ctx);
-    case OpKind::kMean: return Mean(graph, node, act, ctx);
-    case OpKind::kTransposeConv2D: return TransposeConv(graph, node, act, ctx);
-    case OpKind::kTranspose: return Transpose(graph, node, act, ctx);
-    case OpKind::kHardSigmoid: return HardSigmoid(graph, node, act, ctx);
-    case OpKind::kBatchNorm: return BatchNorm(graph, node, act, ctx);
-    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
-      return Copy(graph, node, act, ctx);
-    default: return Unary(graph, node, act, ctx);
-  }
+  return handler->second(graph, node, act, ctx);
 }
 
 // oneDNN reports what it cannot do by throwing: "unimplemented" / invalid arguments are a

@@ -11,7 +11,10 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -449,6 +452,23 @@ Status Binary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   return fused ? Status::Ok() : MaybePostClamp(*ctx, graph, node, range);
 }
 
+// The unary ops that are one XNNPACK operator each, made from the channel count alone.
+using SimpleUnaryCreate = xnn_status (*)(size_t, size_t, size_t, uint32_t, xnn_operator_t*);
+struct SimpleUnaryOp {
+  OpKind kind;
+  SimpleUnaryCreate create;
+  UnarySetup setup;
+};
+constexpr SimpleUnaryOp kSimpleUnary[] = {
+    {OpKind::kSigmoid, xnn_create_sigmoid_nc_f32, xnn_setup_sigmoid_nc_f32},
+    {OpKind::kHardSwish, xnn_create_hardswish_nc_f32, xnn_setup_hardswish_nc_f32},
+    {OpKind::kAbs, xnn_create_abs_nc_f32, xnn_setup_abs_nc_f32},
+    {OpKind::kNeg, xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32},
+    {OpKind::kFloor, xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32},
+    {OpKind::kCeil, xnn_create_ceiling_nc_f32, xnn_setup_ceiling_nc_f32},
+    {OpKind::kSqrt, xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32},
+};
+
 Status Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   if (node.inputs.size() != 1 && node.kind != OpKind::kPRelu) return Unsupported(Name(node) + " with several inputs");
   const Tensor& x = graph.tensor(node.inputs[0]);
@@ -487,8 +507,6 @@ Status Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   switch (node.kind) {
     case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip:
       created = xnn_create_clamp_nc_f32(c, c, c, clamp.min, clamp.max, 0, &op), setup = xnn_setup_clamp_nc_f32; break;
-    case OpKind::kSigmoid: created = xnn_create_sigmoid_nc_f32(c, c, c, 0, &op), setup = xnn_setup_sigmoid_nc_f32; break;
-    case OpKind::kHardSwish: created = xnn_create_hardswish_nc_f32(c, c, c, 0, &op), setup = xnn_setup_hardswish_nc_f32; break;
     case OpKind::kLeakyRelu:
       created = xnn_create_leaky_relu_nc_f32(c, c, c, static_cast<float>(node.attrs.GetFloat("alpha", 0.01)), 0, &op);
       setup = xnn_setup_leaky_relu_nc_f32;
@@ -498,12 +516,12 @@ Status Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
       setup = xnn_setup_elu_nc_f32;
       break;
     case OpKind::kPRelu: created = xnn_create_prelu_nc_f32(c, c, c, ctx->node->Keep(std::move(slope)), 0, &op), setup = xnn_setup_prelu_nc_f32; break;
-    case OpKind::kAbs: created = xnn_create_abs_nc_f32(c, c, c, 0, &op), setup = xnn_setup_abs_nc_f32; break;
-    case OpKind::kNeg: created = xnn_create_negate_nc_f32(c, c, c, 0, &op), setup = xnn_setup_negate_nc_f32; break;
-    case OpKind::kFloor: created = xnn_create_floor_nc_f32(c, c, c, 0, &op), setup = xnn_setup_floor_nc_f32; break;
-    case OpKind::kCeil: created = xnn_create_ceiling_nc_f32(c, c, c, 0, &op), setup = xnn_setup_ceiling_nc_f32; break;
-    case OpKind::kSqrt: created = xnn_create_square_root_nc_f32(c, c, c, 0, &op), setup = xnn_setup_square_root_nc_f32; break;
-    default: return Internal("Unary called on " + Name(node));
+    default: {
+      const auto* simple = std::find_if(std::begin(kSimpleUnary), std::end(kSimpleUnary),
+                                        [&](const SimpleUnaryOp& s) { return s.kind == node.kind; });
+      if (simple == std::end(kSimpleUnary)) return Internal("Unary called on " + Name(node));
+      created = simple->create(c, c, c, 0, &op), setup = simple->setup;
+    }
   }
   LATTE_RETURN_IF_ERROR(Check(created, "xnn_create_*_nc_f32"));
   AddUnaryStep(*ctx, graph, node, ctx->node->Own(op), setup, "xnn_setup_*_nc_f32");
@@ -1026,22 +1044,43 @@ Status Int8FullyConnected(const Graph& graph, const Node& node, Range range, Ctx
   });
 }
 
-bool Implemented(OpKind kind) {
-  switch (kind) {
-    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D: case OpKind::kFullyConnected:
-    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
-    case OpKind::kMean: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
-    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip:
-    case OpKind::kSigmoid: case OpKind::kHardSwish: case OpKind::kLeakyRelu: case OpKind::kPRelu:
-    case OpKind::kElu: case OpKind::kAbs: case OpKind::kNeg: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kSqrt:
-    case OpKind::kSoftmax: case OpKind::kResize: case OpKind::kPad: case OpKind::kConcat:
-    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
-    case OpKind::kDepthToSpace: case OpKind::kTranspose: case OpKind::kHardSigmoid: case OpKind::kBatchNorm:
-      return true;
-    default:
-      return false;
-  }
+// What analyzes and creates each kind this backend runs: the one list of them.
+using Handler = Status (*)(const Graph&, const Node&, Range, Ctx*, Precision);
+const std::map<OpKind, Handler>& Handlers() {
+  using K = OpKind;
+  static const std::map<OpKind, Handler> handlers = [] {
+    std::map<OpKind, Handler> h;
+    auto add = [&h](std::initializer_list<OpKind> kinds, Handler handler) {
+      for (OpKind kind : kinds) h[kind] = handler;
+    };
+    add({K::kConv2D, K::kDepthwiseConv2D, K::kTransposeConv2D}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
+      return p == Precision::kInt8 ? Int8Conv(g, n, r, c) : Conv(g, n, r, c);
+    });
+    add({K::kFullyConnected}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
+      return p == Precision::kInt8 ? Int8FullyConnected(g, n, r, c) : FullyConnected(g, n, r, c);
+    });
+    // A global max pool is a max pool with the whole image as window.
+    add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalMaxPool}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Pool(g, n, r, c); });
+    add({K::kGlobalAvgPool}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return GlobalPool(g, n, r, c); });
+    add({K::kMean}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Mean(g, n, r, c); });
+    add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum, K::kSquaredDifference},
+        [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Binary(g, n, r, c); });
+    const Handler unary = [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Unary(g, n, r, c); };
+    add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kPRelu, K::kElu}, unary);
+    for (const SimpleUnaryOp& op : kSimpleUnary) h[op.kind] = unary;
+    add({K::kSoftmax}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Softmax(g, n, r, c); });
+    add({K::kResize}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Resize(g, n, r, c); });
+    add({K::kPad}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Pad(g, n, r, c); });
+    add({K::kConcat}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Concat(g, n, r, c); });
+    add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity},
+        [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Copy(g, n, r, c); });
+    add({K::kDepthToSpace}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return DepthToSpace(g, n, r, c); });
+    add({K::kTranspose}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Transpose(g, n, r, c); });
+    add({K::kHardSigmoid}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return HardSigmoid(g, n, r, c); });
+    add({K::kBatchNorm}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return BatchNorm(g, n, r, c); });
+    return h;
+  }();
+  return handlers;
 }
 
 // Checks `node` and, with a context, creates its operators. Every refusal is kUnsupported.
@@ -1053,7 +1092,8 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
   const std::string layout = node.attrs.GetString("layout", "NHWC");
   if (layout != "NHWC") return Unsupported("layout " + layout + ": xnnpack runs NHWC graphs");
   if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
-  if (!Implemented(node.kind)) return Unsupported(Name(node) + " not implemented in the xnnpack backend");
+  const auto handler = Handlers().find(node.kind);
+  if (handler == Handlers().end()) return Unsupported(Name(node) + " not implemented in the xnnpack backend");
   if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
   LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
   LATTE_ASSIGN_OR_RETURN(const Range range, FusedActivation(node));
@@ -1067,34 +1107,7 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
       if (node.inputs[i] != kNoTensor && graph.tensor(node.inputs[i]).is_constant())
         ctx->node->BindConstant(node.inputs[i], graph.tensor(node.inputs[i]));
   }
-  switch (node.kind) {
-    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kTransposeConv2D:
-      return precision == Precision::kInt8 ? Int8Conv(graph, node, range, ctx) : Conv(graph, node, range, ctx);
-    case OpKind::kFullyConnected:
-      return precision == Precision::kInt8 ? Int8FullyConnected(graph, node, range, ctx) : FullyConnected(graph, node, range, ctx);
-    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D: return Pool(graph, node, range, ctx);
-    case OpKind::kGlobalMaxPool: return Pool(graph, node, range, ctx);  // a max pool with the whole image as window
-    case OpKind::kGlobalAvgPool: return GlobalPool(graph, node, range, ctx);
-    case OpKind::kMean: return Mean(graph, node, range, ctx);
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
-      return Binary(graph, node, range, ctx);
-    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kClip:
-    case OpKind::kSigmoid: case OpKind::kHardSwish: case OpKind::kLeakyRelu: case OpKind::kPRelu:
-    case OpKind::kElu: case OpKind::kAbs: case OpKind::kNeg: case OpKind::kFloor: case OpKind::kCeil: case OpKind::kSqrt:
-      return Unary(graph, node, range, ctx);
-    case OpKind::kSoftmax: return Softmax(graph, node, range, ctx);
-    case OpKind::kResize: return Resize(graph, node, range, ctx);
-    case OpKind::kPad: return Pad(graph, node, range, ctx);
-    case OpKind::kConcat: return Concat(graph, node, range, ctx);
-    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kIdentity:
-      return Copy(graph, node, range, ctx);
-    case OpKind::kDepthToSpace: return DepthToSpace(graph, node, range, ctx);
-    case OpKind::kTranspose: return Transpose(graph, node, range, ctx);
-    case OpKind::kHardSigmoid: return HardSigmoid(graph, node, range, ctx);
-    case OpKind::kBatchNorm: return BatchNorm(graph, node, range, ctx);
-    default: return Unsupported(Name(node) + " not implemented in the xnnpack backend");
-  }
+  return handler->second(graph, node, range, ctx, precision);
 }
 
 }  // namespace

@@ -1,0 +1,36 @@
+#include "import/onnx/onnx_one_to_one.h"
+
+namespace latte {
+
+std::span<const OnnxOneToOne> OnnxOneToOneOps() {
+  using K = OpKind;
+  static constexpr OnnxOneToOne kOps[] = {
+      {"Add", K::kAdd},
+      {"Sub", K::kSub},
+      {"Mul", K::kMul},
+      {"Div", K::kDiv},
+      {"Pow", K::kPow},
+      {"Max", K::kMaximum},
+      {"Min", K::kMinimum},
+      {"Relu", K::kRelu},
+      {"Sigmoid", K::kSigmoid},
+      {"Tanh", K::kTanh},
+      {"HardSwish", K::kHardSwish},
+      {"Softplus", K::kSoftplus},
+      {"Exp", K::kExp},
+      {"Log", K::kLog},
+      {"Sqrt", K::kSqrt},
+      {"Abs", K::kAbs},
+      {"Neg", K::kNeg},
+      {"Reciprocal", K::kReciprocal},
+      {"Erf", K::kErf},
+      {"Floor", K::kFloor},
+      {"Ceil", K::kCeil},
+      {"Identity", K::kIdentity},
+      {"GlobalAveragePool", K::kGlobalAvgPool},
+      {"GlobalMaxPool", K::kGlobalMaxPool},
+  };
+  return kOps;
+}
+
+}  // namespace latte
