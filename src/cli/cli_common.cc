@@ -99,10 +99,9 @@ Status CheckOutputPath(const std::string& path) {
 
 }  // namespace
 
-int CheckOutputFile(const std::string& path, bool required) {
-  if (path.empty() && !required) return kExitOk;
-  if (Status s = CheckOutputPath(path); !s.ok()) return ReportError(path, s);
-  return kExitOk;
+Status CheckOutputFile(const std::string& path, bool required) {
+  if (path.empty() && !required) return Status::Ok();
+  return CheckOutputPath(path).WithContext(path);
 }
 
 Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name) {
@@ -120,13 +119,29 @@ const std::atomic<bool>* StopFlagRaisedBySignals() {
 }
 
 
-int ReportError(const std::string& subject, const Status& status) {
+int ExitCodeOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kInternal: return kExitInternal;
+    case StatusCode::kInterrupted: return kExitInterrupted;
+    default: return kExitBadInput;
+  }
+}
+
+int ReportResult(const Status& status) {
   std::string message = status.message();
   for (char& c : message)  // one line, always
     if (c == '\n' || c == '\r') c = ' ';
-  if (subject.empty()) std::fprintf(stderr, "error: %s\n", message.c_str());
-  else std::fprintf(stderr, "error: %s: %s\n", subject.c_str(), message.c_str());
-  return status.code() == StatusCode::kInternal ? kExitInternal : kExitBadInput;
+  if (status.code() == StatusCode::kInterrupted) {
+    if (!message.empty()) std::fprintf(stderr, "%s\n", message.c_str());
+  } else if (!status.ok()) {
+    std::fprintf(stderr, "error: %s\n", message.c_str());
+  }
+  return ExitCodeOf(status);
+}
+
+void OnRun(CLI::App* cmd, Status& result, std::function<Status()> run) {
+  cmd->callback([&result, run = std::move(run)] { result = run(); });
 }
 
 Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& values) {
@@ -142,38 +157,35 @@ Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::s
   return shapes;
 }
 
-int ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph) {
-  auto shapes = ParseInputShapes(input_shapes);
-  if (!shapes.ok()) return ReportError("", shapes.status());
+Status ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph) {
+  LATTE_ASSIGN_OR_RETURN(const auto shapes, ParseInputShapes(input_shapes));
   ImportOptions options;
-  options.input_shapes = *shapes;
+  options.input_shapes = shapes;
   auto imported = ImportModel(model, options);
-  if (!imported.ok()) return ReportError(model, imported.status());
+  if (!imported.ok()) return imported.status().WithContext(model);
   graph = std::move(imported).value();
-  return kExitOk;
+  return Status::Ok();
 }
 
-int ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
+Status ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
                            std::vector<Graph>& graphs) {
   if (models.size() == 1) {
     graphs.resize(1);
     return ImportForCommand(models[0], input_shapes, graphs[0]);
   }
-  auto shapes = ParseInputShapes(input_shapes);
-  if (!shapes.ok()) return ReportError("", shapes.status());
+  LATTE_ASSIGN_OR_RETURN(const auto shapes, ParseInputShapes(input_shapes));
   ImportOptions options;
-  options.input_shapes = *shapes;
+  options.input_shapes = shapes;
   options.skip_unknown_input_names = true;  // checked below, over all the models
   std::set<std::string> inputs;
   graphs.clear();
   for (const std::string& model : models) {
     auto imported = ImportModel(model, options);
-    if (!imported.ok()) return ReportError(model, imported.status());
+    if (!imported.ok()) return imported.status().WithContext(model);
     for (TensorId id : imported->inputs) inputs.insert(imported->tensor(id).name);
     graphs.push_back(std::move(imported).value());
   }
-  if (Status named = CheckInputShapesNamed(*shapes, inputs); !named.ok()) return ReportError("", named);
-  return kExitOk;
+  return CheckInputShapesNamed(shapes, inputs);
 }
 
 Expected<double> ParseDuration(std::string_view text) {

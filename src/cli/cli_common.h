@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,10 +20,12 @@ namespace latte::cli {
 /// Seconds in a duration: "30s", "10m", "2h", "1h30m", "1.5h", or a bare number of seconds.
 Expected<double> ParseDuration(std::string_view text);
 
-/// Exit codes: 0 ok, 1 internal failure (a bug), 2 bad input (file, flag, database).
+/// Exit codes: 0 ok, 1 internal failure (a bug), 2 bad input (file, flag, database), 130
+/// stopped by a signal (what was measured is kept).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInterrupted = 130;
 
 /// Most threads a command runs with (the backends refuse more).
 inline constexpr int kMaxThreads = 1024;
@@ -45,28 +48,34 @@ void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string&
 MeasureOptions ValidationMeasureOptions();
 
 /// A file a command writes after long work (-o, --plot, --trace), checked before it: not a
-/// directory, in a folder that exists and this process may write into. Returns kExitOk, or the
-/// exit code of the one-line error it reported naming the path. An optional flag not given
-/// (empty) passes; a `required` one must not be empty.
-int CheckOutputFile(const std::string& path, bool required = false);
+/// directory, in a folder that exists and this process may write into; the error names the
+/// path. An optional flag not given (empty) passes; a `required` one must not be empty.
+Status CheckOutputFile(const std::string& path, bool required = false);
 
 /// `name` is a backend the registry knows; else "FLAG: unknown backend 'x' (known: a, b, c)".
 Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name);
 
-/// Prints "error: SUBJECT: message" (or "error: message" without a subject) on one line to
-/// stderr and returns the exit code for the status.
-int ReportError(const std::string& subject, const Status& status);
+/// The exit code of a command's result: kExitOk, kExitInternal for kInternal, kExitInterrupted for
+/// kInterrupted, kExitBadInput for the rest.
+int ExitCodeOf(const Status& status);
+
+/// What main does with a command's result, once: an error as "error: message" on one line to
+/// stderr (an interruption's message as is), then its exit code.
+int ReportResult(const Status& status);
+
+/// Makes `run` the work of subcommand `cmd`: its Status becomes `result` when the command runs.
+void OnRun(CLI::App* cmd, Status& result, std::function<Status()> run);
 
 /// Parses repeated "NAME=1x3x224x224" values of --input-shape.
 Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& values);
 
-/// Imports MODEL with the --input-shape values, as every command that reads a model does. On
-/// failure prints the error line and returns its exit code; on success returns kExitOk.
-int ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph);
+/// Imports MODEL with the --input-shape values, as every command that reads a model does; errors
+/// name the model file.
+Status ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph);
 /// The same for several models sharing one list of --input-shape values (validate, calibrate): a
 /// name only some of the models have applies where it exists; a name none of them has is an error
 /// (a typo), as is every problem ImportForCommand reports.
-int ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
+Status ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
                            std::vector<Graph>& graphs);
 
 /// Clears and returns the flag that SIGINT and SIGTERM raise from now on: long commands (profile,

@@ -13,7 +13,7 @@
 
 namespace latte::cli {
 
-void AddAdaptCommand(CLI::App& app, int& exit_code) {
+void AddAdaptCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string pack, budget = "60s", output, format = "text";
   };
@@ -24,47 +24,40 @@ void AddAdaptCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--budget", flags->budget, "Time to measure: 30s, 60s, 2m (at least 10s)")->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Adapted pack to write")->required();
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     AdaptOptions options;
     auto budget = ParseDuration(flags->budget);
     if (!budget.ok()) {
-      exit_code = ReportError("", budget.status().WithContext("--budget"));
-      return;
+      return budget.status().WithContext("--budget");
     }
     options.budget_secs = *budget;
     options.command = "latte adapt --pack " + flags->pack + " --budget " + flags->budget + " -o " + flags->output;
     options.stop = StopFlagRaisedBySignals();
     // What cannot work is refused before the pack (tens of MB) is read.
     if (Status s = CheckAdaptOptions(options); !s.ok()) {
-      exit_code = ReportError("", s);
-      return;
+      return s;
     }
-    if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->output, /*required=*/true));
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
-      exit_code = ReportError("", pack.status());
-      return;
+      return pack.status();
     }
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     auto result = RunAdapt(std::move(pack).value(), options, registry, std::cerr);
     if (!result.ok()) {
-      exit_code = ReportError(flags->pack, result.status());
-      return;
+      return result.status().WithContext(flags->pack);
     }
     if (result->interrupted) {
-      std::cerr << "adapt: interrupted: no pack written\n";
-      exit_code = 130;  // as calibrate: stopped by a signal
-      return;
+      return Interrupted("adapt: interrupted: no pack written");
     }
     if (flags->format == "json") std::cout << DumpJson(AdaptReportJson(*result)) << "\n";
     else std::cout << AdaptReportText(*result);
     if (Status saved = result->pack.Save(flags->output); !saved.ok()) {
-      exit_code = ReportError("", saved);
-      return;
+      return saved;
     }
     if (flags->format != "json") std::cout << "wrote " << flags->output << "\n";
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

@@ -14,7 +14,7 @@
 
 namespace latte::cli {
 
-void AddBenchCommand(CLI::App& app, int& exit_code) {
+void AddBenchCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string model, backend = "xnnpack", fallback, format = "text", trace, precision = "fp32";
     int num_threads = 1;
@@ -34,50 +34,45 @@ void AddBenchCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--trace", flags->trace, "Write a Chrome trace (Perfetto) of an average run to FILE (implies op profiling)");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     BenchOptions options;
     options.placement.default_backend = flags->backend;
     options.placement.fallback = flags->fallback;
     options.run.num_threads = flags->num_threads;
     if (flags->precision == "int8") {
-      exit_code = ReportError("", Unsupported("--precision int8 is not implemented yet: only fp32 runs"));
-      return;
+      return Unsupported("--precision int8 is not implemented yet: only fp32 runs");
     }
     options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();
     // Before measuring.
-    if ((exit_code = CheckOutputFile(flags->trace)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->trace));
     if (Status s = options.measure.Validate(); !s.ok()) {
-      exit_code = ReportError("", s);
-      return;
+      return s;
     }
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     if (!flags->fallback.empty()) {  // otherwise only a node that needs it would find out
       if (Status s = CheckBackendName(registry, "--fallback", flags->fallback); !s.ok()) {
-        exit_code = ReportError("", s);
-        return;
+        return s;
       }
     }
     Graph graph;
-    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
     auto result = BenchmarkGraph(graph, options, registry);
     if (!result.ok()) {
-      exit_code = ReportError(flags->model, result.status());
-      return;
+      return result.status().WithContext(flags->model);
     }
     std::error_code ec;
     const auto model_bytes = static_cast<long long>(std::filesystem::file_size(flags->model, ec));
     BenchView view(graph, *result, options, flags->model, ec ? 0 : model_bytes);
     if (!flags->trace.empty()) {
       if (Status written = WriteFileAtomically(flags->trace, DumpJson(view.Trace()) + "\n"); !written.ok()) {
-        exit_code = ReportError(flags->trace, written);
-        return;
+        return written.WithContext(flags->trace);
       }
     }
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else std::cout << view.Text();
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

@@ -19,7 +19,7 @@
 #include "report/calibrate_view.h"
 
 namespace latte::cli {
-void AddCalibrateCommand(CLI::App& app, int& exit_code) {
+void AddCalibrateCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string backend = "xnnpack", budget = "10m", db, output, from, format = "text";
     std::vector<std::string> models, input_shapes;
@@ -47,22 +47,20 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", flags->format, "What it prints: text, or one JSON document at the end")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     CalibrateOptions options;
     options.backend = flags->backend;
     options.num_threads = flags->num_threads;
     auto budget = ParseDuration(flags->budget);
     if (!budget.ok()) {
-      exit_code = ReportError("", budget.status().WithContext("--budget"));
-      return;
+      return budget.status().WithContext("--budget");
     }
     options.budget_secs = *budget;
     options.db = flags->db.empty() ? DefaultStorePath() : flags->db;
     options.models = flags->models;
     auto shapes = ParseInputShapes(flags->input_shapes);
     if (!shapes.ok()) {
-      exit_code = ReportError("", shapes.status());
-      return;
+      return shapes.status();
     }
     options.input_shapes = *shapes;
     options.seed = flags->seed;
@@ -83,36 +81,31 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
     // Everything that can be wrong with the inputs fails now, not after minutes of measuring:
     // the options, the pack's path, the models, the store.
     if (Status s = CheckCalibrateOptions(options, registry); !s.ok()) {
-      exit_code = ReportError("", s);
-      return;
+      return s;
     }
-    if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->output, /*required=*/true));
     std::optional<Pack> from;
     if (!flags->from.empty()) {
       auto loaded = Pack::Load(flags->from);  // errors name the file
       if (!loaded.ok()) {
-        exit_code = ReportError("", loaded.status());
-        return;
+        return loaded.status();
       }
       from = std::move(*loaded);
       options.from = &*from;
       if (Status s = CheckCalibrateOptions(options, registry); !s.ok()) {
-        exit_code = ReportError("", s);
-        return;
+        return s;
       }
     }
     if (!flags->models.empty()) {
       std::vector<Graph> graphs;
-      if ((exit_code = ImportModelsForCommand(flags->models, flags->input_shapes, graphs)) != kExitOk) return;
+      LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, flags->input_shapes, graphs));
     }
     if (auto store = Store::Open(options.db); !store.ok()) {
-      exit_code = ReportError("", store.status());
-      return;
+      return store.status();
     }
     auto result = RunCalibrate(options, registry, std::cerr);
     if (!result.ok()) {
-      exit_code = ReportError("", result.status());
-      return;
+      return result.status();
     }
     const bool json = flags->format == "json";
     if (!json) std::cout << CalibrateResultText(*result, options.fit.folds);
@@ -121,18 +114,16 @@ void AddCalibrateCommand(CLI::App& app, int& exit_code) {
       else
         std::cout << "interrupted: measurements so far are in " << options.db
                   << "; run the same command again to continue (no pack written)\n";
-      exit_code = 130;
-      return;
+      return Interrupted("");  // what it measured is said above
     }
     if (Status saved = result->fit.fit.pack.Save(flags->output); !saved.ok()) {
-      exit_code = ReportError("", saved);
-      return;
+      return saved;
     }
     if (json) std::cout << CalibrateResultJson(*result, options.db, flags->output).dump(2) << "\n";
     else
       std::cout << "wrote " << flags->output << " (" << result->fit.fit.pack.kinds.size() << " kernel kinds, "
                 << result->fit.measurements << " measurements of this machine in " << options.db << ")\n";
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

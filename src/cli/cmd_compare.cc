@@ -17,7 +17,7 @@
 
 namespace latte::cli {
 
-void AddCompareCommand(CLI::App& app, int& exit_code) {
+void AddCompareCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"}, input_shapes;
     std::vector<int> threads = {1};
@@ -41,7 +41,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
   AddProtocolFlags(*cmd, flags->measure, " of each configuration");
   cmd->add_option("--input-shape", flags->input_shapes,
                   "Input shape NAME=1x3x224x224 (repeatable; applies to the models with an input NAME)");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     // A configuration listed twice would be measured twice and shown twice.
     auto twice = [](const auto& values) -> std::string {
       for (std::size_t i = 0; i < values.size(); ++i)
@@ -54,8 +54,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
                                          {"--num-threads", twice(flags->threads)},
                                          {"--precision", twice(flags->precisions)}}) {
       if (!repeated.empty()) {
-        exit_code = ReportError("", InvalidInput(fmt::format("{}: {} is given twice", flag, repeated)));
-        return;
+        return InvalidInput(fmt::format("{}: {} is given twice", flag, repeated));
       }
     }
     BackendRegistry registry;
@@ -63,8 +62,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     CompareOptions options;
     for (const std::string& name : flags->backends) {
       if (Status s = CheckBackendName(registry, "--backends", name); !s.ok()) {
-        exit_code = ReportError("", s);
-        return;
+        return s;
       }
       options.backends.push_back(name);
     }
@@ -72,13 +70,11 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     for (const std::string& p : flags->precisions) options.precisions.push_back(p == "int8" ? Precision::kInt8 : Precision::kFp32);
     options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
-      exit_code = ReportError("", s);
-      return;
+      return s;
     }
     auto shapes = ParseInputShapes(flags->input_shapes);
     if (!shapes.ok()) {
-      exit_code = ReportError("", shapes.status());
-      return;
+      return shapes.status();
     }
     // One list of shapes serves models whose inputs are named differently; a name no model has
     // is a typo.
@@ -90,8 +86,7 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
     for (const std::string& path : flags->models) {
       auto graph = ImportModel(path, import_options);  // a bad file stops here, before any run
       if (!graph.ok()) {
-        exit_code = ReportError(path, graph.status());
-        return;
+        return graph.status().WithContext(path);
       }
       for (TensorId id : graph->inputs) inputs.insert(graph->tensor(id).name);
       std::error_code ec;
@@ -100,19 +95,17 @@ void AddCompareCommand(CLI::App& app, int& exit_code) {
                         [path, import_options] { return ImportModel(path, import_options); }});
     }
     if (Status named = CheckInputShapesNamed(*shapes, inputs); !named.ok()) {
-      exit_code = ReportError("", named);
-      return;
+      return named;
     }
     auto result = CompareModels(models, options, registry);
     if (!result.ok()) {
-      exit_code = ReportError("", result.status());
-      return;
+      return result.status();
     }
     CompareView view(*result);
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else if (flags->format == "csv") std::cout << view.Csv();
     else std::cout << view.Text();
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

@@ -11,7 +11,7 @@
 
 namespace latte::cli {
 
-void AddExportCommand(CLI::App& app, int& exit_code) {
+void AddExportCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string format = "csv", db, output, backend, precision, device, kind;
     int threads = -1;
@@ -26,12 +26,11 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--precision", flags->precision, "Only this precision")->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("--device", flags->device, "Only this device key");
   cmd->add_option("--kind", flags->kind, "Only this kernel kind (e.g. conv2d+relu)");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     const std::string db = flags->db.empty() ? DefaultStorePath() : flags->db;
     auto store = Store::OpenReadOnly(db);  // exporting never creates, migrates or writes a store
     if (!store.ok()) {
-      exit_code = ReportError("", store.status());
-      return;
+      return store.status();
     }
     MeasurementFilter filter;
     if (!flags->backend.empty()) filter.backend = flags->backend;
@@ -44,17 +43,15 @@ void AddExportCommand(CLI::App& app, int& exit_code) {
     std::ostream& out = flags->output.empty() ? std::cout : file;
     auto written = ExportMeasurements(*store, filter, flags->format, out);
     if (!written.ok()) {
-      exit_code = ReportError("", written.status());  // the store's errors name the store
-      return;
+      return written.status();  // the store's errors name the store
     }
     if (!flags->output.empty()) {
       if (Status saved = WriteFileAtomically(flags->output, file.view()); !saved.ok()) {
-        exit_code = ReportError(flags->output, saved);  // its messages do not name the file
-        return;
+        return saved.WithContext(flags->output);  // its messages do not name the file
       }
     }
     if (!flags->output.empty()) std::cerr << flags->output << ": " << *written << " measurements\n";
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

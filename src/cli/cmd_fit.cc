@@ -19,7 +19,7 @@ constexpr double kMaxRooflineRate = 1e9;
 
 }  // namespace
 
-void AddFitCommand(CLI::App& app, int& exit_code) {
+void AddFitCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string db, backend, device, precision, output;
     std::vector<std::string> fusion_rules;
@@ -54,7 +54,7 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, kMaxVectorLanes));
   cmd->add_flag("--no-drift-correction", flags->no_drift_correction,
                 "Fit the measurements as stored, not scaled to the drift reference's median level");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     StoreFitRequest request;
     request.correct_drift = !flags->no_drift_correction;
     request.db = flags->db.empty() ? DefaultStorePath() : flags->db;
@@ -72,8 +72,7 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
     request.options = flags->options;
     if (!flags->fusion_rules.empty()) {
       if (auto rules = FusionRules::FromKinds(flags->fusion_rules); !rules.ok()) {
-        exit_code = ReportError("", rules.status().WithContext("--fusion-rules"));
-        return;
+        return rules.status().WithContext("--fusion-rules");
       }
       request.fusion_rules = flags->fusion_rules;
     }
@@ -91,19 +90,17 @@ void AddFitCommand(CLI::App& app, int& exit_code) {
     }
     request.command += " -o " + flags->output;
     // Before the fit, which can take minutes.
-    if ((exit_code = CheckOutputFile(flags->output, /*required=*/true)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->output, /*required=*/true));
     auto fit = FitFromStore(request);
     if (!fit.ok()) {
-      exit_code = ReportError("", fit.status());
-      return;
+      return fit.status();
     }
     std::cout << FitReportText(*fit, flags->options.folds);
     if (Status saved = fit->fit.pack.Save(flags->output); !saved.ok()) {
-      exit_code = ReportError("", saved);
-      return;
+      return saved;
     }
     std::cout << "wrote " << flags->output << " (" << fit->fit.pack.kinds.size() << " kernel kinds)\n";
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

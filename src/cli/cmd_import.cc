@@ -10,7 +10,7 @@
 
 namespace latte::cli {
 
-void AddImportCommand(CLI::App& app, int& exit_code) {
+void AddImportCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string file, db;
     TableImportOptions options;
@@ -33,20 +33,18 @@ void AddImportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--unit", flags->options.latency_unit, "Unit of a CSV latency_time column")
       ->check(CLI::IsMember({"ms", "us"}));
   cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     const std::string db = flags->db.empty() ? DefaultStorePath() : flags->db;
     auto store = Store::Open(db);
     if (!store.ok()) {
-      exit_code = ReportError("", store.status());
-      return;
+      return store.status();
     }
     auto report = ImportTable(*store, flags->file, flags->options);
     if (!report.ok()) {
-      exit_code = ReportError("", report.status());
-      return;
+      return report.status();
     }
     std::cout << flags->file << ": " << report->Describe() << " into " << db << "\n";
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

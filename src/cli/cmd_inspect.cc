@@ -8,7 +8,7 @@
 
 namespace latte::cli {
 
-void AddInspectCommand(CLI::App& app, int& exit_code) {
+void AddInspectCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string model;
     std::string format = "text";
@@ -19,13 +19,13 @@ void AddInspectCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     Graph graph;
-    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
     InspectView view(graph, flags->model);
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else std::cout << view.Text();
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

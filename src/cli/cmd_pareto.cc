@@ -14,7 +14,7 @@
 
 namespace latte::cli {
 
-void AddParetoCommand(CLI::App& app, int& exit_code) {
+void AddParetoCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string model, mode = "name", search = "auto", format = "text", plot;
     std::vector<std::string> backends, packs, input_shapes;
@@ -51,11 +51,10 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--plot", flags->plot, "Write an SVG of the evaluated points and the fronts to FILE");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     if (flags->packs.size() != flags->backends.size()) {
-      exit_code = ReportError("", InvalidInput("--packs gives " + std::to_string(flags->packs.size()) + " pack(s) for " +
-                                               std::to_string(flags->backends.size()) + " backend(s): one per backend"));
-      return;
+      return InvalidInput("--packs gives " + std::to_string(flags->packs.size()) + " pack(s) for " +
+                          std::to_string(flags->backends.size()) + " backend(s): one per backend");
     }
     ParetoOptions options;
     auto mode = ParseOpListMode(flags->mode);
@@ -68,17 +67,15 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
     options.verify = flags->verify;
     options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
-      exit_code = ReportError("", s);
-      return;
+      return s;
     }
     // An unwritable --plot fails now, not after loading the packs, the search and the verification runs.
-    if ((exit_code = CheckOutputFile(flags->plot)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->plot));
     std::vector<Pack> packs;
     for (const std::string& path : flags->packs) {
       auto pack = Pack::Load(path);
       if (!pack.ok()) {
-        exit_code = ReportError("", pack.status());
-        return;
+        return pack.status();
       }
       packs.push_back(std::move(pack).value());
     }
@@ -86,24 +83,22 @@ void AddParetoCommand(CLI::App& app, int& exit_code) {
     for (std::size_t i = 0; i < packs.size(); ++i) backends.push_back({flags->backends[i], &packs[i]});
     options.run.num_threads = packs[0].info.threads;
     Graph graph;
-    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     auto result = RunParetoSearch(graph, backends, options, registry);
     if (!result.ok()) {
-      exit_code = ReportError(flags->model, result.status());
-      return;
+      return result.status().WithContext(flags->model);
     }
     ParetoView view(*result);
     if (!flags->plot.empty()) {
       if (Status written = WriteFileAtomically(flags->plot, view.Svg()); !written.ok()) {
-        exit_code = ReportError(flags->plot, written);
-        return;
+        return written.WithContext(flags->plot);
       }
     }
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else std::cout << view.Text();
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

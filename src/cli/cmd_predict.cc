@@ -26,18 +26,18 @@ struct PredictFlags {
 
 // Each line of FILE with its latency replaced by the prediction. A kernel the pack cannot predict
 // keeps -1 (the format's "no figure") and is named on stderr; a malformed line is an error.
-int PredictKernelLines(const PredictFlags& flags, const Pack& pack) {
+Status PredictKernelLines(const PredictFlags& flags, const Pack& pack) {
   std::ifstream in(flags.kernels);
-  if (!in) return ReportError(flags.kernels, Status(StatusCode::kIoError, "cannot open the kernel list"));
+  if (!in) return Status(StatusCode::kIoError, "cannot open the kernel list").WithContext(flags.kernels);
   auto dtype = DataTypeFromPrecision(pack.info.precision);
-  if (!dtype.ok()) return ReportError(flags.pack, dtype.status());
+  if (!dtype.ok()) return dtype.status().WithContext(flags.pack);
   std::string line, out;
   std::size_t line_number = 0, predicted = 0, unpredicted = 0;
   while (std::getline(in, line)) {
     ++line_number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto row = ParseTensorrtConvLine(line, *dtype);
-    if (!row.ok()) return ReportError(flags.kernels + ":" + std::to_string(line_number), row.status());
+    if (!row.ok()) return row.status().WithContext(flags.kernels + ":" + std::to_string(line_number));
     auto prediction = pack.Predict(row->kernel);
     double ms = -1;
     if (prediction.ok()) {
@@ -49,17 +49,17 @@ int PredictKernelLines(const PredictFlags& flags, const Pack& pack) {
                 << "\n";
     }
     auto formatted = FormatTensorrtConvLine(row->kernel, ms);
-    if (!formatted.ok()) return ReportError(flags.kernels + ":" + std::to_string(line_number), formatted.status());
+    if (!formatted.ok()) return formatted.status().WithContext(flags.kernels + ":" + std::to_string(line_number));
     out += *formatted + "\n";
   }
   std::cout << out;
   std::cerr << predicted << " kernels predicted, " << unpredicted << " not predicted (latency -1)\n";
-  return kExitOk;
+  return Status::Ok();
 }
 
 }  // namespace
 
-void AddPredictCommand(CLI::App& app, int& exit_code) {
+void AddPredictCommand(CLI::App& app, Status& result) {
   auto flags = std::make_shared<PredictFlags>();
   CLI::App* cmd = app.add_subcommand("predict", "Predict a model's latency per kernel and in total from a predictor pack");
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)");
@@ -68,49 +68,42 @@ void AddPredictCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", flags->format, "Output format (tensorrt-conv: only with --kernels)")
       ->check(CLI::IsMember({"text", "json", "csv", "tensorrt-conv"}));
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     if (flags->model.empty() == flags->kernels.empty()) {
-      exit_code = ReportError("", InvalidInput("predict takes a MODEL or --kernels FILE, not both or neither"));
-      return;
+      return InvalidInput("predict takes a MODEL or --kernels FILE, not both or neither");
     }
     if (!flags->kernels.empty() != (flags->format == "tensorrt-conv")) {
-      exit_code = ReportError("", InvalidInput("--kernels FILE goes with --format tensorrt-conv (the only kernel list "
-                                               "format), and --format tensorrt-conv with --kernels"));
-      return;
+      return InvalidInput("--kernels FILE goes with --format tensorrt-conv (the only kernel list "
+                          "format), and --format tensorrt-conv with --kernels");
     }
     // What cannot work is refused before the pack (tens of MB) is read.
     std::error_code ec;
     if (!flags->kernels.empty() && std::filesystem::is_directory(flags->kernels, ec)) {  // an ifstream opens one
-      exit_code = ReportError(flags->kernels, InvalidInput("is a directory, not a kernel list"));
-      return;
+      return InvalidInput("is a directory, not a kernel list").WithContext(flags->kernels);
     }
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
-      exit_code = ReportError("", pack.status());
-      return;
+      return pack.status();
     }
     if (!flags->kernels.empty()) {
-      exit_code = PredictKernelLines(*flags, *pack);
-      return;
+      return PredictKernelLines(*flags, *pack);
     }
     Graph graph;
-    if ((exit_code = ImportForCommand(flags->model, flags->input_shapes, graph)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
     auto plan = PlanGraphForPrediction(graph, *pack);
     if (!plan.ok()) {
-      exit_code = ReportError(flags->model, plan.status());
-      return;
+      return plan.status().WithContext(flags->model);
     }
     auto prediction = PredictModel(plan->graph, *pack);
     if (!prediction.ok()) {
-      exit_code = ReportError(flags->model, prediction.status());
-      return;
+      return prediction.status().WithContext(flags->model);
     }
     NameUserNodes(*plan, graph, *prediction);
     PredictView view(plan->graph, *prediction, *pack, flags->model, CompareMachine(*pack, ReadDeviceFingerprint()));
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else if (flags->format == "csv") std::cout << view.Csv();
     else std::cout << view.Text();
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

@@ -16,7 +16,7 @@
 #include "report/profile_view.h"
 
 namespace latte::cli {
-void AddProfileCommand(CLI::App& app, int& exit_code) {
+void AddProfileCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
                 fusion_out, format = "text";
@@ -60,7 +60,7 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--alpha", flags->alpha, "--detect-fusion: fused when T(a)+T(b)-T(ab) > alpha*min(T(a),T(b))")
       ->capture_default_str();
   cmd->add_option("--fusion-out", flags->fusion_out, "--detect-fusion: also write the rules and evidence as JSON to FILE");
-  cmd->callback([flags, cmd, &exit_code] {
+  OnRun(cmd, result, [flags, cmd]() -> Status {
     CampaignOptions campaign;
     campaign.backend = flags->backend;
     campaign.run.num_threads = flags->num_threads;
@@ -69,24 +69,21 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
     campaign.run.precision = flags->precision == "int8" ? Precision::kInt8 : Precision::kFp32;
     campaign.measure = flags->measure;
     if (Status s = campaign.measure.Validate(); !s.ok()) {
-      exit_code = ReportError("", s);
-      return;
+      return s;
     }
     // Before measuring.
-    if ((exit_code = CheckOutputFile(flags->fusion_out)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->fusion_out));
     if (cmd->count("--budget") > 0) {  // given empty is an error, not "no limit"
       auto budget = ParseDuration(flags->budget);
       if (!budget.ok()) {
-        exit_code = ReportError("", budget.status().WithContext("--budget"));
-        return;
+        return budget.status().WithContext("--budget");
       }
       campaign.budget_secs = *budget;
     }
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     if (registry.Find(flags->backend) == nullptr) {
-      exit_code = ReportError("", registry.Create(flags->backend, campaign.run).status());
-      return;
+      return registry.Create(flags->backend, campaign.run).status();
     }
     campaign.stop = StopFlagRaisedBySignals();
 
@@ -96,19 +93,16 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
       fusion.alpha = flags->alpha;
       auto report = DetectFusion(fusion, registry, std::cerr);
       if (!report.ok()) {
-        exit_code = ReportError("", report.status());
-        return;
+        return report.status();
       }
       std::cout << (flags->format == "json" ? FusionReportJson(*report).dump(2) + "\n" : FusionReportText(*report));
       if (!flags->fusion_out.empty()) {
         if (Status written = WriteFileAtomically(flags->fusion_out, FusionReportJson(*report).dump(2) + "\n");
             !written.ok()) {
-          exit_code = ReportError(flags->fusion_out, written);
-          return;
+          return written.WithContext(flags->fusion_out);
         }
       }
-      exit_code = kExitOk;
-      return;
+      return Status::Ok();
     }
 
     ProfileOptions options;
@@ -126,32 +120,28 @@ void AddProfileCommand(CLI::App& app, int& exit_code) {
     options.sampler.max_kernels = flags->max_kernels;
     auto shapes = ParseInputShapes(flags->input_shapes);
     if (!shapes.ok()) {
-      exit_code = ReportError("", shapes.status());
-      return;
+      return shapes.status();
     }
     options.sampler.input_shapes = *shapes;
     if (!flags->kernels.empty()) {
       auto kinds = ParseKindList(flags->kernels);
       if (!kinds.ok()) {
-        exit_code = ReportError("", kinds.status().WithContext("--kernels"));
-        return;
+        return kinds.status().WithContext("--kernels");
       }
       for (const Kernel& kind : *kinds) options.sampler.kinds.push_back(kind.Kind());
     } else if (flags->strategy != "from-models" && flags->strategy != "architectures") {
-      exit_code = ReportError("", InvalidInput("--kernels is required for --strategy " + flags->strategy));
-      return;
+      return InvalidInput("--kernels is required for --strategy " + flags->strategy);
     }
     options.db = flags->db.empty() ? DefaultProfileDb() : flags->db;
     options.batch_size = flags->batch;
     options.tty = IsTerminal(STDERR_FILENO);
     auto result = RunProfile(options, registry, std::cerr);
     if (!result.ok()) {
-      exit_code = ReportError("", result.status());
-      return;
+      return result.status();
     }
     std::cout << (flags->format == "json" ? ProfileResultJson(*result, options.db).dump(2) + "\n"
                                           : ProfileResultText(*result, options.db));
-    exit_code = result->summary.interrupted ? 130 : kExitOk;
+    return result->summary.interrupted ? Interrupted("") : Status::Ok();  // what it measured is said above
   });
 }
 

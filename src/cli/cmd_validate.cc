@@ -12,7 +12,7 @@
 
 namespace latte::cli {
 
-void AddValidateCommand(CLI::App& app, int& exit_code) {
+void AddValidateCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::vector<std::string> models;
     std::string pack, backend, format = "text", plot;
@@ -33,36 +33,32 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
   cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable; applies to every model that has the input)");
-  cmd->callback([flags, &exit_code] {
+  OnRun(cmd, result, [flags]() -> Status {
     // Before loading the pack and measuring.
-    if ((exit_code = CheckOutputFile(flags->plot)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->plot));
     // Every model read before the pack (tens of MB) and before anything is measured: a bad file or
     // a typo fails at once.
     std::vector<Graph> graphs;
-    if ((exit_code = ImportModelsForCommand(flags->models, flags->input_shapes, graphs)) != kExitOk) return;
+    LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, flags->input_shapes, graphs));
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
-      exit_code = ReportError("", pack.status());
-      return;
+      return pack.status();
     }
     // A pack predicts one backend at one thread count: measuring another would compare apples to pears.
     if (!flags->backend.empty() && flags->backend != pack->info.backend) {
-      exit_code = ReportError("", InvalidInput("--backend " + flags->backend + " does not match the pack's backend (" +
-                                               pack->info.backend + ")"));
-      return;
+      return InvalidInput("--backend " + flags->backend + " does not match the pack's backend (" +
+                          pack->info.backend + ")");
     }
     if (flags->num_threads != 0 && flags->num_threads != pack->info.threads) {
-      exit_code = ReportError("", InvalidInput("--num-threads " + std::to_string(flags->num_threads) +
-                                               " does not match the pack's threads (" +
-                                               std::to_string(pack->info.threads) + ")"));
-      return;
+      return InvalidInput("--num-threads " + std::to_string(flags->num_threads) +
+                          " does not match the pack's threads (" +
+                          std::to_string(pack->info.threads) + ")");
     }
     BenchOptions options;
     options.run.num_threads = pack->info.threads;
     options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
-      exit_code = ReportError("", s);
-      return;
+      return s;
     }
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
@@ -72,21 +68,19 @@ void AddValidateCommand(CLI::App& app, int& exit_code) {
       const std::string& model = flags->models[i];
       auto validated = ValidateModel(graphs[i], model, *pack, options, registry);
       if (!validated.ok()) {
-        exit_code = ReportError(model, validated.status());
-        return;
+        return validated.status().WithContext(model);
       }
       results.push_back(std::move(validated).value());
     }
     ValidateView view(results, *pack, CompareMachine(*pack, ReadDeviceFingerprint()), drift);
     if (!flags->plot.empty()) {
       if (Status written = WriteFileAtomically(flags->plot, view.Svg()); !written.ok()) {
-        exit_code = ReportError(flags->plot, written);
-        return;
+        return written.WithContext(flags->plot);
       }
     }
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else std::cout << view.Text(flags->layers);
-    exit_code = kExitOk;
+    return Status::Ok();
   });
 }
 

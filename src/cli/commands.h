@@ -1,6 +1,8 @@
 #pragma once
-// One function per subcommand, each in its own cmd_*.cc; main() adds them all. A command
-// sets `exit_code` when it runs.
+// One function per subcommand, each in its own cmd_*.cc; main() adds them all. A command's run
+// returns a Status into `result`, which main turns into the one-line error and the exit code.
+
+#include "core/status.h"
 
 namespace CLI {
 class App;
@@ -8,17 +10,17 @@ class App;
 
 namespace latte::cli {
 
-void AddInspectCommand(CLI::App& app, int& exit_code);
-void AddBenchCommand(CLI::App& app, int& exit_code);
-void AddCompareCommand(CLI::App& app, int& exit_code);
-void AddProfileCommand(CLI::App& app, int& exit_code);
-void AddPredictCommand(CLI::App& app, int& exit_code);
-void AddValidateCommand(CLI::App& app, int& exit_code);
-void AddImportCommand(CLI::App& app, int& exit_code);
-void AddExportCommand(CLI::App& app, int& exit_code);
-void AddFitCommand(CLI::App& app, int& exit_code);
-void AddCalibrateCommand(CLI::App& app, int& exit_code);
-void AddParetoCommand(CLI::App& app, int& exit_code);
-void AddAdaptCommand(CLI::App& app, int& exit_code);
+void AddInspectCommand(CLI::App& app, Status& result);
+void AddBenchCommand(CLI::App& app, Status& result);
+void AddCompareCommand(CLI::App& app, Status& result);
+void AddProfileCommand(CLI::App& app, Status& result);
+void AddPredictCommand(CLI::App& app, Status& result);
+void AddValidateCommand(CLI::App& app, Status& result);
+void AddImportCommand(CLI::App& app, Status& result);
+void AddExportCommand(CLI::App& app, Status& result);
+void AddFitCommand(CLI::App& app, Status& result);
+void AddCalibrateCommand(CLI::App& app, Status& result);
+void AddParetoCommand(CLI::App& app, Status& result);
+void AddAdaptCommand(CLI::App& app, Status& result);
 
 }  // namespace latte::cli

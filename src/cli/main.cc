@@ -1,5 +1,6 @@
 // latte: one binary, one subcommand per file (cmd_*.cc). Parsing only; the work is in the
-// libraries. Bad flags print one "error: ..." line and exit 2.
+// libraries. Bad flags print one "error: ..." line and exit 2; a command's result is turned into
+// its error line and exit code here, once.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -12,19 +13,19 @@ int main(int argc, char** argv) {
   CLI::App app{"Latte: predict, measure and compare neural-network latency on a device and runtime"};
   app.set_version_flag("--version", "latte 0.1.0");
   app.require_subcommand(1);
-  int exit_code = kExitOk;
-  AddInspectCommand(app, exit_code);
-  AddBenchCommand(app, exit_code);
-  AddCompareCommand(app, exit_code);
-  AddProfileCommand(app, exit_code);
-  AddPredictCommand(app, exit_code);
-  AddValidateCommand(app, exit_code);
-  AddParetoCommand(app, exit_code);
-  AddImportCommand(app, exit_code);
-  AddExportCommand(app, exit_code);
-  AddFitCommand(app, exit_code);
-  AddCalibrateCommand(app, exit_code);
-  AddAdaptCommand(app, exit_code);
+  latte::Status result;
+  AddInspectCommand(app, result);
+  AddBenchCommand(app, result);
+  AddCompareCommand(app, result);
+  AddProfileCommand(app, result);
+  AddPredictCommand(app, result);
+  AddValidateCommand(app, result);
+  AddParetoCommand(app, result);
+  AddImportCommand(app, result);
+  AddExportCommand(app, result);
+  AddFitCommand(app, result);
+  AddCalibrateCommand(app, result);
+  AddAdaptCommand(app, result);
   // Name a mistyped command instead of CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -67,5 +68,5 @@ int main(int argc, char** argv) {
     std::cerr << "error: internal: " << e.what() << "\n";
     return kExitInternal;
   }
-  return exit_code;
+  return ReportResult(result);
 }

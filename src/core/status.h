@@ -9,7 +9,8 @@
 
 namespace latte {
 
-/// What kind of failure a Status carries. The CLI maps kInternal to exit 1, the rest to 2.
+/// What kind of failure a Status carries. The CLI maps kInternal to exit 1, kInterrupted to 130,
+/// the rest to 2.
 enum class StatusCode {
   kOk,
   kInvalidInput,  // the input is malformed (truncated file, index out of range, bad flag)
@@ -17,6 +18,7 @@ enum class StatusCode {
   kNotFound,      // a file, tensor or name that should exist does not
   kIoError,       // the operating system refused (cannot open, read, write)
   kInternal,      // a bug in Latte
+  kInterrupted,   // stopped on request (a signal): what was done is kept; the CLI exits 130
 };
 
 /// One outcome: ok, or a code with a one-line message saying what went wrong and where.
@@ -46,6 +48,8 @@ inline Status Unsupported(std::string message) { return {StatusCode::kUnsupporte
 inline Status NotFound(std::string message) { return {StatusCode::kNotFound, std::move(message)}; }
 inline Status IoError(std::string message) { return {StatusCode::kIoError, std::move(message)}; }
 inline Status Internal(std::string message) { return {StatusCode::kInternal, std::move(message)}; }
+/// Stopped on request; `message` (may be empty: the command said it already) is printed as is.
+inline Status Interrupted(std::string message) { return {StatusCode::kInterrupted, std::move(message)}; }
 
 /// A value or the Status that explains why there is none.
 template <typename T>
