@@ -1,7 +1,7 @@
 #pragma once
-// Kernels of a graph: which nodes a runtime runs as one unit (fusion rules), the canonical Kernel
-// of such a group of nodes, and the inverse: a runnable graph holding a single Kernel (what
-// profiling measures).
+// Kernels of a graph: the canonical Kernel of a group of nodes and a graph grouped into kernels by
+// fusion rules (ir/fusion_rules.h; kernel_grouping.cc), and the inverse: a runnable graph holding
+// a single Kernel, or kernels joined into one graph (what profiling measures; kernel_graph.cc).
 
 #include <functional>
 #include <set>
@@ -12,35 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "ir/fusion_rules.h"
 #include "ir/graph.h"
 #include "ir/kernel.h"
 
 namespace latte {
-
-/// The kernel kinds ("conv2d+relu", "conv2d+add+relu") a backend runs as one unit. A node's own
-/// "activation" attribute is always fused whatever the rules say (the backend runs it fused);
-/// the rules decide only whether separate follower nodes are absorbed.
-class FusionRules {
- public:
-  FusionRules() = default;
-  /// What XNNPACK and oneDNN fuse: conv/depthwise/fc + relu or relu6, conv + residual add (+ relu or
-  /// relu6), add + relu or relu6.
-  static FusionRules Default();
-  /// Rules from kinds; fails naming the first kind ParseKernelKind rejects or that fuses nothing.
-  static Expected<FusionRules> FromKinds(const std::vector<std::string>& kinds);
-  /// Inverse of ToJson(): an array of kind strings. Fails naming the bad element.
-  static Expected<FusionRules> FromJson(const nlohmann::json& json);
-  /// A sorted array of kind strings.
-  nlohmann::json ToJson() const;
-
-  /// True when a kernel of this kind (Kernel::Kind()) is one unit under these rules.
-  bool Allows(const std::string& kind) const { return kinds_.count(kind) != 0; }
-  const std::set<std::string>& kinds() const { return kinds_; }
-  bool operator==(const FusionRules& other) const = default;
-
- private:
-  std::set<std::string> kinds_;
-};
 
 /// The canonical Kernel of `nodes`: nodes[0] is the main op, the rest its fused followers in
 /// order (each reads the previous one's output; unary activations, or binary elementwise ops whose

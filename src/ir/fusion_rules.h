@@ -1,0 +1,60 @@
+#pragma once
+// How a backend's kernels are made of a graph's ops: the fusion rules (which kinds run as one unit)
+// and what every part of kernel grouping and building agrees on about followers and fused
+// activations.
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ir/kernel.h"
+
+namespace latte {
+
+/// The kernel kinds ("conv2d+relu", "conv2d+add+relu") a backend runs as one unit. A node's own
+/// "activation" attribute is always fused whatever the rules say (the backend runs it fused);
+/// the rules decide only whether separate follower nodes are absorbed.
+class FusionRules {
+ public:
+  FusionRules() = default;
+  /// What XNNPACK and oneDNN fuse: conv/depthwise/fc + relu or relu6, conv + residual add (+ relu or
+  /// relu6), add + relu or relu6.
+  static FusionRules Default();
+  /// Rules from kinds; fails naming the first kind ParseKernelKind rejects or that fuses nothing.
+  static Expected<FusionRules> FromKinds(const std::vector<std::string>& kinds);
+  /// Inverse of ToJson(): an array of kind strings. Fails naming the bad element.
+  static Expected<FusionRules> FromJson(const nlohmann::json& json);
+  /// A sorted array of kind strings.
+  nlohmann::json ToJson() const;
+
+  /// True when a kernel of this kind (Kernel::Kind()) is one unit under these rules.
+  bool Allows(const std::string& kind) const { return kinds_.count(kind) != 0; }
+  const std::set<std::string>& kinds() const { return kinds_; }
+  bool operator==(const FusionRules& other) const = default;
+
+ private:
+  std::set<std::string> kinds_;
+};
+
+/// Ops that may follow a main op inside one kernel: one-input activations and binary elementwise ops.
+bool IsFusableFollower(OpKind kind);
+
+/// kUnsupported: `kind` has no kernel family (kernel.h documents none), so it is never a kernel.
+Status NoKernelFamily(OpKind kind);
+
+/// A node's "activation" attribute as an op kind; nullopt for "none"; kUnsupported for one with no
+/// op kind.
+Expected<std::optional<OpKind>> AttrActivation(const Node& node);
+
+/// The activations a node may carry as its "activation" attribute: relu, relu6, relu_n1_to_1, tanh.
+bool IsAttrActivation(OpKind kind);
+
+/// Main ops whose built node carries a fused activation as its attribute (as TFLite files do).
+bool CanCarryActivation(OpKind kind);
+
+}  // namespace latte

@@ -1,0 +1,375 @@
+// A graph grouped into kernels (ir/kernel_graph.h): the canonical Kernel of a chain of nodes, and
+// the walk that groups a whole graph by fusion rules.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ir/kernel_graph.h"
+#include "ir/op_params.h"
+
+namespace latte {
+namespace {
+
+using Params = std::map<std::string, std::int64_t>;
+using Shape4 = std::array<std::int64_t, 4>;
+
+// A follower clip with the bounds of relu, relu6 or relu_n1_to_1 is that activation (ONNX writes
+// Clip(0, 6) for relu6): the same kernel as the attribute or the named op.
+OpKind ClampKind(const Node& node) {
+  if (node.kind != OpKind::kClip) return node.kind;
+  const double lo = node.attrs.GetFloat("min", -INFINITY), hi = node.attrs.GetFloat("max", INFINITY);
+  if (lo == 0.0 && hi == INFINITY) return OpKind::kRelu;
+  if (lo == 0.0 && hi == 6.0) return OpKind::kRelu6;
+  if (lo == -1.0 && hi == 1.0) return OpKind::kReluN1To1;
+  return OpKind::kClip;
+}
+
+bool IsNchwGraph(const Graph& graph) {
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                     [](const Node& n) { return n.attrs.GetString("layout", "") == "NCHW"; });
+}
+
+// NCHW axis → position in NHWC, and NHWC position → NCHW axis.
+constexpr std::array<int, 4> kNchwToNhwc = {0, 3, 1, 2};
+constexpr std::array<int, 4> kNhwcFromNchw = {0, 2, 3, 1};
+
+// A tensor of the node with a fully known shape of rank ≤ 4 (any rank when `any_rank`: a shape kernel
+// params do not describe).
+Expected<const Tensor*> KnownTensor(const Graph& graph, TensorId id, const char* role, bool any_rank = false) {
+  if (id == kNoTensor || id < 0 || static_cast<size_t>(id) >= graph.num_tensors())
+    return InvalidInput(std::string("has no ") + role);
+  const Tensor& t = graph.tensor(id);
+  if (!t.fully_known())
+    return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape " + ShapeToString(t.shape, t.shape_known));
+  if (t.shape.size() > 4 && !any_rank)
+    return Unsupported(std::string(role) + " '" + t.name + "' has rank " + std::to_string(t.shape.size()) +
+                       ", kernels describe tensors of rank ≤ 4");
+  return &t;
+}
+
+// The NHWC 4-D view of a shape of rank ≤ 4: leading 1s, and rank-4 tensors of NCHW graphs permuted.
+Shape4 Nhwc4(const Shape& shape, bool nchw) {
+  Shape4 out = {1, 1, 1, 1};
+  const size_t pad = 4 - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) out[pad + i] = shape[i];
+  if (nchw && shape.size() == 4) out = {shape[0], shape[2], shape[3], shape[1]};
+  return out;
+}
+
+// Position in the NHWC 4-D view of axis `axis` (negative allowed) of a rank-`rank` tensor.
+Expected<int> NhwcAxis(std::int64_t axis, std::int64_t rank, bool nchw) {
+  if (axis < -rank || axis >= rank || rank == 0)
+    return InvalidInput("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  if (nchw && rank == 4) return kNchwToNhwc[static_cast<size_t>(axis)];
+  return static_cast<int>(axis + 4 - rank);
+}
+
+void SetShape(Params& p, const char* const names[4], const Shape4& s) {
+  for (size_t i = 0; i < 4; ++i) p[names[i]] = s[i];
+}
+constexpr const char* kNhwcNames[4] = {"n", "h", "w", "c"};
+
+// The params of the main node alone, without its fused activation.
+Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
+  Params p;
+  const KernelFamily family = KernelFamilyOf(node.kind);
+  if (family == KernelFamily::kNone) return NoKernelFamily(node.kind);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == kNoTensor) continue;
+    LATTE_RETURN_IF_ERROR(KnownTensor(graph, node.inputs[i], "input"));
+  }
+  if (node.outputs.empty()) return InvalidInput("has no output");
+  // Only concat and resize describe their output's shape; the rest need it known, not small.
+  const bool any_rank_out = family != KernelFamily::kConcat && family != KernelFamily::kResize;
+  for (TensorId out : node.outputs) LATTE_RETURN_IF_ERROR(KnownTensor(graph, out, "output", any_rank_out));
+  LATTE_ASSIGN_OR_RETURN(const Tensor* x, KnownTensor(graph, node.input(0), "input"));
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const auto rank = static_cast<std::int64_t>(x->shape.size());
+  // Spatial ops say their own layout; the rest follow the graph's.
+  const bool node_nchw = node.attrs.GetString("layout", nchw ? "NCHW" : "NHWC") == "NCHW";
+
+  switch (family) {
+    case KernelFamily::kConv: {
+      LATTE_ASSIGN_OR_RETURN(ConvParams c, GetConvParams(graph, node));
+      p = {{"n", c.batch}, {"ih", c.in_h}, {"iw", c.in_w}, {"ic", c.in_c}, {"oc", c.out_c}, {"kh", c.kernel_h},
+           {"kw", c.kernel_w}, {"sh", c.stride_h}, {"sw", c.stride_w}, {"dh", c.dilation_h}, {"dw", c.dilation_w},
+           {"g", c.groups}, {"pt", c.pads.top}, {"pl", c.pads.left}, {"pb", c.pads.bottom}, {"pr", c.pads.right},
+           {"bias", c.has_bias ? 1 : 0}};
+      if (node.kind == OpKind::kTransposeConv2D) p["oh"] = c.out_h, p["ow"] = c.out_w;
+      return p;
+    }
+    case KernelFamily::kFullyConnected: {
+      LATTE_ASSIGN_OR_RETURN(FullyConnectedParams f, GetFullyConnectedParams(graph, node));
+      return Params{{"m", f.rows}, {"k", f.in_features}, {"n", f.out_features}, {"bias", f.has_bias ? 1 : 0}};
+    }
+    case KernelFamily::kMatMul: {
+      LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
+      Shape a_shape = x->shape, b_shape = b->shape;
+      if (a_shape.empty() || b_shape.empty()) return InvalidInput("matmul of a scalar");
+      if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
+      if (b_shape.size() == 1) b_shape.push_back(1);
+      if (node.attrs.GetInt("transpose_a", 0)) std::swap(a_shape[a_shape.size() - 1], a_shape[a_shape.size() - 2]);
+      if (node.attrs.GetInt("transpose_b", 0)) std::swap(b_shape[b_shape.size() - 1], b_shape[b_shape.size() - 2]);
+      const std::int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
+      const std::int64_t out = y.num_elements().value_or(0);
+      if (m < 1 || n < 1 || out % (m * n) != 0) return InvalidInput("matmul output " + ShapeToString(y.shape) + " is not batches of m×n");
+      return Params{{"b", out / (m * n)}, {"m", m}, {"k", k}, {"n", n}};
+    }
+    case KernelFamily::kPool: {
+      LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
+      // ceil_mode: the extra last window reads end padding; say so in pb/pr (same windows, same work).
+      q.pads.bottom = std::max(q.pads.bottom, (q.out_h - 1) * q.stride_h + q.kernel_h - q.in_h - q.pads.top);
+      q.pads.right = std::max(q.pads.right, (q.out_w - 1) * q.stride_w + q.kernel_w - q.in_w - q.pads.left);
+      return Params{{"n", q.batch}, {"ih", q.in_h}, {"iw", q.in_w}, {"c", q.channels}, {"kh", q.kernel_h},
+                    {"kw", q.kernel_w}, {"sh", q.stride_h}, {"sw", q.stride_w}, {"pt", q.pads.top},
+                    {"pl", q.pads.left}, {"pb", q.pads.bottom}, {"pr", q.pads.right}};
+    }
+    case KernelFamily::kGlobalPool: {
+      LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
+      return Params{{"n", q.batch}, {"h", q.in_h}, {"w", q.in_w}, {"c", q.channels}};
+    }
+    case KernelFamily::kUnary: case KernelFamily::kReshape:  // batch_norm says its layout; the others have none
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
+      return p;
+    case KernelFamily::kSoftmax: {
+      const std::int64_t axis = node.attrs.GetInt("axis", -1);
+      LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, std::max<std::int64_t>(rank, 1), nchw));
+      if (rank > 0 && node.attrs.GetInt("coerce_2d", 0) != 0) {
+        const std::int64_t a = axis < 0 ? axis + rank : axis;
+        for (std::int64_t d = a + 1; d < rank; ++d)
+          if (x->shape[static_cast<size_t>(d)] != 1)
+            return Unsupported("softmax over the flattened dims from axis " + std::to_string(axis) + " of " +
+                               ShapeToString(x->shape) + " has no kernel params (only over the channel axis)");
+      }
+      if (rank > 0 && at != 3)
+        return Unsupported("softmax over axis " + std::to_string(axis) + " of " + ShapeToString(x->shape) +
+                           " is not over the channel (last NHWC) axis; kernel params describe only that");
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
+      return p;
+    }
+    case KernelFamily::kReduce: {
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
+      std::int64_t bits = 0;
+      auto axes = node.attrs.GetInts("axes");
+      if (!axes || axes->empty()) {
+        for (std::int64_t a = 0; a < rank; ++a) {
+          LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
+          bits |= std::int64_t{1} << at;
+        }
+      } else {
+        for (std::int64_t a : *axes) {
+          LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
+          bits |= std::int64_t{1} << at;
+        }
+      }
+      if (bits == 0) return Unsupported("reduction of a scalar");
+      p["axes"] = bits;
+      return p;
+    }
+    case KernelFamily::kBinary: {
+      LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
+      // Pad both to the output's rank first (numpy broadcasting), then view as NHWC.
+      auto view = [&](const Shape& s) {
+        Shape padded(y.shape.size() > s.size() ? y.shape.size() - s.size() : 0, 1);
+        padded.insert(padded.end(), s.begin(), s.end());
+        return Nhwc4(padded, nchw);
+      };
+      const Shape4 a4 = view(x->shape), b4 = view(b->shape);
+      const char* const a_names[4] = {"a0", "a1", "a2", "a3"};
+      const char* const b_names[4] = {"b0", "b1", "b2", "b3"};
+      SetShape(p, a_names, a4);
+      SetShape(p, b_names, b4);
+      return p;
+    }
+    case KernelFamily::kConcat: {
+      const auto out_rank = static_cast<std::int64_t>(y.shape.size());
+      const std::int64_t axis = node.attrs.GetInt("axis", 0);
+      LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, out_rank, nchw));
+      SetShape(p, kNhwcNames, Nhwc4(y.shape, nchw));
+      p["axis"] = at;
+      const std::int64_t file_axis = axis < 0 ? axis + out_rank : axis;
+      std::int64_t count = 0;
+      for (TensorId in : node.inputs) {
+        LATTE_ASSIGN_OR_RETURN(const Tensor* t, KnownTensor(graph, in, "input"));
+        if (static_cast<std::int64_t>(t->shape.size()) != out_rank) return InvalidInput("concat inputs differ in rank");
+        p["d" + std::to_string(count++)] = t->shape[static_cast<size_t>(file_axis)];
+      }
+      p["inputs"] = count;
+      return p;
+    }
+    case KernelFamily::kResize: {
+      if (rank != 4) return InvalidInput("resize input must have rank 4");
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
+      p["ih"] = p["h"], p["iw"] = p["w"];
+      p.erase("h"), p.erase("w");
+      const Shape4 o = Nhwc4(y.shape, node_nchw);
+      p["oh"] = o[1], p["ow"] = o[2];
+      const std::string mode = node.attrs.GetString("mode", "nearest");
+      if (mode != "nearest" && mode != "bilinear") return Unsupported("resize mode '" + mode + "' has no kernel params");
+      p["mode"] = mode == "bilinear" ? 1 : 0;
+      return p;
+    }
+    case KernelFamily::kPad: {
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
+      auto pads = node.attrs.GetInts("pads");
+      if (!pads || static_cast<std::int64_t>(pads->size()) != 2 * rank)
+        return InvalidInput("pad needs " + std::to_string(2 * rank) + " 'pads' values");
+      for (int i = 0; i < 8; ++i) p["p" + std::to_string(i)] = 0;
+      for (std::int64_t a = 0; a < rank; ++a) {
+        LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
+        p["p" + std::to_string(at)] = (*pads)[static_cast<size_t>(a)];
+        p["p" + std::to_string(at + 4)] = (*pads)[static_cast<size_t>(a + rank)];
+      }
+      return p;
+    }
+    case KernelFamily::kTranspose: {
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
+      std::vector<std::int64_t> perm(static_cast<size_t>(rank));
+      if (auto attr = node.attrs.GetInts("perm"); attr && !attr->empty()) perm = *attr;
+      else for (std::int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = rank - 1 - i;
+      if (static_cast<std::int64_t>(perm.size()) != rank) return InvalidInput("transpose perm does not match the rank");
+      for (auto& v : perm) {
+        if (v < -rank || v >= rank) return InvalidInput("transpose perm value " + std::to_string(v));
+        if (v < 0) v += rank;
+      }
+      std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
+      if (nchw && rank == 4) {
+        // out_nhwc[i] = out[P[i]] = x[perm[P[i]]] = x_nhwc[Q[perm[P[i]]]].
+        for (size_t i = 0; i < 4; ++i)
+          nhwc_perm[i] = kNchwToNhwc[static_cast<size_t>(perm[static_cast<size_t>(kNhwcFromNchw[i])])];
+      } else {
+        const std::int64_t pad = 4 - rank;
+        for (std::int64_t i = 0; i < rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
+      }
+      for (size_t i = 0; i < 4; ++i) p["perm" + std::to_string(i)] = nhwc_perm[i];
+      return p;
+    }
+    case KernelFamily::kDepthSpace: {
+      if (rank != 4) return InvalidInput("input must have rank 4");
+      SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
+      p["block"] = node.attrs.GetInt("block_size", 0);
+      return p;
+    }
+    case KernelFamily::kNone:
+      break;
+  }
+  return NoKernelFamily(node.kind);
+}
+
+// The Kernel of a chain; errors say why without naming the main node (callers add that).
+Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& nodes, bool nchw) {
+  if (nodes.empty()) return InvalidInput("no nodes");
+  for (NodeId id : nodes)
+    if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return InvalidInput("node id " + std::to_string(id) + " out of range");
+  const Node& main = graph.node(nodes[0]);
+  if (main.kind == OpKind::kOpaque)
+    return Unsupported(main.unsupported_reason.empty() ? "op '" + main.source_op + "' is not known to Latte"
+                                                       : main.unsupported_reason);
+  Kernel kernel;
+  kernel.op = main.kind;
+  LATTE_ASSIGN_OR_RETURN(kernel.params, MainParams(graph, main, nchw));
+  kernel.dtype = graph.tensor(main.inputs[0]).dtype;
+  LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> act, AttrActivation(main));
+  if (act) kernel.fused.push_back(*act);
+
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    const Node& prev = graph.node(nodes[i - 1]);
+    const Node& f = graph.node(nodes[i]);
+    const std::string who = DescribeNode(graph, nodes[i]);
+    if (prev.outputs.size() != 1) return InvalidInput(who + ": follows a node with " + std::to_string(prev.outputs.size()) + " outputs");
+    const TensorId current = prev.outputs[0];
+    const Tensor& cur = graph.tensor(current);
+    if (!IsFusableFollower(f.kind)) return InvalidInput(who + ": a " + std::string(OpName(f.kind)) + " cannot be fused after another op");
+    if (f.outputs.size() != 1) return InvalidInput(who + ": has " + std::to_string(f.outputs.size()) + " outputs");
+    LATTE_ASSIGN_OR_RETURN(const Tensor* out, KnownTensor(graph, f.outputs[0], "output"));
+    if (out->shape != cur.shape) return InvalidInput(who + ": changes the shape, cannot be fused");
+    if (KernelFamilyOf(f.kind) == KernelFamily::kUnary) {
+      if (f.inputs.size() != 1 || f.inputs[0] != current) return InvalidInput(who + ": does not read the previous op's output");
+    } else {
+      if (f.inputs.size() != 2 || (f.inputs[0] != current && f.inputs[1] != current))
+        return InvalidInput(who + ": does not read the previous op's output");
+      const TensorId other_id = f.inputs[0] == current ? f.inputs[1] : f.inputs[0];
+      LATTE_ASSIGN_OR_RETURN(const Tensor* other, KnownTensor(graph, other_id, "operand"));
+      if (other->shape != cur.shape)
+        return InvalidInput(who + ": other operand " + ShapeToString(other->shape) + " differs from the fused output " +
+                            ShapeToString(cur.shape));
+    }
+    kernel.fused.push_back(ClampKind(f));
+    LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> f_act, AttrActivation(f));
+    if (f_act) kernel.fused.push_back(*f_act);
+  }
+  return kernel;
+}
+
+}  // namespace
+
+Expected<Kernel> KernelOfNodes(const Graph& graph, const std::vector<NodeId>& nodes) {
+  auto kernel = KernelOfChain(graph, nodes, IsNchwGraph(graph));
+  if (!kernel.ok() && !nodes.empty() && nodes[0] >= 0 && static_cast<size_t>(nodes[0]) < graph.num_nodes())
+    return kernel.status().WithContext(DescribeNode(graph, nodes[0]));
+  return kernel;
+}
+
+Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules& rules) {
+  return GroupIntoKernels(graph, [&rules](const std::vector<NodeId>&, const std::string& kind) { return rules.Allows(kind); });
+}
+
+Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredicate& may_fuse) {
+  LATTE_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
+  const bool nchw = IsNchwGraph(graph);
+  std::vector<std::vector<NodeId>> consumers(graph.num_tensors());
+  for (size_t i = 0; i < graph.num_nodes(); ++i) {
+    for (TensorId t : graph.node(static_cast<NodeId>(i)).inputs) {
+      if (t < 0 || static_cast<size_t>(t) >= consumers.size()) continue;
+      auto& list = consumers[static_cast<size_t>(t)];
+      if (list.empty() || list.back() != static_cast<NodeId>(i)) list.push_back(static_cast<NodeId>(i));
+    }
+  }
+  std::vector<bool> is_output(graph.num_tensors(), false);
+  for (TensorId t : graph.outputs)
+    if (t >= 0 && static_cast<size_t>(t) < is_output.size()) is_output[static_cast<size_t>(t)] = true;
+  std::vector<size_t> position(graph.num_nodes());
+  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = i;
+
+  KernelGrouping result;
+  std::vector<bool> taken(graph.num_nodes(), false);
+  for (NodeId id : order) {
+    if (taken[static_cast<size_t>(id)]) continue;
+    taken[static_cast<size_t>(id)] = true;
+    auto kernel = KernelOfChain(graph, {id}, nchw);
+    if (!kernel.ok()) {
+      result.uncovered.push_back({id, NodeOpName(graph.node(id)), kernel.status().message()});
+      continue;
+    }
+    KernelGroup group{std::move(kernel).value(), {id}};
+    while (true) {
+      const Node& last = graph.node(group.nodes.back());
+      if (last.outputs.size() != 1) break;
+      const TensorId t = last.outputs[0];
+      if (t < 0 || static_cast<size_t>(t) >= consumers.size() || is_output[static_cast<size_t>(t)]) break;
+      const auto& readers = consumers[static_cast<size_t>(t)];
+      if (readers.size() != 1 || taken[static_cast<size_t>(readers[0])]) break;
+      const NodeId next = readers[0];
+      if (!IsFusableFollower(graph.node(next).kind)) break;
+      std::vector<NodeId> chain = group.nodes;
+      chain.push_back(next);
+      auto candidate = KernelOfChain(graph, chain, nchw);
+      if (!candidate.ok() || !may_fuse(chain, candidate->Kind())) break;
+      taken[static_cast<size_t>(next)] = true;
+      group.kernel = std::move(candidate).value();
+      group.nodes = std::move(chain);
+    }
+    result.kernels.push_back(std::move(group));
+  }
+  // A kernel reads only last-node outputs of other kernels, so ordering by last node is topological.
+  std::stable_sort(result.kernels.begin(), result.kernels.end(), [&](const KernelGroup& a, const KernelGroup& b) {
+    return position[static_cast<size_t>(a.nodes.back())] < position[static_cast<size_t>(b.nodes.back())];
+  });
+  return result;
+}
+
+}  // namespace latte
