@@ -1,5 +1,6 @@
 #include "run/onednn/onednn_backend.h"
 
+#include "run/kind_table.h"
 #include "run/node_checks.h"
 
 #include <omp.h>
@@ -9,10 +10,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <initializer_list>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -690,37 +689,34 @@ Status BatchNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   return Status::Ok();
 }
 
-// Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
 // What analyzes and creates each kind this backend runs: the one list of them.
 using Handler = Status (*)(const Graph&, const Node&, const Eltwise&, Ctx&);
-const std::map<OpKind, Handler>& Handlers() {
+const KindTable<Handler>& Handlers() {
   using K = OpKind;
-  static const std::map<OpKind, Handler> handlers = [] {
-    std::map<OpKind, Handler> h;
-    auto add = [&h](std::initializer_list<OpKind> kinds, Handler handler) {
-      for (OpKind kind : kinds) h[kind] = handler;
-    };
-    add({K::kConv2D, K::kDepthwiseConv2D}, Conv);
-    add({K::kFullyConnected}, FullyConnected);
-    add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Pool);
-    add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum}, Binary);
-    add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kElu}, Unary);
-    for (const SimpleEltwise& op : kSimpleEltwise) h[op.kind] = Unary;
-    add({K::kSoftmax}, Softmax);
-    add({K::kConcat}, Concat);
-    add({K::kPad}, Pad);
-    add({K::kResize}, Resize);
-    add({K::kMean}, Mean);
-    add({K::kTransposeConv2D}, TransposeConv);
-    add({K::kTranspose}, Transpose);
-    add({K::kHardSigmoid}, HardSigmoid);
-    add({K::kBatchNorm}, BatchNorm);
-    add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity}, Copy);
+  static const KindTable<Handler> handlers = [] {
+    KindTable<Handler> h;
+    h.Add({K::kConv2D, K::kDepthwiseConv2D}, Conv);
+    h.Add({K::kFullyConnected}, FullyConnected);
+    h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Pool);
+    h.Add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum}, Binary);
+    h.Add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kElu}, Unary);
+    for (const SimpleEltwise& op : kSimpleEltwise) h.Add(op.kind, Unary);
+    h.Add({K::kSoftmax}, Softmax);
+    h.Add({K::kConcat}, Concat);
+    h.Add({K::kPad}, Pad);
+    h.Add({K::kResize}, Resize);
+    h.Add({K::kMean}, Mean);
+    h.Add({K::kTransposeConv2D}, TransposeConv);
+    h.Add({K::kTranspose}, Transpose);
+    h.Add({K::kHardSigmoid}, HardSigmoid);
+    h.Add({K::kBatchNorm}, BatchNorm);
+    h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity}, Copy);
     return h;
   }();
   return handlers;
 }
 
+// Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
 Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
   if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
   const Node& node = graph.node(id);
@@ -728,12 +724,12 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
   const std::string layout = node.attrs.GetString("layout", "NHWC");
   if (layout != "NHWC") return Unsupported("layout " + layout + ": onednn backend runs NHWC graphs");
   if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
-  const auto handler = Handlers().find(node.kind);
-  if (handler == Handlers().end()) return Unsupported(Name(node) + " not implemented in the onednn backend");
+  const Handler* handler = Handlers().Find(node.kind);
+  if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the onednn backend");
   if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
   LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
   LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
-  return handler->second(graph, node, act, ctx);
+  return (*handler)(graph, node, act, ctx);
 }
 
 // oneDNN reports what it cannot do by throwing: "unimplemented" / invalid arguments are a

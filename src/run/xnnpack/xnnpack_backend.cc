@@ -1,5 +1,6 @@
 #include "run/xnnpack/xnnpack_backend.h"
 
+#include "run/kind_table.h"
 #include "run/node_checks.h"
 
 #include <pthreadpool.h>
@@ -11,10 +12,8 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
-#include <initializer_list>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <vector>
 
@@ -1046,38 +1045,37 @@ Status Int8FullyConnected(const Graph& graph, const Node& node, Range range, Ctx
 
 // What analyzes and creates each kind this backend runs: the one list of them.
 using Handler = Status (*)(const Graph&, const Node&, Range, Ctx*, Precision);
-const std::map<OpKind, Handler>& Handlers() {
+// A handler for a kind that runs at fp32 only (Analyze refuses int8 for the others first).
+template <Status (*F)(const Graph&, const Node&, Range, Ctx*)>
+Status AnyPrecision(const Graph& graph, const Node& node, Range range, Ctx* ctx, Precision) {
+  return F(graph, node, range, ctx);
+}
+const KindTable<Handler>& Handlers() {
   using K = OpKind;
-  static const std::map<OpKind, Handler> handlers = [] {
-    std::map<OpKind, Handler> h;
-    auto add = [&h](std::initializer_list<OpKind> kinds, Handler handler) {
-      for (OpKind kind : kinds) h[kind] = handler;
-    };
-    add({K::kConv2D, K::kDepthwiseConv2D, K::kTransposeConv2D}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
+  static const KindTable<Handler> handlers = [] {
+    KindTable<Handler> h;
+    h.Add({K::kConv2D, K::kDepthwiseConv2D, K::kTransposeConv2D}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
       return p == Precision::kInt8 ? Int8Conv(g, n, r, c) : Conv(g, n, r, c);
     });
-    add({K::kFullyConnected}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
+    h.Add({K::kFullyConnected}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
       return p == Precision::kInt8 ? Int8FullyConnected(g, n, r, c) : FullyConnected(g, n, r, c);
     });
     // A global max pool is a max pool with the whole image as window.
-    add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalMaxPool}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Pool(g, n, r, c); });
-    add({K::kGlobalAvgPool}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return GlobalPool(g, n, r, c); });
-    add({K::kMean}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Mean(g, n, r, c); });
-    add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum, K::kSquaredDifference},
-        [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Binary(g, n, r, c); });
-    const Handler unary = [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Unary(g, n, r, c); };
-    add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kPRelu, K::kElu}, unary);
-    for (const SimpleUnaryOp& op : kSimpleUnary) h[op.kind] = unary;
-    add({K::kSoftmax}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Softmax(g, n, r, c); });
-    add({K::kResize}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Resize(g, n, r, c); });
-    add({K::kPad}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Pad(g, n, r, c); });
-    add({K::kConcat}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Concat(g, n, r, c); });
-    add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity},
-        [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Copy(g, n, r, c); });
-    add({K::kDepthToSpace}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return DepthToSpace(g, n, r, c); });
-    add({K::kTranspose}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return Transpose(g, n, r, c); });
-    add({K::kHardSigmoid}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return HardSigmoid(g, n, r, c); });
-    add({K::kBatchNorm}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision) { return BatchNorm(g, n, r, c); });
+    h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalMaxPool}, AnyPrecision<Pool>);
+    h.Add({K::kGlobalAvgPool}, AnyPrecision<GlobalPool>);
+    h.Add({K::kMean}, AnyPrecision<Mean>);
+    h.Add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum, K::kSquaredDifference}, AnyPrecision<Binary>);
+    h.Add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kPRelu, K::kElu}, AnyPrecision<Unary>);
+    for (const SimpleUnaryOp& op : kSimpleUnary) h.Add(op.kind, AnyPrecision<Unary>);
+    h.Add({K::kSoftmax}, AnyPrecision<Softmax>);
+    h.Add({K::kResize}, AnyPrecision<Resize>);
+    h.Add({K::kPad}, AnyPrecision<Pad>);
+    h.Add({K::kConcat}, AnyPrecision<Concat>);
+    h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity}, AnyPrecision<Copy>);
+    h.Add({K::kDepthToSpace}, AnyPrecision<DepthToSpace>);
+    h.Add({K::kTranspose}, AnyPrecision<Transpose>);
+    h.Add({K::kHardSigmoid}, AnyPrecision<HardSigmoid>);
+    h.Add({K::kBatchNorm}, AnyPrecision<BatchNorm>);
     return h;
   }();
   return handlers;
@@ -1092,8 +1090,8 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
   const std::string layout = node.attrs.GetString("layout", "NHWC");
   if (layout != "NHWC") return Unsupported("layout " + layout + ": xnnpack runs NHWC graphs");
   if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
-  const auto handler = Handlers().find(node.kind);
-  if (handler == Handlers().end()) return Unsupported(Name(node) + " not implemented in the xnnpack backend");
+  const Handler* handler = Handlers().Find(node.kind);
+  if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the xnnpack backend");
   if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
   LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
   LATTE_ASSIGN_OR_RETURN(const Range range, FusedActivation(node));
@@ -1107,7 +1105,7 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
       if (node.inputs[i] != kNoTensor && graph.tensor(node.inputs[i]).is_constant())
         ctx->node->BindConstant(node.inputs[i], graph.tensor(node.inputs[i]));
   }
-  return handler->second(graph, node, range, ctx, precision);
+  return (*handler)(graph, node, range, ctx, precision);
 }
 
 }  // namespace
