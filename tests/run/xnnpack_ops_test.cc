@@ -316,6 +316,7 @@ TEST(XnnpackOps, UnaryOpsMatchReference) {
       {OpKind::kNeg, {}, [](float v) { return -v; }},
       {OpKind::kFloor, {}, [](float v) { return std::floor(v); }},
       {OpKind::kCeil, {}, [](float v) { return std::ceil(v); }},
+      {OpKind::kRound, {}, [](float v) { return std::nearbyint(v); }},  // halves to even
       {OpKind::kSqrt, {}, [](float v) { return std::sqrt(v); }, 0.0f},
       // A fused activation on an op without an output range: a clamp after it.
       {OpKind::kSigmoid, Attrs({{"activation", std::string("relu_n1_to_1")}}), [](float v) { return 1.0f / (1.0f + std::exp(-v)); }},

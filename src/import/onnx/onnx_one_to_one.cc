@@ -26,6 +26,7 @@ std::span<const OnnxOneToOne> OnnxOneToOneOps() {
       {"Erf", K::kErf},
       {"Floor", K::kFloor},
       {"Ceil", K::kCeil},
+      {"Round", K::kRound},
       {"Identity", K::kIdentity},
       {"GlobalAveragePool", K::kGlobalAvgPool},
       {"GlobalMaxPool", K::kGlobalMaxPool},

@@ -582,6 +582,7 @@ Expected<Node> Mapper::Map() {
     case kNeg: return Unary(OpKind::kNeg);
     case kFloor: return Unary(OpKind::kFloor);
     case kCeil: return Unary(OpKind::kCeil);
+    case kRound: return Unary(OpKind::kRound);
     case kGelu: return Unary(OpKind::kGelu);
     case kQuantize: return Unary(OpKind::kQuantize);
     case kDequantize: return Unary(OpKind::kDequantize);  // of an activation (constants were folded)

@@ -341,6 +341,7 @@ const SimpleEltwise kSimpleEltwise[] = {
     {OpKind::kTanh, dnnl::algorithm::eltwise_tanh},
     {OpKind::kAbs, dnnl::algorithm::eltwise_abs},
     {OpKind::kHardSwish, dnnl::algorithm::eltwise_hardswish},
+    {OpKind::kRound, dnnl::algorithm::eltwise_round},  // halves to even, as ONNX and TFLite round
 };
 
 Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {

@@ -465,6 +465,7 @@ constexpr SimpleUnaryOp kSimpleUnary[] = {
     {OpKind::kNeg, xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32},
     {OpKind::kFloor, xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32},
     {OpKind::kCeil, xnn_create_ceiling_nc_f32, xnn_setup_ceiling_nc_f32},
+    {OpKind::kRound, xnn_create_bankers_rounding_nc_f32, xnn_setup_bankers_rounding_nc_f32},
     {OpKind::kSqrt, xnn_create_square_root_nc_f32, xnn_setup_square_root_nc_f32},
 };
 
