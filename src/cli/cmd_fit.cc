@@ -7,7 +7,6 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "ir/kernel_graph.h"
-#include "predict/features.h"
 #include "calibrate/fit_store.h"
 #include "report/fit_view.h"
 
@@ -48,10 +47,6 @@ void AddFitCommand(CLI::App& app, Status& result) {
   cmd->add_option("--bandwidth-gbs", flags->options.predictor.bandwidth_gbs,
                   "Device memory bandwidth in GB/s for the roofline (default 0: the best the samples reach)")
       ->check(NumberIn(0, kMaxRooflineRate));
-  cmd->add_option("--vector-lanes", flags->options.predictor.vector_lanes,
-                  "fp32 elements per SIMD vector of the measured device, to which the work scale rounds channels "
-                  "(default 0: from the device's ISA flags, 16 with avx512f; 1: no rounding)")
-      ->check(CLI::Range(0, kMaxVectorLanes));
   cmd->add_flag("--no-drift-correction", flags->no_drift_correction,
                 "Fit the measurements as stored, not scaled to the drift reference's median level");
   OnRun(cmd, result, [flags]() -> Status {
@@ -80,10 +75,7 @@ void AddFitCommand(CLI::App& app, Status& result) {
                       (flags->device.empty() ? "" : " --device " + flags->device) +
                       (flags->threads > 0 ? " --num-threads " + std::to_string(flags->threads) : "") +
                       (flags->precision.empty() ? "" : " --precision " + flags->precision) +
-                      (flags->no_drift_correction ? " --no-drift-correction" : "") +
-                      (flags->options.predictor.vector_lanes > 0
-                           ? " --vector-lanes " + std::to_string(flags->options.predictor.vector_lanes)
-                           : "");
+                      (flags->no_drift_correction ? " --no-drift-correction" : "");
     if (!flags->fusion_rules.empty()) {
       request.command += " --fusion-rules ";
       for (std::size_t i = 0; i < flags->fusion_rules.size(); ++i) request.command += (i ? "," : "") + flags->fusion_rules[i];

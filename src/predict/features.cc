@@ -121,39 +121,11 @@ KernelCost ComputeKernelCost(const Kernel& k) {
   return c;
 }
 
-int VectorLanes(const std::vector<std::string>& isa_flags) {
-  auto has = [&](std::string_view flag) { return std::find(isa_flags.begin(), isa_flags.end(), flag) != isa_flags.end(); };
-  if (has("avx512f")) return 16;
-  if (has("avx2") || has("avx")) return 8;
-  if (has("sse4_2") || has("neon") || has("asimd")) return 4;
-  return 1;
-}
+double WorkScaleMs(const Kernel& kernel) { return WorkScaleMs(ComputeKernelCost(kernel)); }
 
-double TileFactor(const Kernel& kernel, int lanes) {
-  if (lanes <= 1) return 1;
-  switch (KernelFamilyOf(kernel.op)) {
-    case KernelFamily::kConv:
-    case KernelFamily::kFullyConnected:
-    case KernelFamily::kMatMul:
-    case KernelFamily::kPool:
-    case KernelFamily::kGlobalPool:
-    case KernelFamily::kResize: {
-      const double channels = VectorChannels(kernel);
-      return channels >= 1 ? std::ceil(channels / lanes) * lanes / channels : 1;
-    }
-    default:
-      return 1;
-  }
-}
-
-double WorkScaleMs(const Kernel& kernel, int lanes) {
-  return WorkScaleMs(ComputeKernelCost(kernel), TileFactor(kernel, lanes));
-}
-
-double WorkScaleMs(const KernelCost& c, double tile_factor) {
+double WorkScaleMs(const KernelCost& c) {
   constexpr double kFlopsPerMs = 100e9 / 1e3, kBytesPerMs = 20e9 / 1e3, kOverheadMs = 1e-3;
-  // The call's own overhead is not per vector: only the work is rounded.
-  return kOverheadMs + std::max(2 * c.macs / kFlopsPerMs, c.Bytes() / kBytesPerMs) * tile_factor;
+  return kOverheadMs + std::max(2 * c.macs / kFlopsPerMs, c.Bytes() / kBytesPerMs);
 }
 
 double LogScale(double x) { return x >= 0 ? std::log2(1 + x) : -std::log2(1 - x); }

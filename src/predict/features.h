@@ -63,29 +63,13 @@ double VectorChannels(const Kernel& kernel);
 /// for no channels.
 double LaneTail(double channels, int lanes);
 
-/// fp32 elements per SIMD vector of a device whose fingerprint lists `isa_flags`: 16 with avx512f,
-/// 8 with avx or avx2, 4 with sse4_2, neon or asimd; 1 (no vector width known) otherwise.
-int VectorLanes(const std::vector<std::string>& isa_flags);
-/// The widest vector a pack may say its fits counted (64 fp32 lanes: a 2048-bit vector).
-inline constexpr int kMaxVectorLanes = 64;
-
-/// How much more work a kernel's channel loops do than its channels, when a `lanes`-wide vector
-/// is processed whole: ⌈c/L⌉·L / c over VectorChannels. Only for the families whose loops tile
-/// channels per pixel (conv, fully connected, matmul, pooling, resize); 1 for elementwise ops
-/// (their loops run over flattened elements), for no channels and for lanes ≤ 1. A depthwise conv
-/// of 8 channels takes about as long per pixel as one of 16 on AVX-512: both fill one vector.
-double TileFactor(const Kernel& kernel, int lanes);
-
-/// A nominal time for `kernel`'s work, in ms: 1 µs + max(2·MACs / 100 GFLOP/s, bytes / 20 GB/s) ×
-/// TileFactor(kernel, lanes). Not this device's figures and not a prediction: a fixed scale that
-/// grows with the work, so that a fitted model can learn latency *relative to the work* (how
-/// efficient a kernel is), which stays near its training values beyond the training ranges where
-/// latency itself does not. Counting whole vectors keeps that true for channel counts below the
-/// vector width, which no ratio learned on wider kernels would otherwise reach. lanes 1: the
-/// scale of predictors fitted before it counted vectors.
-double WorkScaleMs(const Kernel& kernel, int lanes);
+/// A nominal time for `kernel`'s work, in ms: 1 µs + max(2·MACs / 100 GFLOP/s, bytes / 20 GB/s).
+/// Not this device's figures and not a prediction: a fixed scale that grows with the work, so
+/// that a fitted model can learn latency *relative to the work* (how efficient a kernel is),
+/// which stays near its training values beyond the training ranges where latency itself does not.
+double WorkScaleMs(const Kernel& kernel);
 /// The same from a cost already computed (ComputeFeatures returns the one it computes).
-double WorkScaleMs(const KernelCost& cost, double tile_factor);
+double WorkScaleMs(const KernelCost& cost);
 
 /// log2(1 + x) for x >= 0 (and -log2(1 - x) below, so that the map stays monotone).
 double LogScale(double x);

@@ -49,17 +49,7 @@ double SelectionRmspePct(std::span<const double> predicted, std::span<const doub
   return RmspePct(predicted, measured, 1.0);
 }
 
-int DeviceVectorLanes(const nlohmann::json& device) {
-  std::vector<std::string> flags;
-  if (device.is_object() && device.contains("isa_flags") && device.at("isa_flags").is_array())
-    for (const nlohmann::json& flag : device.at("isa_flags"))
-      if (flag.is_string()) flags.push_back(flag.get<std::string>());
-  return VectorLanes(flags);
-}
-
-Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& given) {
-  FitOptions options = given;
-  if (options.predictor.vector_lanes <= 0) options.predictor.vector_lanes = DeviceVectorLanes(info.device);
+Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options) {
   for (const std::string& name : options.predictors) {
     const PredictorType* type = FindPredictorType(name);
     if (type == nullptr || !type->fitted)
@@ -69,7 +59,6 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
   if (options.folds < 2) return InvalidInput("--folds must be 2 or more, not " + std::to_string(options.folds));
   FitResult result;
   result.pack.info = info;
-  result.vector_lanes = std::max(1, options.predictor.vector_lanes);
   std::map<std::string, std::vector<TrainingSample>> by_kind;
   for (const TrainingSample& s : samples) {
     if (!(s.p50_ms > 0) || !std::isfinite(s.p50_ms)) {

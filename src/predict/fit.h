@@ -49,17 +49,11 @@ struct FitResult {
   std::vector<KindFitReport> report;
   std::size_t skipped_samples = 0;  // latency <= 0 or not finite
   bool interrupted = false;         // FitOptions::stop was raised: the pack is incomplete, not to be saved
-  int vector_lanes = 1;             // the vector width the work scale of interp and trees counted
 };
 
 /// Fits a pack on `samples` for `info` (copied into the pack). Fails when no sample is usable or
-/// an option is invalid (unknown predictor name, folds < 2). A vector_lanes of 0 is the device's:
-/// DeviceVectorLanes(info.device).
+/// an option is invalid (unknown predictor name, folds < 2).
 Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackInfo& info, const FitOptions& options);
-
-/// VectorLanes of a device fingerprint as packs and stores keep it (JSON with "isa_flags"); 1
-/// when it lists none (an imported table's device: {"name": ...}).
-int DeviceVectorLanes(const nlohmann::json& device);
 
 /// What FitPack ranks predictors by: the RMSPE of held-out predictions with each error capped at
 /// ±100%. A kernel in a regime of its own (XNNPACK runs a batch_norm of one channel as a scalar

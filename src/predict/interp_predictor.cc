@@ -59,7 +59,6 @@ Status InterpPredictor::Fit(std::span<const TrainingSample> samples) {
   constants_.clear();
   kind_ = samples.front().kernel.Kind();
   per_work_ = true;
-  work_lanes_ = fit_lanes_;
   for (const TrainingSample& s : samples)
     if (s.kernel.Kind() != kind_) return InvalidInput("interp: samples of two kinds, " + kind_ + " and " + s.kernel.Kind());
   std::vector<std::string> names = ParamNames(samples);
@@ -140,7 +139,7 @@ void InterpPredictor::Index() {
   const Kernel kind = parsed.ok() ? *parsed : Kernel{};
   for (std::size_t p = 0; p < point_values_.size(); ++p) {
     point_log_.push_back(std::log(point_ms_[p]) -
-                         (per_work_ ? std::log(WorkScaleMs(PointKernel(kind, point_values_[p]), work_lanes_)) : 0.0));
+                         (per_work_ ? std::log(WorkScaleMs(PointKernel(kind, point_values_[p]))) : 0.0));
     Cell cell(axes_.size());
     std::vector<double> coords(axes_.size());
     for (std::size_t a = 0; a < axes_.size(); ++a) {
@@ -287,7 +286,7 @@ Expected<Prediction> InterpPredictor::Predict(const Kernel& kernel, int threads)
     }
   }
   if (!have) log_ms = NearestNeighbours(point);
-  if (per_work_) log_ms += std::log(WorkScaleMs(kernel, work_lanes_));
+  if (per_work_) log_ms += std::log(WorkScaleMs(kernel));
   prediction.ms = std::exp(log_ms);
   prediction.spread_ms = prediction.ms * relative_spread_;
   return prediction;
@@ -306,10 +305,7 @@ nlohmann::json InterpPredictor::ToJson() const {
   nlohmann::json out = {{"axes", axes},     {"aliases", aliases_},
                         {"constants", constants_}, {"points", points},
                         {"relative_spread", relative_spread_}, {"target", per_work_ ? "log_ms_per_work" : "log_ms"}};
-  if (per_work_) {
-    out["kind"] = kind_;
-    out["work_lanes"] = work_lanes_;
-  }
+  if (per_work_) out["kind"] = kind_;
   return out;
 }
 
@@ -341,14 +337,8 @@ Status InterpPredictor::FromJson(const nlohmann::json& json) {
       return InvalidInput("interp: unknown target '" + target + "' (log_ms or log_ms_per_work)");
     per_work_ = target == "log_ms_per_work";
     kind_.clear();
-    work_lanes_ = 1;  // fits written before the work scale counted vectors
     if (per_work_) {
       kind_ = json.at("kind").get<std::string>();
-      if (json.contains("work_lanes")) {
-        LATTE_ASSIGN_OR_RETURN(const std::int64_t lanes,
-                               JsonInteger(json.at("work_lanes"), "interp: work_lanes", 1, kMaxVectorLanes));
-        work_lanes_ = static_cast<int>(lanes);
-      }
       if (Expected<Kernel> k = ParseKernelKind(kind_); !k.ok()) return InvalidInput("interp: kind: " + k.status().message());
     }
     point_values_.clear();

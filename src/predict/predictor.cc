@@ -17,7 +17,7 @@ const std::vector<PredictorType>& PredictorTypes() {
       {"table", PredictionSource::kTableHit, false, false, false, false,
        [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TablePredictor>(); }},
       {"interp", PredictionSource::kInterpolation, true, false, true, false,
-       [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<InterpPredictor>(o); }},
+       [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<InterpPredictor>(); }},
       {"gbdt", PredictionSource::kTrees, true, true, false, false,
        [](Options o) -> std::unique_ptr<KernelPredictor> {
          return std::make_unique<TreePredictor>(TreePredictor::Mode::kBoosted, o);

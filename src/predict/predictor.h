@@ -62,10 +62,6 @@ struct PredictorOptions {
   double peak_gflops = 0;
   double bandwidth_gbs = 0;
   int seed = 0;
-  /// fp32 elements per SIMD vector of the measured device, which the work scale of interp and the
-  /// trees rounds channels up to (WorkScaleMs); 0: FitPack takes it from the pack's device
-  /// fingerprint (VectorLanes), a predictor fitted directly takes 1 (no rounding).
-  int vector_lanes = 0;
   // One thread by default: on per-kind data and a shared machine, OpenMP spin-waiting costs more than it gains.
   int xgboost_threads = 1;  // 0 = XGBoost's default (all cores)
 };

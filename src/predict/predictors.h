@@ -44,7 +44,6 @@ class TablePredictor final : public KernelPredictor {
 /// efficiency is scaled by the query's own work, not their latency copied.
 class InterpPredictor final : public KernelPredictor {
  public:
-  explicit InterpPredictor(const PredictorOptions& options = {}) : fit_lanes_(std::max(1, options.vector_lanes)) {}
   std::string_view Name() const override { return "interp"; }
   Status Fit(std::span<const TrainingSample> samples) override;
   Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
@@ -75,8 +74,6 @@ class InterpPredictor final : public KernelPredictor {
 
   std::string kind_;       // the kernel kind fitted ("add+relu6")
   bool per_work_ = false;  // cells hold log(ms / WorkScaleMs) (every fit now), else log(ms)
-  int fit_lanes_ = 1;      // the vector width a Fit counts (PredictorOptions::vector_lanes)
-  int work_lanes_ = 1;     // the vector width WorkScaleMs rounds channels to (packs written before: 1)
   std::vector<Axis> axes_;
   std::map<std::string, std::string> aliases_;    // parameter -> the axis it always equals
   std::map<std::string, std::int64_t> constants_;  // parameters that never varied
@@ -143,7 +140,6 @@ class TreePredictor final : public KernelPredictor {
   // What the trees predict: log(ms / WorkScaleMs) (every fit now: beyond the training ranges the
   // trees hold a kernel's efficiency, not its latency), or log(ms) (packs written before).
   bool per_work_ = true;
-  int work_lanes_ = 1;  // the vector width WorkScaleMs rounds channels to (packs written before: 1)
   double base_score_ = 0;
   std::vector<std::vector<Node>> trees_;
   std::vector<FlatNode> flat_;

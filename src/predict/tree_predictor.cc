@@ -46,14 +46,13 @@ std::string Num(double v) { return std::to_string(v); }
 Status TreePredictor::Fit(std::span<const TrainingSample> samples) {
   if (samples.empty()) return InvalidInput(std::string(Name()) + ": no samples to fit");
   per_work_ = true;
-  work_lanes_ = std::max(1, options_.vector_lanes);
   std::vector<const Kernel*> kernels;
   std::vector<float> labels;
   double mean = 0;
   for (const TrainingSample& s : samples) {
     if (!(s.p50_ms > 0)) return InvalidInput(std::string(Name()) + ": sample " + s.kernel.Key() + " has latency <= 0");
     kernels.push_back(&s.kernel);
-    labels.push_back(static_cast<float>(std::log(s.p50_ms) - std::log(WorkScaleMs(s.kernel, work_lanes_))));
+    labels.push_back(static_cast<float>(std::log(s.p50_ms) - std::log(WorkScaleMs(s.kernel))));
     mean += labels.back();
   }
   mean /= static_cast<double>(labels.size());
@@ -221,7 +220,7 @@ Expected<Prediction> TreePredictor::Predict(const Kernel& kernel, int threads) c
   prediction.source = mode_ == Mode::kBoosted ? PredictionSource::kTrees : PredictionSource::kForest;
   double tree_sd = 0;
   prediction.ms = std::exp(PredictLog(features, mode_ == Mode::kForest ? &tree_sd : nullptr)) *
-                  (per_work_ ? WorkScaleMs(cost, TileFactor(kernel, work_lanes_)) : 1.0);
+                  (per_work_ ? WorkScaleMs(cost) : 1.0);
   prediction.spread_ms = prediction.ms * (mode_ == Mode::kForest ? tree_sd : relative_spread_);
   return prediction;
 }
@@ -257,11 +256,9 @@ nlohmann::json TreePredictor::ToJson() const {
     trees.push_back({{"left", std::move(left)}, {"right", std::move(right)}, {"feature", std::move(feature)},
                      {"value", std::move(value)}});
   }
-  nlohmann::json out = {{"params", schema_.param_names}, {"feature_version", schema_.version},
-                        {"relative_spread", relative_spread_}, {"base_score", base_score_},
-                        {"target", per_work_ ? "log_ms_per_work" : "log_ms"}, {"trees", std::move(trees)}};
-  if (per_work_) out["work_lanes"] = work_lanes_;
-  return out;
+  return {{"params", schema_.param_names}, {"feature_version", schema_.version},
+          {"relative_spread", relative_spread_}, {"base_score", base_score_},
+          {"target", per_work_ ? "log_ms_per_work" : "log_ms"}, {"trees", std::move(trees)}};
 }
 
 Status TreePredictor::FromJson(const nlohmann::json& json) {
@@ -288,13 +285,6 @@ Status TreePredictor::FromJson(const nlohmann::json& json) {
     if (target != "log_ms" && target != "log_ms_per_work")
       return InvalidInput(std::string(Name()) + ": unknown target '" + target + "' (log_ms or log_ms_per_work)");
     per_work_ = target == "log_ms_per_work";
-    // Fits written before the work scale counted vectors: 1 (no rounding).
-    work_lanes_ = 1;
-    if (json.contains("work_lanes")) {
-      LATTE_ASSIGN_OR_RETURN(const std::int64_t lanes,
-                             WithName(JsonInteger(json.at("work_lanes"), "work_lanes", 1, kMaxVectorLanes)));
-      work_lanes_ = static_cast<int>(lanes);
-    }
     for (const nlohmann::json& tree : json.at("trees")) {
       // Read strictly: a float where an index belongs, or a value beyond a float, is refused here
       // (converting it would be undefined behaviour), and AddTree checks what the indices point at.

@@ -45,8 +45,6 @@ std::string FitReportText(const StoreFit& fit, int folds) {
                         "measurements are fitted instead)\n",
                         fit.prior_fitted, fit.prior_used, fit.prior_source, fit.prior_scale, fit.prior_replaced);
   }
-  text += fmt::format("work scale of interp and trees: channels in whole vectors of {} fp32 lanes{}\n",
-                      fit.fit.vector_lanes, fit.fit.vector_lanes == 1 ? " (no rounding)" : "");
   text += fit.drift.Describe() + "\n";
   if (fit.layers_drift.corrected + fit.layers_drift.uncorrected > 0)
     text += "layers of networks measured in context: " + fit.layers_drift.Describe() + "\n";

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <set>
 
 #include "predict/features.h"
 #include "predict/fit.h"
@@ -172,31 +171,6 @@ TEST(FitPackTest, KeepsNothingAfterTheFirstTreeModelInTheOrder) {
       EXPECT_EQ(report.scores.size(), 3u) << report.kind;
     }
   }
-}
-
-// The vector width the work scale counts is the device's unless the options say one.
-TEST(FitPackTest, CountsTheDevicesVectorWidth) {
-  FitOptions options = SmallFit();
-  options.predictors = {"interp", "gbdt"};
-  // The width the fit says, then each fitted interp or tree model's (every kind).
-  auto lanes_of = [&](const PackInfo& info) {
-    Expected<FitResult> fit = FitPack(Samples(), info, options);
-    EXPECT_TRUE(fit.ok()) << fit.status().message();
-    std::set<int> lanes;
-    if (!fit.ok()) return std::pair{0, lanes};
-    for (const auto& [kind, model] : fit->pack.kinds)
-      for (const auto& [name, predictor] : model.fitted) lanes.insert(predictor->ToJson().at("work_lanes").get<int>());
-    return std::pair{fit->vector_lanes, lanes};
-  };
-  PackInfo avx512 = Info();
-  avx512.device["isa_flags"] = {"sse4_2", "avx", "avx2", "fma", "avx512f"};
-  EXPECT_EQ(DeviceVectorLanes(avx512.device), 16);
-  EXPECT_EQ(lanes_of(avx512), (std::pair{16, std::set<int>{16}}));
-  EXPECT_EQ(lanes_of(Info()), (std::pair{1, std::set<int>{1}}));  // a device that lists no flags
-  options.predictor.vector_lanes = 8;
-  EXPECT_EQ(lanes_of(avx512), (std::pair{8, std::set<int>{8}}));
-  EXPECT_EQ(DeviceVectorLanes(nlohmann::json{{"name", "v100"}}), 1);
-  EXPECT_EQ(DeviceVectorLanes(nlohmann::json{{"isa_flags", "avx512f"}}), 1);  // not a list: none known
 }
 
 TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {

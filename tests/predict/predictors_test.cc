@@ -90,34 +90,6 @@ TEST(FeaturesTest, LaneTailsOfTheVectorizedChannels) {
   EXPECT_FLOAT_EQ(f2[f1.size() + 3], 19.0f / 64);  // 32 lanes: 45 of 64
 }
 
-Kernel Depthwise(std::int64_t channels, std::int64_t hw) {
-  Kernel k = Conv(channels, hw, channels);
-  k.op = OpKind::kDepthwiseConv2D;
-  k.params["g"] = channels;
-  return k;
-}
-
-// The work scale counts whole vectors of the device's width for the families that tile channels.
-TEST(FeaturesTest, TileFactorCountsWholeVectors) {
-  EXPECT_EQ(VectorLanes({"sse4_2", "avx", "avx2", "fma", "avx512f"}), 16);
-  EXPECT_EQ(VectorLanes({"sse4_2", "avx", "avx2"}), 8);
-  EXPECT_EQ(VectorLanes({"neon"}), 4);
-  EXPECT_EQ(VectorLanes({}), 1);
-  EXPECT_EQ(TileFactor(Depthwise(8, 32), 16), 2.0);    // 8 channels fill half a vector
-  EXPECT_EQ(TileFactor(Depthwise(48, 32), 16), 1.0);
-  EXPECT_EQ(TileFactor(Depthwise(45, 32), 16), 48.0 / 45);
-  EXPECT_EQ(TileFactor(Depthwise(8, 32), 8), 1.0);
-  EXPECT_EQ(TileFactor(Conv(8, 32, 1), 16), 16.0);     // a one-channel head: one vector a pixel
-  EXPECT_EQ(TileFactor(Depthwise(8, 32), 1), 1.0);     // no rounding
-  Kernel relu;
-  relu.op = OpKind::kRelu;
-  relu.params = {{"n", 1}, {"h", 7}, {"w", 7}, {"c", 8}};
-  EXPECT_EQ(TileFactor(relu, 16), 1.0);  // elementwise loops run over flattened elements
-  const Kernel dw = Depthwise(8, 64);
-  EXPECT_DOUBLE_EQ(WorkScaleMs(dw, 16) - 1e-3, 2 * (WorkScaleMs(dw, 1) - 1e-3));  // the 1 µs call is not per vector
-  EXPECT_DOUBLE_EQ(WorkScaleMs(ComputeKernelCost(dw), TileFactor(dw, 16)), WorkScaleMs(dw, 16));
-}
-
 TEST(TablePredictorTest, HitReturnsStoredValueAndMissIsNotFound) {
   TablePredictor table;
   std::vector<TrainingSample> samples = {Sample(Conv(8, 16), 0.5, 0.01), Sample(Conv(16, 16), 0.9, 0.02),
@@ -169,28 +141,28 @@ TEST(InterpPredictorTest, LinearInLogSpaceOfLatencyPerWorkBetweenGridPoints) {
   // What is interpolated: log(latency / WorkScaleMs), the kernel's efficiency.
   auto eff = [&](std::int64_t ic, std::int64_t ih) {
     for (const TrainingSample& s : grid)
-      if (s.kernel.Param("ic") == ic && s.kernel.Param("ih") == ih) return std::log(s.p50_ms / WorkScaleMs(s.kernel, 1));
+      if (s.kernel.Param("ic") == ic && s.kernel.Param("ih") == ih) return std::log(s.p50_ms / WorkScaleMs(s.kernel));
     return std::nan("");
   };
   // 24 is the midpoint of 16 and 36 in log space: the mean of the two neighbours' efficiencies.
   Expected<Prediction> p = interp.Predict(Conv(24, 8), 1);
   ASSERT_TRUE(p.ok());
-  EXPECT_NEAR(p->ms, std::exp(0.5 * eff(16, 8) + 0.5 * eff(36, 8)) * WorkScaleMs(Conv(24, 8), 1), 1e-12);
+  EXPECT_NEAR(p->ms, std::exp(0.5 * eff(16, 8) + 0.5 * eff(36, 8)) * WorkScaleMs(Conv(24, 8)), 1e-12);
   // Bilinear in (log ic, log ih): ic 24 (t = 1/2), ih 16 on the grid, then both between.
   Expected<Prediction> q = interp.Predict(Conv(24, 16), 1);
   ASSERT_TRUE(q.ok());
-  EXPECT_NEAR(q->ms, std::exp(0.5 * eff(16, 16) + 0.5 * eff(36, 16)) * WorkScaleMs(Conv(24, 16), 1), 1e-12);
+  EXPECT_NEAR(q->ms, std::exp(0.5 * eff(16, 16) + 0.5 * eff(36, 16)) * WorkScaleMs(Conv(24, 16)), 1e-12);
   double t_ih = (std::log(11.0) - std::log(8.0)) / (std::log(16.0) - std::log(8.0));
   double lo = 0.5 * eff(16, 8) + 0.5 * eff(36, 8);
   double hi = 0.5 * eff(16, 16) + 0.5 * eff(36, 16);
   Expected<Prediction> r = interp.Predict(Conv(24, 11), 1);
   ASSERT_TRUE(r.ok());
-  EXPECT_NEAR(r->ms, std::exp((1 - t_ih) * lo + t_ih * hi) * WorkScaleMs(Conv(24, 11), 1), 1e-12);
+  EXPECT_NEAR(r->ms, std::exp((1 - t_ih) * lo + t_ih * hi) * WorkScaleMs(Conv(24, 11)), 1e-12);
 }
 
 TEST(InterpPredictorTest, MissingPointEstimatedAlongAnAxisAndOutsideFlaggedAndScaledByWork) {
   // Efficiency a power law, so linear in log-log space: an estimate along either axis is exact.
-  auto ms = [](std::int64_t ic, std::int64_t ih, const Kernel& k) { return WorkScaleMs(k, 1) * 1e-3 * double(ic) * double(ih * ih); };
+  auto ms = [](std::int64_t ic, std::int64_t ih, const Kernel& k) { return WorkScaleMs(k) * 1e-3 * double(ic) * double(ih * ih); };
   std::vector<TrainingSample> samples;
   for (std::int64_t ic : {8, 16, 32})
     for (std::int64_t ih : {8, 16, 32})
@@ -235,33 +207,6 @@ TEST(InterpPredictorTest, PacksOfTheLatencyTargetStillReadAndInterpolateLatency)
   nlohmann::json bad_kind = interp.ToJson();
   bad_kind["kind"] = "conv7d";
   EXPECT_FALSE(InterpPredictor().FromJson(bad_kind).ok());
-}
-
-// Below its smallest channel count interp holds the efficiency of its nearest samples: counting
-// whole vectors, 8 channels cost what 16 do when the time goes per 16-channel vector.
-TEST(InterpPredictorTest, WholeVectorsCarryTheTimeBelowTheVectorWidth) {
-  auto ms = [](std::int64_t c, std::int64_t hw) { return 1e-6 * double(hw * hw) * 9 * std::ceil(double(c) / 16) * 16; };
-  std::vector<TrainingSample> samples;
-  for (std::int64_t c : {16, 32, 64})
-    for (std::int64_t hw : {16, 32, 64}) samples.push_back(Sample(Depthwise(c, hw), ms(c, hw)));
-  PredictorOptions options;
-  options.vector_lanes = 16;
-  InterpPredictor counted(options);
-  ASSERT_TRUE(counted.Fit(samples).ok());
-  Expected<Prediction> eight = counted.Predict(Depthwise(8, 32), 1);
-  ASSERT_TRUE(eight.ok());
-  EXPECT_TRUE(eight->outside_training_range);
-  EXPECT_NEAR(eight->ms, ms(16, 32), 0.02 * ms(16, 32));  // 8 channels' weights: a little less traffic
-  InterpPredictor uncounted;
-  ASSERT_TRUE(uncounted.Fit(samples).ok());
-  EXPECT_LT(uncounted.Predict(Depthwise(8, 32), 1)->ms, 0.6 * ms(16, 32));  // half the work, plus the 1 µs call
-  InterpPredictor loaded;
-  ASSERT_TRUE(loaded.FromJson(counted.ToJson()).ok());
-  EXPECT_EQ(counted.ToJson()["work_lanes"], 16);
-  EXPECT_EQ(loaded.Predict(Depthwise(8, 32), 1)->ms, eight->ms);
-  nlohmann::json bad = counted.ToJson();
-  bad["work_lanes"] = 0;
-  EXPECT_FALSE(InterpPredictor().FromJson(bad).ok());
 }
 
 TEST(InterpPredictorTest, JsonRoundTripKeepsPredictions) {
@@ -319,7 +264,7 @@ TEST(TreePredictorTest, BoostedTreesFitLatencyProportionalToMacs) {
   ASSERT_TRUE(reference.ok()) << reference.status().message();
   // The in-process tree walk gives XGBoost's own predictions (of latency per work).
   for (std::size_t i = 0; i < test.size(); ++i)
-    EXPECT_NEAR(std::log(gbdt.Predict(test[i].kernel, 1)->ms / WorkScaleMs(test[i].kernel, 1)), (*reference)[i], 1e-4);
+    EXPECT_NEAR(std::log(gbdt.Predict(test[i].kernel, 1)->ms / WorkScaleMs(test[i].kernel)), (*reference)[i], 1e-4);
 }
 
 TEST(TreePredictorTest, BeyondTheTrainingRangeLatencyFollowsTheWork) {
@@ -343,52 +288,9 @@ TEST(TreePredictorTest, PacksOfTheLatencyTargetStillRead) {
   TreePredictor loaded(TreePredictor::Mode::kBoosted, {});
   ASSERT_TRUE(loaded.FromJson(old).ok());
   const Kernel k = Conv(32, 28, 64);
-  EXPECT_NEAR(loaded.Predict(k, 1)->ms * WorkScaleMs(k, 1), gbdt.Predict(k, 1)->ms, 1e-9 * gbdt.Predict(k, 1)->ms);
+  EXPECT_NEAR(loaded.Predict(k, 1)->ms * WorkScaleMs(k), gbdt.Predict(k, 1)->ms, 1e-9 * gbdt.Predict(k, 1)->ms);
   old["target"] = "seconds";
   EXPECT_FALSE(TreePredictor(TreePredictor::Mode::kBoosted, {}).FromJson(old).ok());
-}
-
-// Depthwise convs whose time goes per pixel per 16-channel vector (as XNNPACK's on AVX-512), fitted
-// on 16 channels and up only: counting whole vectors, the trees predict 8 channels at the time of
-// 16; without, at half of it (the work halves, the efficiency they learned stays).
-TEST(TreePredictorTest, WholeVectorsCarryTheTimeBelowTheVectorWidth) {
-  auto ms = [](const Kernel& k) {
-    const double pixels = double(k.Param("ih") * k.Param("iw"));
-    return 1e-6 * pixels * 9 * std::ceil(double(k.Param("oc")) / 16) * 16;
-  };
-  std::vector<TrainingSample> samples;
-  for (std::int64_t c : {16, 24, 32, 40, 48, 64, 72, 96, 128, 160, 192, 256})
-    for (std::int64_t hw : {8, 14, 16, 28, 32, 56, 64, 112, 128}) samples.push_back(Sample(Depthwise(c, hw), ms(Depthwise(c, hw))));
-  PredictorOptions options;
-  options.gbdt_rounds = 200;
-  options.vector_lanes = 16;
-  TreePredictor counted(TreePredictor::Mode::kBoosted, options);
-  ASSERT_TRUE(counted.Fit(samples).ok());
-  options.vector_lanes = 1;
-  TreePredictor uncounted(TreePredictor::Mode::kBoosted, options);
-  ASSERT_TRUE(uncounted.Fit(samples).ok());
-  for (std::int64_t hw : {32, 64, 128}) {
-    const Kernel eight = Depthwise(8, hw);
-    EXPECT_NEAR(counted.Predict(eight, 1)->ms, ms(eight), 0.1 * ms(eight)) << hw;
-    EXPECT_LT(uncounted.Predict(eight, 1)->ms, 0.8 * ms(eight)) << hw;
-  }
-  // The width is part of the fit: saved, read back, and refused when impossible.
-  nlohmann::json json = counted.ToJson();
-  EXPECT_EQ(json["work_lanes"], 16);
-  TreePredictor loaded(TreePredictor::Mode::kBoosted, {});
-  ASSERT_TRUE(loaded.FromJson(json).ok());
-  EXPECT_EQ(loaded.Predict(Depthwise(8, 64), 1)->ms, counted.Predict(Depthwise(8, 64), 1)->ms);
-  for (const nlohmann::json& bad : {nlohmann::json(0), nlohmann::json(65), nlohmann::json(2.5), nlohmann::json("16")}) {
-    json["work_lanes"] = bad;
-    Status status = TreePredictor(TreePredictor::Mode::kBoosted, {}).FromJson(json);
-    EXPECT_FALSE(status.ok()) << bad.dump();
-    EXPECT_NE(status.message().find("work_lanes"), std::string::npos) << status.message();
-  }
-  json.erase("work_lanes");  // written before the width was counted: no rounding
-  ASSERT_TRUE(loaded.FromJson(json).ok());
-  const Kernel k = Depthwise(8, 64);
-  EXPECT_NEAR(loaded.Predict(k, 1)->ms, counted.Predict(k, 1)->ms * WorkScaleMs(k, 1) / WorkScaleMs(k, 16),
-              1e-9 * counted.Predict(k, 1)->ms);
 }
 
 // An ensemble computes the feature version it says (one written before it said: version 1),
@@ -437,7 +339,7 @@ TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
   Expected<std::vector<float>> reference = forest.PredictWithXgboost(test);
   ASSERT_TRUE(reference.ok());
   for (std::size_t i = 0; i < test.size(); ++i)
-    EXPECT_NEAR(std::log(forest.Predict(test[i].kernel, 1)->ms / WorkScaleMs(test[i].kernel, 1)), (*reference)[i], 1e-4);
+    EXPECT_NEAR(std::log(forest.Predict(test[i].kernel, 1)->ms / WorkScaleMs(test[i].kernel)), (*reference)[i], 1e-4);
 }
 
 TEST(TreePredictorTest, JsonRoundTripAndDamagedModel) {
