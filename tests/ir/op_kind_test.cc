@@ -44,9 +44,10 @@ TEST(OpKind, KernelFamiliesComeFromTheList) {
     if (IsBinaryElementwise(kind)) binary.insert(std::string(OpName(kind)));
     // Every activation and elementwise op is a one- or two-input kernel.
     const OpCategory category = OpCategoryOf(kind);
-    if (category == OpCategory::kActivation || category == OpCategory::kElementwise)
+    if (category == OpCategory::kActivation || category == OpCategory::kElementwise) {
       EXPECT_TRUE(KernelFamilyOf(kind) == KernelFamily::kUnary || KernelFamilyOf(kind) == KernelFamily::kBinary)
           << OpName(kind);
+    }
   }
   EXPECT_EQ(binary, (std::set<std::string>{"add", "sub", "mul", "div", "pow", "maximum", "minimum", "squared_difference"}));
 }
