@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +13,43 @@
 #include "predict/predictors.h"
 
 namespace latte {
+namespace {
+
+bool IsClamp(OpKind op) { return op == OpKind::kRelu || op == OpKind::kRelu6 || op == OpKind::kReluN1To1; }
+
+// The kind without the clamps that end it ("depthwise_conv2d+relu6" -> "depthwise_conv2d").
+std::string ClampFreeKind(Kernel kernel) {
+  while (!kernel.fused.empty() && IsClamp(kernel.fused.back())) kernel.fused.pop_back();
+  return kernel.Kind();
+}
+
+// The samples `kind` is fitted on: its own, then those of its clamp siblings (ClampFreeKind), each
+// as a kernel of `kind` (its clamps replaced by the kind's own), not measured as such (never a
+// table hit), and only where no earlier sample has the same kernel. A fused clamp runs in the
+// op's output loop (XNNPACK and oneDNN clamp as they store): the same kernel's time whatever the
+// clamp, so a kind the sampler drew rarely (plain depthwise_conv2d beside its relu and relu6
+// forms) is fitted on all of them instead of extrapolating from a few dozen.
+std::vector<TrainingSample> WithClampSiblings(const std::vector<TrainingSample>& own,
+                                              const std::vector<const std::vector<TrainingSample>*>& siblings,
+                                              std::size_t& borrowed) {
+  std::vector<TrainingSample> samples = own;
+  std::set<std::string> keys;
+  for (const TrainingSample& s : own) keys.insert(TableKey(s.kernel, s.threads));
+  const std::vector<OpKind>& fused = own.front().kernel.fused;
+  for (const std::vector<TrainingSample>* sibling : siblings) {
+    for (TrainingSample s : *sibling) {
+      s.kernel.fused = fused;
+      s.measured = false;
+      if (keys.insert(TableKey(s.kernel, s.threads)).second) {
+        samples.push_back(std::move(s));
+        ++borrowed;
+      }
+    }
+  }
+  return samples;
+}
+
+}  // namespace
 
 Expected<std::vector<double>> CrossValidate(std::span<const TrainingSample> samples, const std::string& name,
                                             const FitOptions& options, std::string* first_failure) {
@@ -68,20 +106,28 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     by_kind[s.kernel.Kind()].push_back(s);
   }
   if (by_kind.empty()) return InvalidInput("no usable measurements to fit (" + std::to_string(samples.size()) + " given)");
+  std::map<std::string, std::vector<std::string>> clamp_siblings;  // clamp-free kind -> its kinds
+  for (const auto& [kind, kind_samples] : by_kind) clamp_siblings[ClampFreeKind(kind_samples.front().kernel)].push_back(kind);
 
-  for (auto& [kind, kind_samples] : by_kind) {
+  for (auto& [kind, own_samples] : by_kind) {
     if (options.stopped()) {
       result.interrupted = true;
       return result;
     }
     KindModel model;
     model.kind = kind;
-    model.samples = kind_samples.size();
-    for (const TrainingSample& s : kind_samples) model.ranges.Extend(s.kernel, s.threads);
+    model.samples = own_samples.size();
     // The table answers only what was measured: a sample from elsewhere is no exact hit.
     std::vector<TrainingSample> measured;
-    for (const TrainingSample& s : kind_samples)
+    for (const TrainingSample& s : own_samples)
       if (s.measured) measured.push_back(s);
+    std::vector<const std::vector<TrainingSample>*> siblings;
+    if (options.pool_clamp_siblings)
+      for (const std::string& sibling : clamp_siblings.at(ClampFreeKind(own_samples.front().kernel)))
+        if (sibling != kind) siblings.push_back(&by_kind.at(sibling));
+    std::size_t borrowed = 0;
+    const std::vector<TrainingSample> kind_samples = WithClampSiblings(own_samples, siblings, borrowed);
+    for (const TrainingSample& s : kind_samples) model.ranges.Extend(s.kernel, s.threads);
     if (!measured.empty()) {
       auto table = std::make_unique<TablePredictor>();
       LATTE_RETURN_IF_ERROR(table->Fit(measured));
@@ -91,6 +137,7 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     KindFitReport report;
     report.kind = kind;
     report.samples = kind_samples.size();
+    report.borrowed = borrowed;
     bool cross_validate = kind_samples.size() >= options.min_samples_for_cv;
     std::vector<std::pair<double, std::string>> ranked;  // (SelectionRmspePct, name)
     for (const std::string& name : options.predictors) {

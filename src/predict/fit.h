@@ -22,6 +22,10 @@ struct FitOptions {
   std::vector<std::string> predictors = FittedPredictorNames();
   /// Below this many samples a kind is not cross-validated; only interp and roofline are fitted.
   std::size_t min_samples_for_cv = 10;
+  /// Fit each kind on the samples of the kinds that differ from it only in the clamps that end
+  /// them too (relu, relu6, relu_n1_to_1: free in the op's output loop), as its own kind and never
+  /// as table hits, where it has no sample of the same kernel.
+  bool pool_clamp_siblings = true;
   /// Raised by a signal handler (a first Ctrl-C): the fit stops before its next predictor fit
   /// (seconds, where the whole fit of a large store takes minutes) and says it was interrupted.
   const std::atomic<bool>* stop = nullptr;
@@ -39,7 +43,8 @@ struct PredictorScore {
 /// What FitPack did for one kind.
 struct KindFitReport {
   std::string kind;
-  std::size_t samples = 0;
+  std::size_t samples = 0;   // fitted on, its clamp siblings' included
+  std::size_t borrowed = 0;  // of which from its clamp siblings (FitOptions::pool_clamp_siblings)
   std::vector<PredictorScore> scores;  // in FitOptions::predictors order
   std::string selected;                // "" when nothing could be fitted (the table still answers exact hits)
 };

@@ -79,7 +79,7 @@ nlohmann::json CalibrateResultJson(const CalibrateResult& result, const std::str
         if (!score.why.empty()) row["why"] = score.why;
         scores.push_back(row);
       }
-      kinds.push_back({{"kind", kind.kind}, {"samples", kind.samples}, {"selected", kind.selected}, {"scores", scores}});
+      kinds.push_back({{"kind", kind.kind}, {"samples", kind.samples}, {"borrowed", kind.borrowed}, {"selected", kind.selected}, {"scores", scores}});
     }
     json["fit"] = {{"measurements", result.fit.measurements},
                    {"kinds", kinds},

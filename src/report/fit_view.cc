@@ -11,6 +11,7 @@ std::string FitReportText(const StoreFit& fit, int folds) {
   TextTable table;
   table.AddColumn("kind");
   table.AddColumn("n", TextTable::Align::kRight);
+  table.AddColumn("of siblings", TextTable::Align::kRight);
   table.AddColumn("predictor");
   table.AddColumn("RMSPE", TextTable::Align::kRight);
   table.AddColumn("±5%", TextTable::Align::kRight);
@@ -22,7 +23,7 @@ std::string FitReportText(const StoreFit& fit, int folds) {
       std::string note = score.name == kind.selected ? "selected" : "";
       if (score.failed > 0) note += (note.empty() ? "" : "; ") + std::to_string(score.failed) + " unpredicted";
       if (!scored && !score.why.empty()) note += (note.empty() ? "" : "; ") + score.why;
-      table.AddRow({kind.kind, std::to_string(kind.samples), score.name, scored ? percent(score.cv.rmspe_pct) : "-",
+      table.AddRow({kind.kind, std::to_string(kind.samples), std::to_string(kind.borrowed), score.name, scored ? percent(score.cv.rmspe_pct) : "-",
                     scored ? percent(score.cv.within5_pct) : "-", scored ? percent(score.cv.within10_pct) : "-", note});
     }
   }
@@ -49,6 +50,9 @@ std::string FitReportText(const StoreFit& fit, int folds) {
   if (fit.layers_drift.corrected + fit.layers_drift.uncorrected > 0)
     text += "layers of networks measured in context: " + fit.layers_drift.Describe() + "\n";
   text += table.Render();
+  text += "(n counts the samples a kind was fitted on; 'of siblings' those of the kinds that differ from it only in "
+          "the clamps that end them, relu, relu6 or relu_n1_to_1, run as one kernel: fitted as this kind, never table "
+          "hits)\n";
   if (!fit.context_note.empty()) text += fit.context_note + "\n";
   if (!fit.interval_note.empty()) text += fit.interval_note + "\n";
   return text;

@@ -173,6 +173,49 @@ TEST(FitPackTest, KeepsNothingAfterTheFirstTreeModelInTheOrder) {
   }
 }
 
+// A kind the sampler drew rarely is fitted on the kinds that differ from it only in the clamps
+// that end them: conv2d measured at 7x7 only, conv2d+relu6 at 7..56, both at the same cost (a
+// per-size efficiency a few points of one size cannot tell).
+TEST(FitPackTest, AKindDrawnRarelyIsFittedOnItsClampSiblings) {
+  auto ms = [](const Kernel& k) {
+    return 0.005 + 2e-9 * ComputeKernelCost(k).macs * (1 + 2.0 / static_cast<double>(k.Param("ih")));
+  };
+  std::vector<TrainingSample> samples;
+  for (std::int64_t ic : {8, 16, 32, 64})
+    for (std::int64_t ih : {7, 14, 28, 56})
+      for (std::int64_t oc : {16, 32, 64}) {
+        Kernel k = Conv(ic, ih, oc);
+        k.fused = {OpKind::kRelu6};
+        samples.push_back({k, 1, ms(k), 0});
+        if (ih == 7) {
+          k.fused = {};
+          samples.push_back({k, 1, ms(k), 0});
+        }
+      }
+  FitOptions options = SmallFit();
+  Expected<FitResult> fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  const KindFitReport& plain = fit->report[0];
+  ASSERT_EQ(plain.kind, "conv2d");
+  EXPECT_EQ(plain.samples, 48u);   // its 12 and the 36 of conv2d+relu6 at other sizes
+  EXPECT_EQ(plain.borrowed, 36u);
+  EXPECT_EQ(fit->report[1].borrowed, 0u);  // conv2d+relu6 measured every kernel conv2d did
+  Kernel big = Conv(32, 56, 32);
+  big.fused = {};
+  Expected<Prediction> p = fit->pack.Predict(big, 1);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NE(p->source, PredictionSource::kTableHit);  // a sibling's measurement is no table hit
+  EXPECT_NEAR(p->ms, ms(big), 0.05 * ms(big));
+  EXPECT_FALSE(p->outside_training_range);
+
+  options.pool_clamp_siblings = false;
+  fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->report[0].samples, 12u);
+  EXPECT_EQ(fit->report[0].borrowed, 0u);
+  EXPECT_TRUE(fit->pack.Predict(big, 1)->outside_training_range);
+}
+
 TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {
   FitOptions options = SmallFit();
   options.predictors = {"svm"};
