@@ -18,10 +18,11 @@
 #             pack measured the four MediaPipe models of its --models: their layers are table hits.
 #   from      one calibration of BUDGET that starts from PACK (`latte calibrate --from`: its kernels
 #             adapted here join the fit); the same table hits as for adapt.
+# BACKEND=NAME calibrates that backend (default xnnpack; ort for ONNX Runtime), one thread.
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
-# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from] [PACK=FILE] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from] [PACK=FILE] [BACKEND=NAME] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
 #        SUMMARY=DIR REPREDICT=NAME bench/leave_models_out.sh
 #            the same measurements against another pack's predictions: each fold's DIR/FOLD/NAME
@@ -35,6 +36,7 @@ latte="${LATTE:-$root/build/latte}"
 budget="${1:-10m}"
 seed="${2:-0}"
 folds="${FOLDS:-unseen}"
+backend="${BACKEND:-xnnpack}"
 keep="${KEEP:-}"
 if [[ -n "${SUMMARY:-}" ]]; then
   tmp="$SUMMARY"
@@ -60,13 +62,13 @@ calibrate() {
   mkdir -p "$tmp/$fold"
   local started
   started="$(date -u +%H:%M)"
-  "$latte" calibrate --backend xnnpack --num-threads 1 --budget "$budget" --seed "$seed" --db "$tmp/$fold/store.db" \
+  "$latte" calibrate --backend "$backend" --num-threads 1 --budget "$budget" --seed "$seed" --db "$tmp/$fold/store.db" \
     -o "$tmp/$fold/pack.json.gz" "$@" >"$tmp/$fold/calibrate.log" 2>&1 ||
     { tail -20 "$tmp/$fold/calibrate.log" >&2; exit 1; }
   local with=""
   if [[ "${1:-}" == --from ]]; then with=", starting from $(basename "$2")"
   elif (($#)); then with=", the other family's models measured first"; fi
-  echo "fold $fold: calibrated at $started UTC ($budget, seed $seed$with): $(tail -1 "$tmp/$fold/calibrate.log")"
+  echo "fold $fold: calibrated at $started UTC ($backend, $budget, seed $seed$with): $(tail -1 "$tmp/$fold/calibrate.log")"
 }
 # validate FOLD NAME SHAPE NAME SHAPE ...: each model predicted and measured, one JSON each.
 validate() {

@@ -2,15 +2,19 @@
 // graph pay a dispatch cost that one measured alone does not? Builds a chain of REPEATS × 6 small
 // kernels on an H×H×C tensor (add, 3×3 depthwise, sigmoid, 1×1 conv, mul, hard-swish; each with
 // its own weights, each reading the one before), measures it whole and each kernel alone with
-// the campaigns' protocol, three rounds, and prints (chain − sum) / kernels. xnnpack, 1 thread.
-// Usage: chain_probe [H=8] [C=32] [REPEATS=16]
+// the campaigns' protocol, three rounds, and prints (chain − sum) / kernels. 1 thread, on BACKEND
+// (xnnpack, onednn or ort: ONNX Runtime runs the chain as one session, each kernel alone as one).
+// Usage: chain_probe [H=8] [C=32] [REPEATS=16] [BACKEND=xnnpack]
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "ir/kernel_graph.h"
 #include "profile/campaign.h"
 #include "profile/space.h"
+#include "run/onednn/onednn_backend.h"
+#include "run/ort/ort_backend.h"
 #include "run/xnnpack/xnnpack_backend.h"
 
 using namespace latte;
@@ -28,9 +32,12 @@ int main(int argc, char** argv) {
   const std::int64_t h = argc > 1 ? std::atoi(argv[1]) : 8;
   const std::int64_t c = argc > 2 ? std::atoi(argv[2]) : 32;
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 16;
-  if (h < 1 || c < 1 || repeats < 1) return std::fprintf(stderr, "usage: chain_probe [H] [C] [REPEATS]\n"), 2;
+  const std::string backend = argc > 4 ? argv[4] : "xnnpack";
+  if (h < 1 || c < 1 || repeats < 1) return std::fprintf(stderr, "usage: chain_probe [H] [C] [REPEATS] [BACKEND]\n"), 2;
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
+  RegisterOnednnBackend(registry);
+  RegisterOrtBackend(registry);
   RunOptions run;
   run.num_threads = 1;
   const std::vector<Kernel> kinds = {
@@ -47,11 +54,11 @@ int main(int argc, char** argv) {
   for (int round = 0; round < 3; ++round) {
     double sum_us = 0;
     for (const Kernel& k : kinds) {
-      Expected<Measurement> m = MeasureKernel(k, "xnnpack", registry, run, measure);
+      Expected<Measurement> m = MeasureKernel(k, backend, registry, run, measure);
       if (!m.ok()) return Fail(m.status());
       sum_us += m->stats.p50 * repeats;
     }
-    Expected<Measurement> whole = MeasureGraph(*chain, "xnnpack", registry, run, measure);
+    Expected<Measurement> whole = MeasureGraph(*chain, backend, registry, run, measure);
     if (!whole.ok()) return Fail(whole.status());
     std::printf("%lldx%lldx%lld, %zu kernels: chain %.1f us, sum alone %.1f us, per kernel %+.2f us (%+.1f%%)\n",
                 static_cast<long long>(h), static_cast<long long>(h), static_cast<long long>(c), kernels.size(),

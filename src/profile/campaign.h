@@ -84,8 +84,22 @@ Expected<Measurement> MeasureGraph(const Graph& graph, const std::string& backen
 
 /// Builds `kernel`'s graph, prepares it on `backend` and measures it. kUnsupported (with the
 /// backend's reason) when the backend cannot run it; kInvalidInput for impossible params.
+/// A backend that runs whole graphs (ONNX Runtime) pays per run a fixed cost that a model pays
+/// once, not once a kernel, and wraps a kernel alone in layout changes that a model mostly does
+/// without: its times are taken without them (WholeGraphRunCostUs subtracted, then the layout
+/// changes' share of the run, from a few profiled runs, taken off).
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
                                     const RunOptions& run, const MeasureOptions& measure);
+
+/// What one run of a whole-graph backend (Executor::RunsWholeGraph) costs besides its nodes: the
+/// call into it, binding inputs and outputs. Measured once per process for each backend and
+/// thread count, as 2·T(one node) − T(two nodes) over tiny relu chains (never below 0); 0 for a
+/// backend that runs single nodes (Latte's executor: a kernel alone is what a model runs).
+Expected<double> WholeGraphRunCostUs(const std::string& backend, const BackendRegistry& registry, const RunOptions& run);
+
+/// `m` with every time t made (t − run_cost_us) · (1 − layout_share), never below 0, and its
+/// stats summarized again: a whole-graph backend's kernel alone, as MeasureKernel takes it.
+Measurement WithoutRunCosts(Measurement m, double run_cost_us, double layout_share);
 
 /// Runs the campaign over `kernels` in order, skipping keys in `done`. A kernel that cannot be
 /// built or run is reported to OnUnsupported with the reason (never retried by a resumed

@@ -55,8 +55,10 @@ class PreparedGraph {
   virtual ~PreparedGraph() = default;
   virtual Status Run(TensorBuffers& buffers) = 0;
   /// Runs once and adds each node's time in microseconds to `node_us` (one entry per node),
-  /// as the backend's own profiler attributes it.
-  virtual Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us) = 0;
+  /// as the backend's own profiler attributes it, with the time of nodes the backend made itself
+  /// given to the nodes they serve. Of that, what the backend spent changing layouts between its
+  /// nodes is also added to `layout_us`.
+  virtual Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us, double& layout_us) = 0;
 };
 
 class Backend {

@@ -21,9 +21,17 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
   LATTE_ASSIGN_OR_RETURN(result.latency, Measure([&] { return executor->Run(); }, measure));
   if (options.op_profiling) {
     std::vector<double> totals;
-    for (int i = 0; i < options.measure.num_runs; ++i) LATTE_RETURN_IF_ERROR(executor->RunProfiled(totals));
+    double layout = 0;
+    for (int i = 0; i < options.measure.num_runs; ++i) LATTE_RETURN_IF_ERROR(executor->RunProfiled(totals, &layout));
     result.node_avg_us = totals;
-    for (double& v : result.node_avg_us) v /= options.measure.num_runs;
+    double scale = 1.0 / options.measure.num_runs;
+    if (executor->RunsWholeGraph()) {
+      double sum = 0;
+      for (double v : totals) sum += v;
+      if (sum > 0) scale = result.latency.stats.p50 / sum;
+    }
+    for (double& v : result.node_avg_us) v *= scale;
+    result.layout_avg_us = layout * scale;
   }
   result.peak_rss_kb = PeakRssKb();
   return result;

@@ -22,7 +22,11 @@ struct BenchOptions {
 struct BenchResult {
   double init_us = 0;                      // backend creation, weight packing, buffers
   Measurement latency;                     // whole-graph runs, microseconds
-  std::vector<double> node_avg_us;         // per entry of `entries`, when op_profiling
+  /// Per entry of `entries`, when op_profiling. A whole-graph backend's profiler slows the runs
+  /// it profiles (ONNX Runtime's by microseconds an event, as much as the small ops themselves):
+  /// there its times are scaled to add up to the unprofiled runs' median (latency.stats.p50).
+  std::vector<double> node_avg_us;
+  double layout_avg_us = 0;                // of that, a whole-graph backend's own layout changes
   std::vector<ProfileEntry> entries;       // the prepared graph's nodes, named by the user's nodes
   std::vector<NodeAssignment> assignments;
   std::vector<std::string> backend_versions;

@@ -122,10 +122,13 @@ Status Executor::Run() {
   return Status::Ok();
 }
 
-Status Executor::RunProfiled(std::vector<double>& entry_us) {
+Status Executor::RunProfiled(std::vector<double>& entry_us, double* layout_us) {
   if (whole_graph_) {
     entry_us.resize(entries_.size(), 0.0);  // the prepared graph's node ids are the entries' indices
-    return whole_graph_->RunProfiled(buffers_, entry_us).WithContext("the whole graph on " + entries_.at(0).backend);
+    double layout = 0;
+    Status s = whole_graph_->RunProfiled(buffers_, entry_us, layout);
+    if (layout_us != nullptr) *layout_us += layout;
+    return s.WithContext("the whole graph on " + entries_.at(0).backend);
   }
   entry_us.resize(prepared_.size(), 0.0);
   for (size_t i = 0; i < prepared_.size(); ++i) {

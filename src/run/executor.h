@@ -57,8 +57,12 @@ class Executor {
   /// Runs every node once, in order.
   Status Run();
   /// Runs every node once and adds each prepared node's wall time in microseconds to
-  /// `entry_us` (resized to entries().size() on first use); entries() says what each is.
-  Status RunProfiled(std::vector<double>& entry_us);
+  /// `entry_us` (resized to entries().size() on first use); entries() says what each is. A
+  /// whole-graph backend's profiler gives the times (its own layout changes, included in them,
+  /// are also added to `layout_us` when given).
+  Status RunProfiled(std::vector<double>& entry_us, double* layout_us = nullptr);
+  /// True when one backend runs the whole graph as one unit (PreparedGraph).
+  bool RunsWholeGraph() const { return whole_graph_ != nullptr; }
 
   TensorBuffers& buffers() { return buffers_; }
   /// One per node of the user's graph (a folded activation: its producer's backend).

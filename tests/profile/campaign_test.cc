@@ -150,6 +150,26 @@ TEST_F(CampaignTest, UnknownBackendAndBadOptionsFail) {
   EXPECT_FALSE(RunCampaign(kernels_, {}, options_, registry_, {}).ok());
 }
 
+TEST(WithoutRunCosts, TakesTheRunCostOffEveryTimeThenTheLayoutShare) {
+  Measurement m;
+  m.samples_us = {10, 12, 14, 1};
+  m.first_us = 30;
+  m.warmup_avg_us = 12;
+  m.stats = Summarize(m.samples_us);
+  const Measurement got = WithoutRunCosts(m, 2, 0.25);
+  EXPECT_EQ(got.samples_us, (std::vector<double>{6, 7.5, 9, 0}));  // (t - 2) * 0.75, never below 0
+  EXPECT_DOUBLE_EQ(got.first_us, 21);
+  EXPECT_DOUBLE_EQ(got.warmup_avg_us, 7.5);
+  EXPECT_DOUBLE_EQ(got.stats.p50, Summarize(got.samples_us).p50);
+  EXPECT_EQ(got.stats.n, 4u);
+}
+
+TEST_F(CampaignTest, ABackendOfSingleNodesHasNoRunCostToTakeOff) {
+  Expected<double> cost = WholeGraphRunCostUs("relu-only", registry_, RunOptions{});
+  ASSERT_TRUE(cost.ok()) << cost.status().message();
+  EXPECT_EQ(*cost, 0.0);
+}
+
 TEST(CampaignDefaults, ReferenceIsTheDocumentedConv) {
   const Kernel ref = ReferenceKernel();
   EXPECT_EQ(ref.Kind(), "conv2d");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "import/import.h"
+#include "run/benchmark.h"
 #include "run/executor.h"
 #include "run/onednn/onednn_backend.h"
 #include "run/ort/ort_backend.h"
@@ -208,6 +209,51 @@ TEST(OrtBackend, ProfiledRunsGiveEachComputeNodeItsOwnTime) {
   }
   EXPECT_GT(convs, 20);
   EXPECT_EQ(timed, convs) << "conv nodes with no time from ORT's profiler";
+}
+
+TEST(OrtBackend, PerNodeTimesOfABenchmarkAddUpToTheUnprofiledRun) {
+  const char* file = "hand_landmark_lite.tflite";
+  LATTE_REQUIRE_MODEL(file);
+  auto graph = Load(file);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  BenchOptions options;
+  options.placement = On("ort");
+  options.op_profiling = true;
+  options.measure.num_runs = 3;
+  options.measure.min_secs = 0;
+  auto result = BenchmarkGraph(*graph, options, Registry());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  double sum = 0;
+  for (double us : result->node_avg_us) sum += us;
+  EXPECT_NEAR(sum, result->latency.stats.p50, 1e-6 * result->latency.stats.p50);
+  EXPECT_GT(result->layout_avg_us, 0.0) << "ORT runs the model's convs in its blocked layout";
+  EXPECT_LT(result->layout_avg_us, sum);
+}
+
+// Events of one profiled run: a conv ORT wrapped in reorders, a hard-swish it split into two
+// nodes of its own, an add. Node 1 (the hard-swish) has no event of its own.
+TEST(OrtProfile, ReordersGoToTheNodesTheyServeAndSplitNodesToTheNodeTheyReplace) {
+  const std::vector<OrtProfileEvent> events = {{-1, "ReorderInput", 3}, {0, "Conv", 10},    {-1, "ReorderOutput", 2},
+                                               {-1, "HardSigmoid", 4},  {-1, "Mul", 5},      {2, "Add", 6},
+                                               {-1, "ReorderInput", 1}, {-1, "ReorderOutput", 1}};
+  std::vector<double> node_us(3, 0.0);
+  double layout_us = 0;
+  AttributeOrtEvents(events, node_us, layout_us);
+  EXPECT_EQ(node_us, (std::vector<double>{15, 9, 8}));  // the trailing reorders go to the last node
+  EXPECT_DOUBLE_EQ(layout_us, 7);
+  // Run again: times add up.
+  AttributeOrtEvents(events, node_us, layout_us);
+  EXPECT_EQ(node_us, (std::vector<double>{30, 18, 16}));
+  EXPECT_DOUBLE_EQ(layout_us, 14);
+}
+
+TEST(OrtProfile, ANodeOrtMadeWithNoNodeToReplaceGoesToTheNextNode) {
+  const std::vector<OrtProfileEvent> events = {{0, "Conv", 10}, {-1, "Transpose", 4}, {1, "Add", 6}};
+  std::vector<double> node_us(2, 0.0);
+  double layout_us = 0;
+  AttributeOrtEvents(events, node_us, layout_us);
+  EXPECT_EQ(node_us, (std::vector<double>{10, 10}));
+  EXPECT_DOUBLE_EQ(layout_us, 0);
 }
 
 }  // namespace

@@ -41,6 +41,45 @@ const char kHowToGet[] =
 
 }  // namespace
 
+void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, double& layout_us) {
+  const auto n = static_cast<NodeId>(node_us.size());
+  std::vector<bool> seen(node_us.size(), false);
+  for (const OrtProfileEvent& e : events)
+    if (e.owner >= 0 && e.owner < n) seen[static_cast<std::size_t>(e.owner)] = true;
+  std::vector<NodeId> next_owner(events.size() + 1, -1);  // the owned event after each
+  for (std::size_t i = events.size(); i-- > 0;)
+    next_owner[i] = events[i].owner >= 0 && events[i].owner < n ? events[i].owner : next_owner[i + 1];
+  NodeId previous = -1;
+  double pending = 0;  // waits for the next owned event
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const OrtProfileEvent& e = events[i];
+    if (e.owner >= 0 && e.owner < n) {
+      node_us[static_cast<std::size_t>(e.owner)] += e.us + pending;
+      pending = 0;
+      previous = e.owner;
+      continue;
+    }
+    const bool reorder = e.op.rfind("Reorder", 0) == 0;
+    if (reorder) layout_us += e.us;
+    if (reorder && e.op == "ReorderOutput" && previous >= 0) {
+      node_us[static_cast<std::size_t>(previous)] += e.us;
+      continue;
+    }
+    if (!reorder) {
+      const NodeId upto = next_owner[i + 1] >= 0 ? next_owner[i + 1] : n;
+      NodeId split = -1;
+      for (NodeId k = previous + 1; k < upto && split < 0; ++k)
+        if (!seen[static_cast<std::size_t>(k)]) split = k;
+      if (split >= 0) {
+        node_us[static_cast<std::size_t>(split)] += e.us;
+        continue;
+      }
+    }
+    pending += e.us;
+  }
+  if (pending > 0 && previous >= 0) node_us[static_cast<std::size_t>(previous)] += pending;
+}
+
 #if !LATTE_HAVE_ORT
 
 Expected<std::string> LoadOnnxRuntime(const std::string& path) {
@@ -179,25 +218,30 @@ NodeId OwnerOf(std::string name, const std::map<std::string, NodeId>& owners) {
   return OnnxNodeOwner(name);
 }
 
-// Reads a profile ORT wrote and adds each node event's duration to the Latte node it came from.
-// Events of nodes ORT made itself (layout reorders) go to `unattributed_us`.
+// Reads a profile ORT wrote and adds each node event's duration to a Latte node (AttributeOrtEvents).
 Status AddProfile(const std::filesystem::path& file, const std::map<std::string, NodeId>& owners,
-                  std::vector<double>& node_us, double& unattributed_us) {
+                  std::vector<double>& node_us, double& layout_us) {
   std::ifstream in(file);
   if (!in) return IoError("cannot read ONNX Runtime's profile " + file.string());
-  nlohmann::json events = nlohmann::json::parse(in, nullptr, false);
-  if (events.is_discarded() || !events.is_array()) return Internal("ONNX Runtime's profile " + file.string() + " is not a JSON array");
-  for (const auto& e : events) {
+  nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.is_array()) return Internal("ONNX Runtime's profile " + file.string() + " is not a JSON array");
+  std::vector<std::pair<double, OrtProfileEvent>> events;  // by start time
+  for (const auto& e : json) {
     if (!e.is_object() || e.value("cat", "") != "Node") continue;
     std::string name = e.value("name", "");
     const std::string suffix = "_kernel_time";
-    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    if (!name.ends_with(suffix)) continue;
     name.resize(name.size() - suffix.size());
-    const double dur = e.value("dur", 0.0);
-    const NodeId owner = OwnerOf(name, owners);
-    if (owner >= 0 && static_cast<size_t>(owner) < node_us.size()) node_us[owner] += dur;
-    else unattributed_us += dur;
+    OrtProfileEvent event;
+    event.owner = OwnerOf(name, owners);
+    event.us = e.value("dur", 0.0);
+    if (auto args = e.find("args"); args != e.end() && args->is_object()) event.op = args->value("op_name", "");
+    events.emplace_back(e.value("ts", 0.0), std::move(event));
   }
+  std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<OrtProfileEvent> ordered;
+  for (auto& [ts, event] : events) ordered.push_back(std::move(event));
+  AttributeOrtEvents(ordered, node_us, layout_us);
   return Status::Ok();
 }
 
@@ -207,7 +251,7 @@ class OrtGraph final : public PreparedGraph {
       : graph_(graph), session_(std::move(session)), owners_(std::move(owners)) {}
   Status Run(TensorBuffers& buffers) override { return session_->Run(buffers, plain_); }
 
-  Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us) override {
+  Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us, double& layout_us) override {
     namespace fs = std::filesystem;
     static std::atomic<int> counter{0};
     std::error_code ec;
@@ -230,7 +274,7 @@ class OrtGraph final : public PreparedGraph {
       const std::string file = entry.path().filename().string();
       if (file.rfind(stem + "_", 0) != 0 || !file.ends_with(".json")) continue;
       found = true;
-      if (parsed.ok()) parsed = AddProfile(entry.path(), owners_, node_us, unattributed_us_);
+      if (parsed.ok()) parsed = AddProfile(entry.path(), owners_, node_us, layout_us);
       fs::remove(entry.path(), ec);
     }
     LATTE_RETURN_IF_ERROR(run);
@@ -243,7 +287,6 @@ class OrtGraph final : public PreparedGraph {
   std::unique_ptr<Session> session_;
   std::map<std::string, NodeId> owners_;
   Ort::RunOptions plain_;
-  double unattributed_us_ = 0;
 };
 
 }  // namespace

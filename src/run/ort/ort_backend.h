@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "run/backend.h"
@@ -46,6 +47,23 @@ class OrtBackend : public Backend {
   RunOptions options_;
   std::string version_;
 };
+
+/// One node event of ORT's profile of a run: the Latte node it came from (-1: a node ORT made
+/// itself), its ONNX op type ("Conv", "ReorderOutput") and its duration.
+struct OrtProfileEvent {
+  NodeId owner = -1;
+  std::string op;
+  double us = 0;
+};
+
+/// Gives each event of one run (in run order) to a Latte node: node_us[owner] += us. ORT's own
+/// nodes are given too, so that a run's node times add up to its kernels' time: a reorder into
+/// its blocked layout (ReorderInput) to the node after it, a reorder out of it (ReorderOutput) to
+/// the node before it, and a node ORT split a Latte node into (HardSwish runs as HardSigmoid and
+/// Mul) to the first Latte node with no event of its own between the events' owned neighbours.
+/// Reorders are also added to `layout_us`: time a kernel alone spends that mostly vanishes
+/// inside a model, where the blocked layout runs from kernel to kernel.
+void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, double& layout_us);
 
 /// Adds "ort" to `registry` (asserts the name is free).
 void RegisterOrtBackend(BackendRegistry& registry);
