@@ -17,25 +17,27 @@ namespace {
 
 bool IsClamp(OpKind op) { return op == OpKind::kRelu || op == OpKind::kRelu6 || op == OpKind::kReluN1To1; }
 
-// The kind without the clamps that end it ("depthwise_conv2d+relu6" -> "depthwise_conv2d").
-std::string ClampFreeKind(Kernel kernel) {
+// The kernel without the clamps that end it ("depthwise_conv2d+relu6" -> "depthwise_conv2d").
+Kernel ClampFree(Kernel kernel) {
   while (!kernel.fused.empty() && IsClamp(kernel.fused.back())) kernel.fused.pop_back();
-  return kernel.Kind();
+  return kernel;
 }
+std::string ClampFreeKind(const Kernel& kernel) { return ClampFree(kernel).Kind(); }
 
 // The samples `kind` is fitted on: its own, then those of its clamp siblings (ClampFreeKind), each
 // as a kernel of `kind` (its clamps replaced by the kind's own), not measured as such (never a
 // table hit), and only where no earlier sample has the same kernel. A fused clamp runs in the
 // op's output loop (XNNPACK and oneDNN clamp as they store): the same kernel's time whatever the
 // clamp, so a kind the sampler drew rarely (plain depthwise_conv2d beside its relu and relu6
-// forms) is fitted on all of them instead of extrapolating from a few dozen.
-std::vector<TrainingSample> WithClampSiblings(const std::vector<TrainingSample>& own,
+// forms) is fitted on all of them instead of extrapolating from a few dozen, and a clamp-free
+// kind it never drew (plain fully_connected beside fully_connected+relu) on theirs alone.
+// `fused` is the kind's own fused ops.
+std::vector<TrainingSample> WithClampSiblings(const std::vector<TrainingSample>& own, const std::vector<OpKind>& fused,
                                               const std::vector<const std::vector<TrainingSample>*>& siblings,
                                               std::size_t& borrowed) {
   std::vector<TrainingSample> samples = own;
   std::set<std::string> keys;
   for (const TrainingSample& s : own) keys.insert(TableKey(s.kernel, s.threads));
-  const std::vector<OpKind>& fused = own.front().kernel.fused;
   for (const std::vector<TrainingSample>* sibling : siblings) {
     for (TrainingSample s : *sibling) {
       s.kernel.fused = fused;
@@ -107,13 +109,27 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
   }
   if (by_kind.empty()) return InvalidInput("no usable measurements to fit (" + std::to_string(samples.size()) + " given)");
   std::map<std::string, std::vector<std::string>> clamp_siblings;  // clamp-free kind -> its kinds
-  for (const auto& [kind, kind_samples] : by_kind) clamp_siblings[ClampFreeKind(kind_samples.front().kernel)].push_back(kind);
+  std::map<std::string, Kernel> clamp_free;                         // clamp-free kind -> a kernel of it
+  for (const auto& [kind, kind_samples] : by_kind) {
+    const Kernel base = ClampFree(kind_samples.front().kernel);
+    clamp_siblings[base.Kind()].push_back(kind);
+    clamp_free.emplace(base.Kind(), base);
+  }
+  // Every kind to fit, with a kernel of it: the measured ones, and (pooling) each clamp-free kind
+  // of which only clamped forms were measured.
+  std::map<std::string, Kernel> kinds;
+  for (const auto& [kind, kind_samples] : by_kind) kinds.emplace(kind, kind_samples.front().kernel);
+  if (options.pool_clamp_siblings)
+    for (const auto& [kind, kernel] : clamp_free) kinds.emplace(kind, kernel);
+  const std::vector<TrainingSample> none;
 
-  for (auto& [kind, own_samples] : by_kind) {
+  for (const auto& [kind, kind_kernel] : kinds) {
     if (options.stopped()) {
       result.interrupted = true;
       return result;
     }
+    auto own_it = by_kind.find(kind);
+    const std::vector<TrainingSample>& own_samples = own_it != by_kind.end() ? own_it->second : none;
     KindModel model;
     model.kind = kind;
     model.samples = own_samples.size();
@@ -123,10 +139,10 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
       if (s.measured) measured.push_back(s);
     std::vector<const std::vector<TrainingSample>*> siblings;
     if (options.pool_clamp_siblings)
-      for (const std::string& sibling : clamp_siblings.at(ClampFreeKind(own_samples.front().kernel)))
+      for (const std::string& sibling : clamp_siblings.at(ClampFreeKind(kind_kernel)))
         if (sibling != kind) siblings.push_back(&by_kind.at(sibling));
     std::size_t borrowed = 0;
-    const std::vector<TrainingSample> kind_samples = WithClampSiblings(own_samples, siblings, borrowed);
+    const std::vector<TrainingSample> kind_samples = WithClampSiblings(own_samples, kind_kernel.fused, siblings, borrowed);
     for (const TrainingSample& s : kind_samples) model.ranges.Extend(s.kernel, s.threads);
     if (!measured.empty()) {
       auto table = std::make_unique<TablePredictor>();

@@ -100,8 +100,10 @@ TEST(FitPackTest, ReportsEveryPredictorPerKindAndSelectsTheBest) {
   options.predictor.bandwidth_gbs = 1e12;
   Expected<FitResult> fit = FitPack(Samples(), Info(), options);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
-  ASSERT_EQ(fit->report.size(), 2u);
-  const KindFitReport& conv = fit->report[1];
+  ASSERT_EQ(fit->report.size(), 3u);  // add, conv2d+relu, and plain conv2d fitted on conv2d+relu's samples
+  EXPECT_EQ(fit->report[1].kind, "conv2d");
+  EXPECT_EQ(fit->report[1].borrowed, 48u);
+  const KindFitReport& conv = fit->report[2];
   EXPECT_EQ(conv.kind, "conv2d+relu");
   EXPECT_EQ(conv.samples, 48u);
   ASSERT_EQ(conv.scores.size(), 4u);
@@ -216,6 +218,38 @@ TEST(FitPackTest, AKindDrawnRarelyIsFittedOnItsClampSiblings) {
   EXPECT_TRUE(fit->pack.Predict(big, 1)->outside_training_range);
 }
 
+TEST(FitPackTest, AClampFreeKindNeverDrawnIsFittedOnItsClampedFormsAlone) {
+  auto ms = [](const Kernel& k) { return 0.004 + 3e-9 * ComputeKernelCost(k).macs; };
+  std::vector<TrainingSample> samples;
+  for (std::int64_t ic : {8, 16, 32, 64})
+    for (std::int64_t ih : {7, 14, 28})
+      for (std::int64_t oc : {16, 32}) {
+        Kernel k = Conv(ic, ih, oc);
+        k.fused = {OpKind::kRelu};
+        samples.push_back({k, 1, ms(k), 0});
+      }
+  FitOptions options = SmallFit();
+  Expected<FitResult> fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  ASSERT_EQ(fit->report.size(), 2u);
+  EXPECT_EQ(fit->report[0].kind, "conv2d");
+  EXPECT_EQ(fit->report[0].samples, 24u);
+  EXPECT_EQ(fit->report[0].borrowed, 24u);
+  EXPECT_EQ(fit->pack.kinds.at("conv2d").samples, 0u);  // none of its own
+  Kernel plain = Conv(32, 14, 32);
+  plain.fused = {};
+  Expected<Prediction> p = fit->pack.Predict(plain, 1);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NE(p->source, PredictionSource::kTableHit);
+  EXPECT_NEAR(p->ms, ms(plain), 0.15 * ms(plain));
+
+  options.pool_clamp_siblings = false;
+  fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->pack.kinds.count("conv2d"), 0u);
+  EXPECT_FALSE(fit->pack.Predict(plain, 1).ok());
+}
+
 TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {
   FitOptions options = SmallFit();
   options.predictors = {"svm"};
@@ -234,13 +268,15 @@ TEST(FitPackTest, AKindTooSmallToCrossValidateSaysWhy) {
   std::vector<TrainingSample> few(samples.begin(), samples.begin() + 9);  // conv2d+relu only
   Expected<FitResult> fit = FitPack(few, Info(), SmallFit());
   ASSERT_TRUE(fit.ok()) << fit.status().message();
-  ASSERT_EQ(fit->report.size(), 1u);
-  for (const PredictorScore& score : fit->report[0].scores) {
-    EXPECT_EQ(score.cv.n, 0u) << score.name;
-    const std::string expected = score.name == "interp" || score.name == "roofline"
-                                     ? "not cross-validated: 9 samples (cross-validation needs 10)"
-                                     : "too few samples (9) to fit";
-    EXPECT_EQ(score.why, expected) << score.name;
+  ASSERT_EQ(fit->report.size(), 2u);  // conv2d+relu, and plain conv2d on its samples
+  for (const KindFitReport& report : fit->report) {
+    for (const PredictorScore& score : report.scores) {
+      EXPECT_EQ(score.cv.n, 0u) << score.name;
+      const std::string expected = score.name == "interp" || score.name == "roofline"
+                                       ? "not cross-validated: 9 samples (cross-validation needs 10)"
+                                       : "too few samples (9) to fit";
+      EXPECT_EQ(score.why, expected) << report.kind << " " << score.name;
+    }
   }
 }
 
@@ -311,8 +347,13 @@ TEST(PackTest, TableHitThenFittedModelAndUnknownKindUnsupported) {
   EXPECT_EQ(unknown.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(unknown.status().message().find("softmax"), std::string::npos) << unknown.status().message();
   Kernel plain = Conv(8, 7, 16);
-  plain.fused.clear();  // conv2d without relu is another kind
-  EXPECT_FALSE(pack.Predict(plain).ok());
+  plain.fused.clear();  // conv2d without relu: fitted on conv2d+relu's samples, never a table hit
+  Expected<Prediction> borrowed = pack.Predict(plain);
+  ASSERT_TRUE(borrowed.ok()) << borrowed.status().message();
+  EXPECT_NE(borrowed->source, PredictionSource::kTableHit);
+  Kernel transposed = plain;
+  transposed.op = OpKind::kTransposeConv2D;  // a kind of which nothing was measured
+  EXPECT_FALSE(pack.Predict(transposed).ok());
 }
 
 // A fused kind the pack never measured is its parts' sum, said as such, with the followers' possible
