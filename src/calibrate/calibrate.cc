@@ -35,7 +35,8 @@ constexpr std::size_t kArchitectureKernels = 6000;
 
 }  // namespace
 
-// Standalone activations too: a relu is usually folded into the op before it, but not when the
+// pow, sqrt and matmul: the layer norms and attention of models exported from PyTorch and Paddle
+// (PP-OCRv4's recognizer has all three). Standalone activations too: a relu is usually folded into the op before it, but not when the
 // two run on different backends (latte pareto) or the op cannot carry it. Likewise batch_norm:
 // folded into a conv before it at import, but not after a concat, an add or a pool.
 std::vector<std::string> CalibrateOptions::DefaultCalibrationKinds() {
@@ -43,7 +44,8 @@ std::vector<std::string> CalibrateOptions::DefaultCalibrationKinds() {
           "mul",        "max_pool2d",       "avg_pool2d",       "global_avg_pool", "mean",
           "concat",     "pad",              "resize",           "reshape",         "transpose",
           "softmax",    "hard_swish",       "sigmoid",          "prelu",           "relu",
-          "relu6",      "hard_sigmoid",     "sub",              "div",             "batch_norm"};
+          "relu6",      "hard_sigmoid",     "sub",              "div",             "batch_norm",
+          "pow",        "sqrt",             "matmul"};
 }
 
 Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegistry& registry) {

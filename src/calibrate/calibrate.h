@@ -49,7 +49,8 @@ struct CalibrateOptions {
   /// adapted in place: a pack is tens of MB, not copied).
   Pack* from = nullptr;
   std::string from_path;                // for the report (set before the pack is read: no fusion detection)
-  /// The kinds sampled at random when none are given: the ops of common CNNs and MLPs.
+  /// The kinds sampled at random when none are given: the ops of common CNNs and MLPs, and the
+  /// pow, sqrt and matmul of layer norms and attention.
   static std::vector<std::string> DefaultCalibrationKinds();
 };
 
