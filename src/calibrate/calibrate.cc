@@ -249,6 +249,7 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
   request.filter.precision = "fp32";
   request.filter.device = ReadDeviceFingerprint().Key();
   request.options = options.fit;
+  request.options.clamps_run_apart = registry.Find(options.backend)->clamps_run_apart;
   request.fusion_rules = result.fusion_rules;
   request.command = options.command;
   request.options.stop = options.stop;  // a first Ctrl-C during the fit: measurements kept, no pack

@@ -60,6 +60,8 @@ void AddFitCommand(CLI::App& app, Status& result) {
       RegisterBuiltinBackends(registry);
       const BackendFactory* backend = registry.Find(flags->backend);
       request.backend_takes_nhwc = backend != nullptr && backend->takes_nhwc;
+      // A table measured elsewhere (TensorRT) is taken to clamp in its kernels' epilogues.
+      if (backend != nullptr) flags->options.clamps_run_apart = backend->clamps_run_apart;
     }
     if (flags->threads > 0) request.filter.threads = flags->threads;
     if (!flags->precision.empty()) request.filter.precision = flags->precision;

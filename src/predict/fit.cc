@@ -119,8 +119,9 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
   // of which only clamped forms were measured.
   std::map<std::string, Kernel> kinds;
   for (const auto& [kind, kind_samples] : by_kind) kinds.emplace(kind, kind_samples.front().kernel);
-  if (options.pool_clamp_siblings)
-    for (const auto& [kind, kernel] : clamp_free) kinds.emplace(kind, kernel);
+  auto pools = [&](const Kernel& kernel) { return options.pool_clamp_siblings && !options.clamps_run_apart.count(kernel.op); };
+  for (const auto& [kind, kernel] : clamp_free)
+    if (pools(kernel)) kinds.emplace(kind, kernel);
   const std::vector<TrainingSample> none;
 
   for (const auto& [kind, kind_kernel] : kinds) {
@@ -138,7 +139,7 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
     for (const TrainingSample& s : own_samples)
       if (s.measured) measured.push_back(s);
     std::vector<const std::vector<TrainingSample>*> siblings;
-    if (options.pool_clamp_siblings)
+    if (pools(kind_kernel))
       for (const std::string& sibling : clamp_siblings.at(ClampFreeKind(kind_kernel)))
         if (sibling != kind) siblings.push_back(&by_kind.at(sibling));
     std::size_t borrowed = 0;

@@ -4,6 +4,7 @@
 // on all samples, with the table of exact measurements in front.
 
 #include <atomic>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,9 +24,13 @@ struct FitOptions {
   /// Below this many samples a kind is not cross-validated; only interp and roofline are fitted.
   std::size_t min_samples_for_cv = 10;
   /// Fit each kind on the samples of the kinds that differ from it only in the clamps that end
-  /// them too (relu, relu6, relu_n1_to_1: free in the op's output loop), as its own kind and never
-  /// as table hits, where it has no sample of the same kernel.
+  /// them too (relu, relu6, relu_n1_to_1), as its own kind and never as table hits, where it has
+  /// no sample of the same kernel; and a clamp-free kind only its clamped forms were measured of,
+  /// on theirs. A fused clamp that runs inside the op costs about nothing beside it.
   bool pool_clamp_siblings = true;
+  /// Main ops whose clamps the backend runs as a pass of their own (BackendFactory::clamps_run_apart;
+  /// calibrate and `latte fit` set it from the backend): their kinds are never pooled.
+  std::set<OpKind> clamps_run_apart;
   /// Raised by a signal handler (a first Ctrl-C): the fit stops before its next predictor fit
   /// (seconds, where the whole fit of a large store takes minutes) and says it was interrupted.
   const std::atomic<bool>* stop = nullptr;

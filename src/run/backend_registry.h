@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ struct BackendFactory {
   /// are converted, transposes inserted where it meets a backend that keeps the file's layout);
   /// false, the graph's own layout as the file has it (a whole-model runtime such as ONNX Runtime).
   bool takes_nhwc = false;
+  /// The ops after which it runs a fused relu, relu6 or relu_n1_to_1 as a pass of its own. Where
+  /// the clamp runs inside the op (XNNPACK and oneDNN clamp in every op's output loop; ONNX
+  /// Runtime's FusedConv and FusedGemm) a kernel costs about the same with or without it, and a
+  /// pack fits each kind on its clamp siblings' samples too (FitOptions::clamps_run_apart). ONNX
+  /// Runtime runs an add's or a mul's as a Clip node of its own: +66% on a 56×56×64 add.
+  std::set<OpKind> clamps_run_apart = {};
 };
 
 class BackendRegistry {

@@ -248,6 +248,17 @@ TEST(FitPackTest, AClampFreeKindNeverDrawnIsFittedOnItsClampedFormsAlone) {
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   EXPECT_EQ(fit->pack.kinds.count("conv2d"), 0u);
   EXPECT_FALSE(fit->pack.Predict(plain, 1).ok());
+
+  // A backend that clamps a conv apart (a pass of its own) pools nothing for conv2d.
+  options.pool_clamp_siblings = true;
+  options.clamps_run_apart = {OpKind::kConv2D};
+  fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->pack.kinds.count("conv2d"), 0u);
+  options.clamps_run_apart = {OpKind::kAdd};  // another op's clamps: conv2d still pooled
+  fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->pack.kinds.count("conv2d"), 1u);
 }
 
 TEST(FitPackTest, RejectsBadOptionsAndEmptyInput) {

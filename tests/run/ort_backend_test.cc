@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -228,6 +229,16 @@ TEST(OrtBackend, PerNodeTimesOfABenchmarkAddUpToTheUnprofiledRun) {
   EXPECT_NEAR(sum, result->latency.stats.p50, 1e-6 * result->latency.stats.p50);
   EXPECT_GT(result->layout_avg_us, 0.0) << "ORT runs the model's convs in its blocked layout";
   EXPECT_LT(result->layout_avg_us, sum);
+}
+
+// ONNX Runtime runs an elementwise op's clamp as a Clip node of its own (an add+relu6 costs 66%
+// more than the add), its conv's inside FusedConv: packs for it pool no elementwise clamp siblings.
+TEST(OrtBackend, SaysWhichOpsItClampsApart) {
+  ASSERT_NE(Registry().Find("ort"), nullptr);
+  EXPECT_EQ(Registry().Find("ort")->clamps_run_apart,
+            (std::set<OpKind>{OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv}));
+  EXPECT_TRUE(Registry().Find("xnnpack")->clamps_run_apart.empty());
+  EXPECT_TRUE(Registry().Find("onednn")->clamps_run_apart.empty());
 }
 
 // Events of one profiled run: a conv ORT wrapped in reorders, a hard-swish it split into two

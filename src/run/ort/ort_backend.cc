@@ -379,7 +379,8 @@ Expected<std::unique_ptr<PreparedGraph>> OrtBackend::PrepareGraph(const Graph& g
 void RegisterOrtBackend(BackendRegistry& registry) {
   Status status = registry.Register({"ort", "ONNX Runtime, CPU execution provider (whole graphs as one ONNX model)",
                                      [](const RunOptions& options) { return OrtBackend::Create(options); },
-                                     /*takes_nhwc=*/false});  // the exported graph in its own layout
+                                     /*takes_nhwc=*/false,  // the exported graph in its own layout
+                                     /*clamps_run_apart=*/{OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv}});
   assert(status.ok() && "ort registered twice");
   (void)status;
 }
