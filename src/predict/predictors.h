@@ -31,7 +31,10 @@ class TablePredictor final : public KernelPredictor {
   struct Entry {
     double ms = 0, spread_ms = 0;
   };
-  std::map<std::string, Entry> entries_;  // "KEY#threads": sorted, so ToJson is stable
+  // "KEY#threads": hashed, as a lookup compares one key, not the long common prefixes of a
+  // sorted map's path (ToJson and Entries sort the keys, so packs stay stable).
+  std::unordered_map<std::string, Entry> entries_;
+  std::vector<std::string> SortedKeys() const;
 };
 
 /// Interpolation in log space over the kind's varying parameters (see interp_predictor.cc):

@@ -27,9 +27,18 @@ Expected<Prediction> TablePredictor::Predict(const Kernel& kernel, int threads) 
   return Prediction{it->second.ms, it->second.spread_ms, PredictionSource::kTableHit, false};
 }
 
+std::vector<std::string> TablePredictor::SortedKeys() const {
+  std::vector<std::string> keys;
+  keys.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 std::vector<TrainingSample> TablePredictor::Entries() const {
   std::vector<TrainingSample> out;
-  for (const auto& [key, entry] : entries_) {
+  for (const std::string& key : SortedKeys()) {
+    const Entry& entry = entries_.at(key);
     const std::size_t hash = key.rfind('#');
     if (hash == std::string::npos) continue;
     Expected<Kernel> kernel = ParseKernelKey(std::string_view(key).substr(0, hash));
@@ -45,7 +54,10 @@ std::vector<TrainingSample> TablePredictor::Entries() const {
 
 nlohmann::json TablePredictor::ToJson() const {
   nlohmann::json entries = nlohmann::json::array();
-  for (const auto& [key, entry] : entries_) entries.push_back({key, entry.ms, entry.spread_ms});
+  for (const std::string& key : SortedKeys()) {
+    const Entry& entry = entries_.at(key);
+    entries.push_back({key, entry.ms, entry.spread_ms});
+  }
   return {{"entries", entries}};
 }
 
