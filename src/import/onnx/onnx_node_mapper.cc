@@ -166,7 +166,9 @@ Status Check2D(const Mapper& m, int spatial) {
 
 // --- compute -----------------------------------------------------------------------------
 
-Status MapConv(Mapper& m) {
+// What Conv and ConvTranspose share: two inputs at least, 2-D, NCHW with `filter_layout`, strides,
+// dilations and padding. Returns the group count.
+Expected<std::int64_t> MapConvGeometry(Mapper& m, const char* filter_layout) {
   LATTE_RETURN_IF_ERROR(m.Require(2));
   LATTE_ASSIGN_OR_RETURN(int spatial, ConvSpatialDims(m));
   LATTE_RETURN_IF_ERROR(Check2D(m, spatial));
@@ -174,12 +176,18 @@ Status MapConv(Mapper& m) {
   if (group < 1) return InvalidInput("attribute 'group' is " + std::to_string(group) + ", must be ≥ 1");
   Attributes& a = m.node.attrs;
   a.Set("layout", std::string("NCHW"));
-  a.Set("filter_layout", std::string("OIHW"));
+  a.Set("filter_layout", std::string(filter_layout));
   LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(m, "strides", 1, 1));
   LATTE_ASSIGN_OR_RETURN(Ints dilations, Pair(m, "dilations", 1, 1));
   a.Set("strides", strides);
   a.Set("dilations", dilations);
   LATTE_RETURN_IF_ERROR(SetPadding(m));
+  return group;
+}
+
+Status MapConv(Mapper& m) {
+  LATTE_ASSIGN_OR_RETURN(std::int64_t group, MapConvGeometry(m, "OIHW"));
+  Attributes& a = m.node.attrs;
   // group == input channels with one input channel per group: depthwise. (ONNX: C_in =
   // group × W.shape[1], so W.shape[1] == 1 says exactly that.)
   const Tensor& w = m.T(m.In(1));
@@ -196,20 +204,9 @@ Status MapConv(Mapper& m) {
 }
 
 Status MapConvTranspose(Mapper& m) {
-  LATTE_RETURN_IF_ERROR(m.Require(2));
-  LATTE_ASSIGN_OR_RETURN(int spatial, ConvSpatialDims(m));
-  LATTE_RETURN_IF_ERROR(Check2D(m, spatial));
-  LATTE_ASSIGN_OR_RETURN(std::int64_t group, m.attrs.Int("group", 1));
-  if (group < 1) return InvalidInput("attribute 'group' is " + std::to_string(group) + ", must be ≥ 1");
+  LATTE_ASSIGN_OR_RETURN(std::int64_t group, MapConvGeometry(m, "IOHW"));
   Attributes& a = m.node.attrs;
-  a.Set("layout", std::string("NCHW"));
-  a.Set("filter_layout", std::string("IOHW"));
   a.Set("groups", group);
-  LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(m, "strides", 1, 1));
-  LATTE_ASSIGN_OR_RETURN(Ints dilations, Pair(m, "dilations", 1, 1));
-  a.Set("strides", strides);
-  a.Set("dilations", dilations);
-  LATTE_RETURN_IF_ERROR(SetPadding(m));
   if (m.attrs.Has("output_padding")) {
     LATTE_ASSIGN_OR_RETURN(Ints output_padding, Pair(m, "output_padding", 0, 0));
     a.Set("output_padding", output_padding);

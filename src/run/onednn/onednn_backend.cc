@@ -173,6 +173,28 @@ void AddPostEltwise(Ctx& ctx, const Graph& graph, const Node& node, const Eltwis
                                   {{DNNL_ARG_SRC, node.outputs[0]}}});
 }
 
+// A convolution or deconvolution (Primitive) over NHWC activations, weights packed from the file's
+// layout (`w_file`, oneDNN's logical dims `w_dims`), the activation as a post-op: all the two
+// share but the algorithm and the end padding.
+template <class Primitive>
+Status AddConvolution(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx, const ConvParams& p,
+                      const Dims& w_dims, const memory::desc& w_file, dnnl::algorithm alg, const Dims& pad_r) {
+  const memory::desc src_md({p.batch, p.in_c, p.in_h, p.in_w}, kF32, Tag::nhwc);
+  const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, kF32, Tag::nhwc);
+  const memory::desc w_any(w_dims, kF32, Tag::any);
+  const memory::desc bias_md({p.out_c}, kF32, Tag::a);
+  const Dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1};
+  const Dims pad_l{p.pads.top, p.pads.left};
+  const auto prop = dnnl::prop_kind::forward_inference;
+  using Desc = typename Primitive::desc;
+  Desc desc = p.has_bias ? Desc(prop, alg, src_md, w_any, bias_md, dst_md, strides, dilates, pad_l, pad_r)
+                         : Desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pad_l, pad_r);
+  typename Primitive::primitive_desc pd(desc, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  AddWeightedStep(ctx, graph, node, Primitive(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
+  return Status::Ok();
+}
+
 Status Conv(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   const bool depthwise = node.kind == OpKind::kDepthwiseConv2D;
   const std::string want = depthwise ? "1HWO" : "OHWI";
@@ -203,21 +225,8 @@ Status Conv(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
     w_dims = {g, og, ig, kh, kw};
     w_file = memory::desc(w_dims, kF32, Dims{og * kh * kw * ig, kh * kw * ig, 1, kw * ig, ig});
   }
-  const memory::desc src_md({p.batch, p.in_c, p.in_h, p.in_w}, kF32, Tag::nhwc);
-  const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, kF32, Tag::nhwc);
-  const memory::desc w_any(w_dims, kF32, Tag::any);
-  const memory::desc bias_md({p.out_c}, kF32, Tag::a);
-  const Dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1};
-  const Dims pad_l{p.pads.top, p.pads.left}, pad_r{p.pads.bottom, p.pads.right};
-  using Conv = dnnl::convolution_forward;
-  const auto prop = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  Conv::desc desc = p.has_bias ? Conv::desc(prop, alg, src_md, w_any, bias_md, dst_md, strides, dilates, pad_l, pad_r)
-                               : Conv::desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pad_l, pad_r);
-  Conv::primitive_desc pd(desc, PostOps(act), ctx.engine);
-  if (ctx.node == nullptr) return Status::Ok();
-  AddWeightedStep(ctx, graph, node, Conv(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
-  return Status::Ok();
+  return AddConvolution<dnnl::convolution_forward>(graph, node, act, ctx, p, w_dims, w_file,
+                                                   dnnl::algorithm::convolution_direct, Dims{p.pads.bottom, p.pads.right});
 }
 
 Status FullyConnected(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
@@ -583,21 +592,8 @@ Status TransposeConv(const Graph& graph, const Node& node, const Eltwise& act, C
   if (pad_b < 0 || pad_r < 0) return Unsupported("transpose_conv2d output larger than its full scatter");
   const Dims w_dims{p.out_c, ic, kh, kw};
   const memory::desc w_file(w_dims, kF32, Dims{kh * kw * ic, 1, kw * ic, ic});
-  const memory::desc src_md({p.batch, ic, p.in_h, p.in_w}, kF32, Tag::nhwc);
-  const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, kF32, Tag::nhwc);
-  const memory::desc w_any(w_dims, kF32, Tag::any);
-  const memory::desc bias_md({p.out_c}, kF32, Tag::a);
-  const Dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1};
-  const Dims pl{p.pads.top, p.pads.left}, pr{pad_b, pad_r};
-  using Deconv = dnnl::deconvolution_forward;
-  const auto prop = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::deconvolution_direct;
-  Deconv::desc desc = p.has_bias ? Deconv::desc(prop, alg, src_md, w_any, bias_md, dst_md, strides, dilates, pl, pr)
-                                 : Deconv::desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pl, pr);
-  Deconv::primitive_desc pd(desc, PostOps(act), ctx.engine);
-  if (ctx.node == nullptr) return Status::Ok();
-  AddWeightedStep(ctx, graph, node, Deconv(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
-  return Status::Ok();
+  return AddConvolution<dnnl::deconvolution_forward>(graph, node, act, ctx, p, w_dims, w_file,
+                                                     dnnl::algorithm::deconvolution_direct, Dims{pad_b, pad_r});
 }
 
 // Transpose as a reorder: the destination described in the source's dimension order with the
