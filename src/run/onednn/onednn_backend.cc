@@ -173,6 +173,19 @@ void AddPostEltwise(Ctx& ctx, const Graph& graph, const Node& node, const Eltwis
                                   {{DNNL_ARG_SRC, node.outputs[0]}}});
 }
 
+// A primitive of one input (node input 0, bound as `src_arg`) and one output (node output 0, as
+// `dst_arg`), both rebound on every run, then `act` applied in place.
+Status AddOneInputStep(Ctx& ctx, const Graph& graph, const Node& node, dnnl::primitive primitive, const memory::desc& src_md,
+                       const memory::desc& dst_md, const Eltwise& act, int src_arg = DNNL_ARG_SRC,
+                       int dst_arg = DNNL_ARG_DST) {
+  Step step{std::move(primitive), {}, {{src_arg, node.inputs[0]}}, {{dst_arg, node.outputs[0]}}};
+  step.args[src_arg] = Unbound(ctx, src_md);
+  step.args[dst_arg] = Unbound(ctx, dst_md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
 // A convolution or deconvolution (Primitive) over NHWC activations, weights packed from the file's
 // layout (`w_file`, oneDNN's logical dims `w_dims`), the activation as a post-op: all the two
 // share but the algorithm and the end padding.
@@ -382,12 +395,7 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
   // in place instead.
   dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, op.alg, md, op.alpha, op.beta}, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{dnnl::eltwise_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC] = Unbound(ctx, md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
-  ctx.node->steps_.push_back(std::move(step));
-  AddPostEltwise(ctx, graph, node, act);
-  return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::eltwise_forward(pd), md, md, act);
 }
 
 // Softmax over the last axis only (the NHWC channel axis).
@@ -403,12 +411,7 @@ Status Softmax(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ct
   const memory::desc md = Plain({Elements(x) / c, c});
   dnnl::softmax_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, md, 1}, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{dnnl::softmax_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC] = Unbound(ctx, md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
-  ctx.node->steps_.push_back(std::move(step));
-  AddPostEltwise(ctx, graph, node, act);
-  return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::softmax_forward(pd), md, md, act);
 }
 
 // Reshape and friends on contiguous data: a reorder (copy) of every element.
@@ -418,12 +421,7 @@ Status Copy(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
   const memory::desc md = Plain({n});
   dnnl::reorder::primitive_desc pd(ctx.engine, md, ctx.engine, md);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};
-  step.args[DNNL_ARG_FROM] = Unbound(ctx, md);
-  step.args[DNNL_ARG_TO] = Unbound(ctx, md);
-  ctx.node->steps_.push_back(std::move(step));
-  AddPostEltwise(ctx, graph, node, act);
-  return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), md, md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
 }
 
 Status Concat(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
@@ -533,12 +531,7 @@ Status Resize(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
        x_md, y_md},
       ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{dnnl::resampling_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC] = Unbound(ctx, x_md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
-  ctx.node->steps_.push_back(std::move(step));
-  AddPostEltwise(ctx, graph, node, act);
-  return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::resampling_forward(pd), x_md, y_md, act);
 }
 
 // Mean over any set of axes: oneDNN's reduction into the input's shape with 1s on those axes
@@ -624,12 +617,7 @@ Status Transpose(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   const memory::desc x_md = Plain(dims), y_md(dims, kF32, strides);
   dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, y_md);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};
-  step.args[DNNL_ARG_FROM] = Unbound(ctx, x_md);
-  step.args[DNNL_ARG_TO] = Unbound(ctx, y_md);
-  ctx.node->steps_.push_back(std::move(step));
-  AddPostEltwise(ctx, graph, node, act);
-  return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), x_md, y_md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
 }
 
 // hard_sigmoid = clamp(alpha x + beta, 0, 1): oneDNN 2.6 has no hard_sigmoid algorithm, so a
