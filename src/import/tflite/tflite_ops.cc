@@ -94,6 +94,24 @@ class Mapper {
     return Ints{vh, vw};
   }
 
+  // Where a conv's options table keeps its geometry (Conv2DOptions and DepthwiseConv2DOptions
+  // number the same fields differently).
+  struct ConvFields {
+    Field padding, stride_h, stride_w, dilation_h, dilation_w, activation;
+  };
+  // An NHWC conv's layout, strides, dilations, padding and fused activation from `options`.
+  Status SetConvGeometry(const FbTable& options, const char* filter_layout, const ConvFields& f) {
+    node_.attrs.Set("layout", std::string("NHWC"));
+    node_.attrs.Set("filter_layout", std::string(filter_layout));
+    LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(options, f.stride_h, f.stride_w, 0, "strides"));
+    LATTE_ASSIGN_OR_RETURN(Ints dilations, Pair(options, f.dilation_h, f.dilation_w, 1, "dilations"));
+    LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(options, f.padding));
+    node_.attrs.Set("strides", strides);
+    node_.attrs.Set("dilations", dilations);
+    node_.attrs.Set("padding", padding);
+    return SetActivation(options, f.activation);
+  }
+
   // Integer values of constant input i (a shape, axes, paddings: a few values, read into an
   // attribute); nullopt when it is not a constant.
   Expected<std::optional<Ints>> ConstInts(std::size_t i) const {
@@ -176,16 +194,9 @@ Expected<Node> Mapper::Conv() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kConv2DOptions, "Conv2DOptions"));
   node_.kind = OpKind::kConv2D;
-  node_.attrs.Set("layout", std::string("NHWC"));
-  node_.attrs.Set("filter_layout", std::string("OHWI"));
-  LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(o, conv2d_options::kStrideH, conv2d_options::kStrideW, 0, "strides"));
-  LATTE_ASSIGN_OR_RETURN(Ints dilations,
-                         Pair(o, conv2d_options::kDilationH, conv2d_options::kDilationW, 1, "dilations"));
-  LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(o, conv2d_options::kPadding));
-  node_.attrs.Set("strides", strides);
-  node_.attrs.Set("dilations", dilations);
-  node_.attrs.Set("padding", padding);
-  LATTE_RETURN_IF_ERROR(SetActivation(o, conv2d_options::kActivation));
+  namespace f = conv2d_options;
+  LATTE_RETURN_IF_ERROR(SetConvGeometry(
+      o, "OHWI", {f::kPadding, f::kStrideH, f::kStrideW, f::kDilationH, f::kDilationW, f::kActivation}));
   // TFLite runs a grouped conv when the input has a multiple of the filter's channels.
   const TfTensor* w = In(1);
   auto in_c = Channels(0);
@@ -200,16 +211,9 @@ Expected<Node> Mapper::DepthwiseConv() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kDepthwiseConv2DOptions, "DepthwiseConv2DOptions"));
   node_.kind = OpKind::kDepthwiseConv2D;
-  node_.attrs.Set("layout", std::string("NHWC"));
-  node_.attrs.Set("filter_layout", std::string("1HWO"));
-  LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(o, depthwise_options::kStrideH, depthwise_options::kStrideW, 0, "strides"));
-  LATTE_ASSIGN_OR_RETURN(Ints dilations,
-                         Pair(o, depthwise_options::kDilationH, depthwise_options::kDilationW, 1, "dilations"));
-  LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(o, depthwise_options::kPadding));
-  node_.attrs.Set("strides", strides);
-  node_.attrs.Set("dilations", dilations);
-  node_.attrs.Set("padding", padding);
-  LATTE_RETURN_IF_ERROR(SetActivation(o, depthwise_options::kActivation));
+  namespace f = depthwise_options;
+  LATTE_RETURN_IF_ERROR(SetConvGeometry(
+      o, "1HWO", {f::kPadding, f::kStrideH, f::kStrideW, f::kDilationH, f::kDilationW, f::kActivation}));
   LATTE_ASSIGN_OR_RETURN(std::int32_t multiplier, o.Scalar<std::int32_t>(depthwise_options::kDepthMultiplier, 0));
   // Newer converters leave depth_multiplier unset: the shapes say it.
   const TfTensor* w = In(1);
