@@ -36,9 +36,10 @@ constexpr std::size_t kArchitectureKernels = 6000;
 }  // namespace
 
 // pow, sqrt and matmul: the layer norms and attention of models exported from PyTorch and Paddle
-// (PP-OCRv4's recognizer has all three). Standalone activations too: a relu is usually folded into the op before it, but not when the
-// two run on different backends (latte pareto) or the op cannot carry it. Likewise batch_norm:
-// folded into a conv before it at import, but not after a concat, an add or a pool.
+// (PP-OCRv4's recognizer has all three). Standalone activations too: a relu is usually folded
+// into the op before it, but not when the two run on different backends (latte pareto) or the op
+// cannot carry it. Likewise batch_norm: folded into a conv before it at import, but not after a
+// concat, an add or a pool.
 std::vector<std::string> CalibrateOptions::DefaultCalibrationKinds() {
   return {"conv2d",     "depthwise_conv2d", "transpose_conv2d", "fully_connected", "add",
           "mul",        "max_pool2d",       "avg_pool2d",       "global_avg_pool", "mean",

@@ -64,6 +64,10 @@ Graph FuseActivations(const Graph& graph, std::vector<std::vector<NodeId>>* sour
   return rewrite.Finish(graph, sources);
 }
 
+bool IsFoldedActivation(OpKind kind) {
+  return std::find(std::begin(kFoldedActivations), std::end(kFoldedActivations), kind) != std::end(kFoldedActivations);
+}
+
 std::vector<std::string> FoldedActivationKinds() {
   std::vector<std::string> kinds;
   for (OpKind producer : kTakesActivation)

@@ -27,4 +27,7 @@ Graph FuseActivations(const Graph& graph, std::vector<std::vector<NodeId>>* sour
 /// a post-op), whatever timing would say.
 std::vector<std::string> FoldedActivationKinds();
 
+/// The clamps folding folds into the op before them: relu, relu6, relu_n1_to_1.
+bool IsFoldedActivation(OpKind kind);
+
 }  // namespace latte

@@ -10,16 +10,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ir/fuse_activations.h"
 #include "predict/predictors.h"
 
 namespace latte {
 namespace {
 
-bool IsClamp(OpKind op) { return op == OpKind::kRelu || op == OpKind::kRelu6 || op == OpKind::kReluN1To1; }
-
 // The kernel without the clamps that end it ("depthwise_conv2d+relu6" -> "depthwise_conv2d").
 Kernel ClampFree(Kernel kernel) {
-  while (!kernel.fused.empty() && IsClamp(kernel.fused.back())) kernel.fused.pop_back();
+  while (!kernel.fused.empty() && IsFoldedActivation(kernel.fused.back())) kernel.fused.pop_back();
   return kernel;
 }
 std::string ClampFreeKind(const Kernel& kernel) { return ClampFree(kernel).Kind(); }

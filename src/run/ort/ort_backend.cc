@@ -43,17 +43,17 @@ const char kHowToGet[] =
 
 void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, double& layout_us) {
   const auto n = static_cast<NodeId>(node_us.size());
+  auto owned = [&](const OrtProfileEvent& e) { return e.owner >= 0 && e.owner < n; };
   std::vector<bool> seen(node_us.size(), false);
   for (const OrtProfileEvent& e : events)
-    if (e.owner >= 0 && e.owner < n) seen[static_cast<std::size_t>(e.owner)] = true;
+    if (owned(e)) seen[static_cast<std::size_t>(e.owner)] = true;
   std::vector<NodeId> next_owner(events.size() + 1, -1);  // the owned event after each
-  for (std::size_t i = events.size(); i-- > 0;)
-    next_owner[i] = events[i].owner >= 0 && events[i].owner < n ? events[i].owner : next_owner[i + 1];
+  for (std::size_t i = events.size(); i-- > 0;) next_owner[i] = owned(events[i]) ? events[i].owner : next_owner[i + 1];
   NodeId previous = -1;
   double pending = 0;  // waits for the next owned event
   for (std::size_t i = 0; i < events.size(); ++i) {
     const OrtProfileEvent& e = events[i];
-    if (e.owner >= 0 && e.owner < n) {
+    if (owned(e)) {
       node_us[static_cast<std::size_t>(e.owner)] += e.us + pending;
       pending = 0;
       previous = e.owner;
