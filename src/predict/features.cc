@@ -88,14 +88,19 @@ KernelCost ComputeKernelCost(const Kernel& k) {
     }
     default: {
       if (OpCategoryOf(k.op) == OpCategory::kElementwise && k.params.count("a0") && k.params.count("b0")) {
-        double a = 1, b = 1, out = 1;
-        for (int i = 0; i < 4; ++i) {
+        double a = 1, b = 1, out = 1, shared = 1;  // shared: the innermost dims both operands walk alike
+        bool sharing = true;
+        for (int i = 3; i >= 0; --i) {
           const std::string a_name = fmt::format("a{}", i), b_name = fmt::format("b{}", i);
           double ai = p(a_name.c_str(), 1), bi = p(b_name.c_str(), 1);
           a *= ai;
           b *= bi;
           out *= std::max(ai, bi);
+          sharing = sharing && ai == bi;
+          if (sharing) shared *= ai;
         }
+        // Equal shapes, or a scalar operand, stream in one stretch.
+        if (a != 1 && b != 1 && shared < out) c.runs = out / shared;
         c.out_elements = out;
         c.macs = out;
         c.in_bytes = (a + b) * s;

@@ -26,6 +26,8 @@ const std::vector<PredictorType>& PredictorTypes() {
        [](Options o) -> std::unique_ptr<KernelPredictor> {
          return std::make_unique<TreePredictor>(TreePredictor::Mode::kForest, o);
        }},
+      {"traffic", PredictionSource::kTraffic, true, false, false, false,
+       [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TrafficPredictor>(); }},
       {"roofline", PredictionSource::kRoofline, true, false, true, true,
        [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<RooflinePredictor>(o); }},
   };

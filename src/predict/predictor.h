@@ -19,10 +19,10 @@ namespace latte {
 
 /// Which predictor produced a number. kSumOfParts: a fused kind the pack never measured, predicted
 /// as its main op and each fused op alone (an upper bound of the fused kernel: fusing saves a pass).
-enum class PredictionSource { kTableHit, kInterpolation, kTrees, kForest, kRoofline, kSumOfParts };
+enum class PredictionSource { kTableHit, kInterpolation, kTrees, kForest, kTraffic, kRoofline, kSumOfParts };
 
-/// "table", "interp", "gbdt", "forest", "roofline", "sum-of-parts": the names used in packs, flags
-/// and reports.
+/// "table", "interp", "gbdt", "forest", "traffic", "roofline", "sum-of-parts": the names used in
+/// packs, flags and reports.
 std::string_view PredictionSourceName(PredictionSource source);
 
 /// One predicted latency.
@@ -110,7 +110,8 @@ struct PredictorType {
 const std::vector<PredictorType>& PredictorTypes();
 /// The registered type `name`, or null.
 const PredictorType* FindPredictorType(std::string_view name);
-/// Every fitted predictor type's name, in registry order: "interp", "gbdt", "forest", "roofline".
+/// Every fitted predictor type's name, in registry order: "interp", "gbdt", "forest", "traffic",
+/// "roofline".
 const std::vector<std::string>& FittedPredictorNames();
 /// A tree ensemble ("gbdt", "forest"), which answers every kernel of its kind.
 bool IsTreePredictor(std::string_view name);

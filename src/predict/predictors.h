@@ -2,6 +2,7 @@
 // The concrete predictors behind KernelPredictor (predictor.h). Each is fitted on the samples of
 // one kernel kind; MakePredictor() builds them by pack name.
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 
@@ -148,6 +149,31 @@ class TreePredictor final : public KernelPredictor {
   std::vector<FlatNode> flat_;
   std::vector<std::uint32_t> roots_;  // per tree: its root in flat_
   std::vector<std::uint32_t> depth_;  // per tree: steps from the root to its deepest leaf
+};
+
+/// Traffic: a memory-bound kernel's time (elementwise ops, pools, copies) from what it moves,
+///   t = fixed + per_byte·bytes + per_run·(runs − 1) + per_far_byte·max(0, bytes − cache),
+/// runs being KernelCost::runs (a broadcast's inner loops) and `cache` the size past which bytes
+/// come from farther away. Every coefficient is ≥ 0, fitted by least squares on relative error
+/// (the cache size chosen among a few by the same fit). Unlike interpolation and trees, which
+/// answer a kernel beyond the samples with the nearest ones, it scales with the bytes: a kind
+/// sampled on small maps still predicts a detector's 320×320 maps as moving more data.
+class TrafficPredictor final : public KernelPredictor {
+ public:
+  std::string_view Name() const override { return "traffic"; }
+  Status Fit(std::span<const TrainingSample> samples) override;
+  /// kUnsupported for a kernel that moves nothing by ComputeKernelCost().
+  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
+  nlohmann::json ToJson() const override;
+  Status FromJson(const nlohmann::json& json) override;
+
+  static constexpr int kTerms = 4;  // fixed, bytes, runs, far bytes
+
+ private:
+  std::array<double, kTerms> Terms(const KernelCost& cost) const;
+  std::array<double, kTerms> coefficients_{};  // ms per term
+  double cache_bytes_ = 0;
+  double min_bytes_ = 0, max_bytes_ = 0;  // the samples' range
 };
 
 /// Roofline: time = overhead + max(FLOPs / peak, bytes / bandwidth) / efficiency, with peak and

@@ -109,6 +109,10 @@ TEST(ExportOnnx, NhwcConvBecomesTransposeConvTransposeWithOihwWeightsAndSeparate
   EXPECT_EQ(data[((0 * 2 + 1) * 3 + 0) * 3 + 2], 5.0f);
   EXPECT_EQ(OnnxNodeOwner(model.graph().node(1).name()), 0);
   EXPECT_EQ(OnnxNodeOwner(model.graph().node(2).name()), 0);
+  // The Transposes around the conv are layout changes; the conv and its clamp are not.
+  std::vector<bool> layout;
+  for (const auto& node : model.graph().node()) layout.push_back(IsOnnxLayoutTranspose(node.name()));
+  EXPECT_EQ(layout, (std::vector<bool>{true, false, false, true}));
 }
 
 TEST(ExportOnnx, OpWithNoOnnxFormIsUnsupportedNamingTheNode) {
@@ -177,6 +181,17 @@ TEST(ExportOnnx, OnnxNodeOwnerParsesOnlyExportedNames) {
   EXPECT_EQ(OnnxNodeOwner("n12x"), -1);
   EXPECT_EQ(OnnxNodeOwner("conv"), -1);
   EXPECT_EQ(OnnxNodeOwner("ReorderOutput"), -1);
+}
+
+TEST(ExportOnnx, LayoutTransposesAreTheNumberedPreAndPostParts) {
+  EXPECT_TRUE(IsOnnxLayoutTranspose("n12/pre0"));
+  EXPECT_TRUE(IsOnnxLayoutTranspose("n3/post11"));
+  EXPECT_FALSE(IsOnnxLayoutTranspose("n12"));
+  EXPECT_FALSE(IsOnnxLayoutTranspose("n12/pre"));
+  EXPECT_FALSE(IsOnnxLayoutTranspose("n12/ta0"));
+  EXPECT_FALSE(IsOnnxLayoutTranspose("n12/act1"));
+  EXPECT_FALSE(IsOnnxLayoutTranspose("n12/prefix1"));
+  EXPECT_FALSE(IsOnnxLayoutTranspose("x/pre0"));
 }
 
 }  // namespace

@@ -80,18 +80,18 @@ TEST(PredictorRegistry, EveryRowMakesItsOwnTypeAndFittingTakesTheFittedOnes) {
     if (type.fitted) fitted.emplace_back(type.name);
   }
   EXPECT_EQ(fitted, FittedPredictorNames());
-  EXPECT_EQ(fitted, (std::vector<std::string>{"interp", "gbdt", "forest", "roofline"}));
+  EXPECT_EQ(fitted, (std::vector<std::string>{"interp", "gbdt", "forest", "traffic", "roofline"}));
   EXPECT_TRUE(IsTreePredictor("gbdt"));
   EXPECT_FALSE(IsTreePredictor("interp"));
   EXPECT_EQ(FindPredictorType("lstm"), nullptr);
   Expected<std::unique_ptr<KernelPredictor>> unknown = MakePredictor("lstm", PredictorOptions{});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().message(), "unknown predictor 'lstm' (known: table, interp, gbdt, forest, roofline)");
+  EXPECT_EQ(unknown.status().message(), "unknown predictor 'lstm' (known: table, interp, gbdt, forest, traffic, roofline)");
   FitOptions options = SmallFit();
   options.predictors = {"gbdt", "table"};  // the table is looked up, never fitted
   Expected<FitResult> fit = FitPack(Samples(), Info(), options);
   ASSERT_FALSE(fit.ok());
-  EXPECT_EQ(fit.status().message(), "unknown predictor 'table' (fitted predictors: interp, gbdt, forest, roofline)");
+  EXPECT_EQ(fit.status().message(), "unknown predictor 'table' (fitted predictors: interp, gbdt, forest, traffic, roofline)");
 }
 
 TEST(FitPackTest, ReportsEveryPredictorPerKindAndSelectsTheBest) {
@@ -106,7 +106,7 @@ TEST(FitPackTest, ReportsEveryPredictorPerKindAndSelectsTheBest) {
   const KindFitReport& conv = fit->report[2];
   EXPECT_EQ(conv.kind, "conv2d+relu");
   EXPECT_EQ(conv.samples, 48u);
-  ASSERT_EQ(conv.scores.size(), 4u);
+  ASSERT_EQ(conv.scores.size(), 5u);
   double best = 1e300;
   for (const PredictorScore& s : conv.scores) {
     EXPECT_EQ(s.cv.n + s.failed, 48u) << s.name;
@@ -601,9 +601,23 @@ TEST(PackTest, ImpossibleValuesAreRefusedNamingTheField) {
             "ok");
   EXPECT_EQ(refused([&](auto& j) { (j["reference"] = reference)["corrected"] = "all"; }, "reference: field 'corrected'"),
             "ok");
-  EXPECT_EQ(refused([](auto& j) { j["kinds"]["add"]["predictors"]["roofline"]["bandwidth_gbs"] = 0; },
-                    "roofline: efficiency, peak_gflops and bandwidth_gbs must be > 0"),
+  // The traffic predictor of the kind that kept it; a roofline, of a pack of rooflines alone.
+  std::string traffic = "(none)";
+  for (const auto& [kind, model] : good["kinds"].items())
+    if (model["predictors"].contains("traffic")) traffic = kind;
+  EXPECT_EQ(refused([&](auto& j) { j["kinds"][traffic]["predictors"]["traffic"]["per_byte_ms"] = -1; },
+                    "traffic: field 'per_byte_ms' is negative"),
             "ok");
+  EXPECT_EQ(refused([&](auto& j) { j["kinds"][traffic]["predictors"]["traffic"].erase("cache_bytes"); },
+                    "traffic: missing field 'cache_bytes'"),
+            "ok");
+
+  FitOptions rooflines = SmallFit();
+  rooflines.predictors = {"roofline"};
+  nlohmann::json roofline = FitPack(Samples(), Info(), rooflines)->pack.ToJson();
+  roofline["kinds"]["add"]["predictors"]["roofline"]["bandwidth_gbs"] = 0;
+  EXPECT_EQ(Pack::FromJson(roofline).status().message(),
+            "kind add: roofline: efficiency, peak_gflops and bandwidth_gbs must be > 0");
 
   nlohmann::json overflowing = good;
   overflowing["kinds"]["add"]["predictors"]["gbdt"]["base_score"] = 1e308;  // finite, but exp() of it is not

@@ -1,5 +1,7 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -32,6 +34,27 @@ TEST(FeaturesTest, ConvCostFromParams) {
   depthwise.op = OpKind::kDepthwiseConv2D;
   depthwise.params["g"] = 8;
   EXPECT_EQ(ComputeKernelCost(depthwise).macs, 8 * 8 * 8 * 3 * 3);
+}
+
+Kernel Binary(OpKind op, std::array<std::int64_t, 4> a, std::array<std::int64_t, 4> b) {
+  Kernel kernel;
+  kernel.op = op;
+  for (int i = 0; i < 4; ++i) {
+    kernel.params[fmt::format("a{}", i)] = a[i];
+    kernel.params[fmt::format("b{}", i)] = b[i];
+  }
+  return kernel;
+}
+
+// A broadcast's inner loops: one per stretch of the innermost dims both operands share.
+TEST(FeaturesTest, RunsOfABroadcastingElementwiseOp) {
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 1, 1, 16}, {1, 20, 30, 16})).runs, 20 * 30);
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 20, 30, 16}, {1, 1, 1, 16})).runs, 20 * 30);
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 20, 30, 1}, {1, 20, 30, 16})).runs, 20 * 30 * 16);
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kAdd, {1, 1, 30, 16}, {1, 20, 30, 16})).runs, 20);
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kAdd, {1, 20, 30, 16}, {1, 20, 30, 16})).runs, 1);  // equal shapes
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kAdd, {1, 1, 1, 1}, {1, 20, 30, 16})).runs, 1);     // a scalar
+  EXPECT_EQ(ComputeKernelCost(Conv(8, 10)).runs, 1);
 }
 
 TEST(FeaturesTest, SchemaOrderAndMissingParamsReadZero) {
@@ -409,6 +432,66 @@ TEST(TreePredictorTest, TreesOfEveryLeafSignWalkToTheirLeavesAndTooWideTreesAreR
   Status status = tree.FromJson(json);
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find("too wide"), std::string::npos) << status.message();
+}
+
+// Times made by the traffic model itself, from maps of 4 to 64 (L2-sized) and two large ones
+// beyond 4 MiB: the fit recovers every cost and the cache size, and a map 8× larger than any
+// sample is predicted exactly (a nearest-sample method would answer with the largest sample).
+TEST(TrafficPredictorTest, RecoversItsCostsAndScalesBeyondTheSamples) {
+  const double fixed = 0.002, per_byte = 2e-8, per_run = 5e-6, per_far_byte = 3e-8, cache = 4.0 * 1024 * 1024;
+  auto truth = [&](const Kernel& k) {
+    const KernelCost c = ComputeKernelCost(k);
+    return fixed + per_byte * c.Bytes() + per_run * (c.runs - 1) + per_far_byte * std::max(0.0, c.Bytes() - cache);
+  };
+  std::vector<TrainingSample> samples;
+  for (std::int64_t hw : {4, 8, 16, 24, 32, 48, 64, 200, 256}) {
+    for (std::int64_t c : {8, 16, 40}) {
+      for (const Kernel& k : {Binary(OpKind::kMul, {1, hw, hw, c}, {1, hw, hw, c}), Binary(OpKind::kMul, {1, 1, 1, c}, {1, hw, hw, c}),
+                              Binary(OpKind::kMul, {1, hw, hw, c}, {1, 1, 1, 1})})
+        samples.push_back(Sample(k, truth(k)));
+    }
+  }
+  TrafficPredictor traffic;
+  ASSERT_TRUE(traffic.Fit(samples).ok());
+  const nlohmann::json json = traffic.ToJson();
+  EXPECT_NEAR(json["fixed_ms"].get<double>(), fixed, 1e-9);
+  EXPECT_NEAR(json["per_byte_ms"].get<double>() / per_byte, 1, 1e-6);
+  EXPECT_NEAR(json["per_run_ms"].get<double>() / per_run, 1, 1e-6);
+  EXPECT_NEAR(json["per_far_byte_ms"].get<double>() / per_far_byte, 1, 1e-6);
+  EXPECT_EQ(json["cache_bytes"].get<double>(), cache);
+  const Kernel big = Binary(OpKind::kMul, {1, 1, 1, 16}, {1, 640, 640, 16});
+  Expected<Prediction> p = traffic.Predict(big, 1);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NEAR(p->ms / truth(big), 1, 1e-6);
+  EXPECT_EQ(p->source, PredictionSource::kTraffic);
+  EXPECT_TRUE(p->outside_training_range);
+  EXPECT_FALSE(traffic.Predict(samples.front().kernel, 1)->outside_training_range);
+
+  // Read back, it predicts the same.
+  TrafficPredictor read;
+  ASSERT_TRUE(read.FromJson(json).ok());
+  EXPECT_EQ(read.Predict(big, 1)->ms, p->ms);
+  nlohmann::json negative = json;
+  negative["per_run_ms"] = -1;
+  EXPECT_EQ(read.FromJson(negative).message(), "traffic: field 'per_run_ms' is negative");
+}
+
+// Costs are never negative: times that fall with the bytes get a fit that does not.
+TEST(TrafficPredictorTest, NeverFitsANegativeCost) {
+  std::vector<TrainingSample> samples;
+  for (std::int64_t hw : {4, 8, 16, 32, 64}) {
+    const Kernel k = Binary(OpKind::kAdd, {1, hw, hw, 8}, {1, hw, hw, 8});
+    samples.push_back(Sample(k, 1.0 / static_cast<double>(hw)));
+  }
+  TrafficPredictor traffic;
+  ASSERT_TRUE(traffic.Fit(samples).ok());
+  const nlohmann::json fitted = traffic.ToJson();
+  for (const auto& [name, value] : fitted.items()) EXPECT_GE(value.get<double>(), 0.0) << name;
+  const Kernel huge = Binary(OpKind::kAdd, {1, 1024, 1024, 8}, {1, 1024, 1024, 8});
+  EXPECT_GT(traffic.Predict(huge, 1)->ms, 0.0);
+  Kernel opaque;
+  opaque.op = OpKind::kReshape;  // no shape params: moves nothing by the cost model
+  EXPECT_EQ(traffic.Predict(opaque, 1).status().code(), StatusCode::kUnsupported);
 }
 
 TEST(RooflinePredictorTest, RecoversOverheadAndEfficiency) {

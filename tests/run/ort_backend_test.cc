@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "import/import.h"
+#include "ir/kernel_graph.h"
 #include "run/benchmark.h"
 #include "run/executor.h"
 #include "run/onednn/onednn_backend.h"
@@ -231,6 +232,25 @@ TEST(OrtBackend, PerNodeTimesOfABenchmarkAddUpToTheUnprofiledRun) {
   EXPECT_LT(result->layout_avg_us, sum);
 }
 
+// A global average pool alone on ORT: its exported Transposes (NHWC in, NCHW for ORT) are timed
+// as layout, a part of the node's time.
+TEST(OrtBackend, AKernelAloneCountsItsLayoutTransposesAsLayoutTime) {
+  Kernel kernel;
+  kernel.op = OpKind::kGlobalAvgPool;
+  kernel.params = {{"n", 1}, {"h", 64}, {"w", 64}, {"c", 19}};
+  auto graph = BuildKernelGraph(kernel);
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto executor = Executor::Create(*graph, On("ort"), Registry(), RunOptions{});
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  FillRandomInputs(*graph, (*executor)->buffers());
+  std::vector<double> us;
+  double layout_us = 0;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*executor)->RunProfiled(us, &layout_us).ok());
+  ASSERT_EQ(us.size(), 1u);
+  EXPECT_GT(layout_us, 0.0);
+  EXPECT_LT(layout_us, us[0]);
+}
+
 // ONNX Runtime runs an elementwise op's clamp as a Clip node of its own (an add+relu6 costs 66%
 // more than the add), its conv's inside FusedConv: packs for it pool no elementwise clamp siblings.
 TEST(OrtBackend, SaysWhichOpsItClampsApart) {
@@ -256,6 +276,19 @@ TEST(OrtProfile, ReordersGoToTheNodesTheyServeAndSplitNodesToTheNodeTheyReplace)
   AttributeOrtEvents(events, node_us, layout_us);
   EXPECT_EQ(node_us, (std::vector<double>{30, 18, 16}));
   EXPECT_DOUBLE_EQ(layout_us, 14);
+}
+
+// A pool exported alone keeps the Transposes around it (a model's neighbouring pairs cancel):
+// they are its node's time, and layout time.
+TEST(OrtProfile, TheExportersLayoutTransposesAreLayoutTimeOfTheirNode) {
+  OrtProfileEvent pre{0, "Transpose", 4}, post{0, "Transpose", 3};
+  pre.layout_transpose = post.layout_transpose = true;
+  const std::vector<OrtProfileEvent> events = {pre, {0, "GlobalAveragePool", 2}, post, {1, "Transpose", 5}};
+  std::vector<double> node_us(2, 0.0);
+  double layout_us = 0;
+  AttributeOrtEvents(events, node_us, layout_us);
+  EXPECT_EQ(node_us, (std::vector<double>{9, 5}));
+  EXPECT_DOUBLE_EQ(layout_us, 7);  // node 1's Transpose is the model's own op
 }
 
 TEST(OrtProfile, ANodeOrtMadeWithNoNodeToReplaceGoesToTheNextNode) {

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "import/onnx/onnx_one_to_one.h"
@@ -57,6 +59,9 @@ std::vector<std::uint8_t> PermuteBytes(const std::vector<std::uint8_t>& in, cons
 }
 
 const Ints kToNchw = {0, 3, 1, 2};
+// The parts naming the Transposes around an NHWC spatial op ("n12/pre0", "n12/post2").
+constexpr const char* kLayoutInPart = "pre";
+constexpr const char* kLayoutOutPart = "post";
 const Ints kToNhwc = {0, 2, 3, 1};
 
 class Exporter {
@@ -275,14 +280,14 @@ class Exporter {
 
     Io io;
     LATTE_ASSIGN_OR_RETURN(io.x, In(n, 0));
-    if (spatial) io.x = Transpose(io.x, kToNchw, "pre");
+    if (spatial) io.x = Transpose(io.x, kToNchw, kLayoutInPart);
     std::string final_out = n.outputs.empty() ? std::string() : Name(n.outputs[0]);
     std::string after_act = final_out;
     if (spatial) after_act = Temp(final_out + "_nchw");
     io.out = act == "none" ? after_act : Temp(final_out + "_noact");
     LATTE_RETURN_IF_ERROR(EmitOp(n, io));
     if (act != "none") LATTE_RETURN_IF_ERROR(Activation(act, io.out, after_act));
-    if (spatial) Attr(Add("Transpose", {after_act}, {final_out}, "post"), "perm", kToNhwc);
+    if (spatial) Attr(Add("Transpose", {after_act}, {final_out}, kLayoutOutPart), "perm", kToNhwc);
     return Status::Ok();
   }
 
@@ -680,6 +685,18 @@ NodeId OnnxNodeOwner(const std::string& name) {
   }
   if (i == 1 || (i < name.size() && name[i] != '/')) return -1;
   return id;
+}
+
+bool IsOnnxLayoutTranspose(const std::string& name) {
+  const std::size_t slash = name.find('/');
+  if (OnnxNodeOwner(name) < 0 || slash == std::string::npos) return false;
+  const std::string_view part = std::string_view(name).substr(slash + 1);
+  auto numbered = [&](std::string_view prefix) {  // prefix, then the part's counter
+    return part.size() > prefix.size() && part.starts_with(prefix) &&
+           std::all_of(part.begin() + static_cast<std::ptrdiff_t>(prefix.size()), part.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return numbered(kLayoutInPart) || numbered(kLayoutOutPart);
 }
 
 }  // namespace latte

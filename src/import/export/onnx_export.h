@@ -31,4 +31,9 @@ Status CheckOnnxExportable(const Graph& graph, NodeId id);
 /// The Latte node an exported ONNX node name ("n12", "n12/act") belongs to; -1 if none.
 NodeId OnnxNodeOwner(const std::string& onnx_node_name);
 
+/// Whether an exported ONNX node is one of the Transposes wrapped around an NHWC spatial op
+/// ("n12/pre0", "n12/post2"): a layout change, which ORT cancels between neighbouring spatial ops
+/// of a model but keeps around a kernel exported alone.
+bool IsOnnxLayoutTranspose(const std::string& onnx_node_name);
+
 }  // namespace latte

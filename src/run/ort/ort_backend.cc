@@ -54,6 +54,7 @@ void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<
   for (std::size_t i = 0; i < events.size(); ++i) {
     const OrtProfileEvent& e = events[i];
     if (owned(e)) {
+      if (e.layout_transpose) layout_us += e.us;
       node_us[static_cast<std::size_t>(e.owner)] += e.us + pending;
       pending = 0;
       previous = e.owner;
@@ -236,6 +237,7 @@ Status AddProfile(const std::filesystem::path& file, const std::map<std::string,
     event.owner = OwnerOf(name, owners);
     event.us = e.value("dur", 0.0);
     if (auto args = e.find("args"); args != e.end() && args->is_object()) event.op = args->value("op_name", "");
+    event.layout_transpose = event.op == "Transpose" && IsOnnxLayoutTranspose(name);
     events.emplace_back(e.value("ts", 0.0), std::move(event));
   }
   std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

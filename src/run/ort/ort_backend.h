@@ -54,6 +54,7 @@ struct OrtProfileEvent {
   NodeId owner = -1;
   std::string op;
   double us = 0;
+  bool layout_transpose = false;  // an exporter's NHWC<->NCHW Transpose (IsOnnxLayoutTranspose)
 };
 
 /// Gives each event of one run (in run order) to a Latte node: node_us[owner] += us. ORT's own
@@ -61,8 +62,9 @@ struct OrtProfileEvent {
 /// its blocked layout (ReorderInput) to the node after it, a reorder out of it (ReorderOutput) to
 /// the node before it, and a node ORT split a Latte node into (HardSwish runs as HardSigmoid and
 /// Mul) to the first Latte node with no event of its own between the events' owned neighbours.
-/// Reorders are also added to `layout_us`: time a kernel alone spends that mostly vanishes
-/// inside a model, where the blocked layout runs from kernel to kernel.
+/// Reorders and the exporter's layout Transposes (given to their own node) are also added to
+/// `layout_us`: time a kernel alone spends that mostly vanishes inside a model, where the blocked
+/// layout runs from kernel to kernel and neighbouring Transposes cancel.
 void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, double& layout_us);
 
 /// Adds "ort" to `registry` (asserts the name is free).
