@@ -46,7 +46,7 @@ std::vector<std::string> CalibrateOptions::DefaultCalibrationKinds() {
           "concat",     "pad",              "resize",           "reshape",         "transpose",
           "softmax",    "hard_swish",       "sigmoid",          "prelu",           "relu",
           "relu6",      "hard_sigmoid",     "sub",              "div",             "batch_norm",
-          "pow",        "sqrt",             "matmul"};
+          "pow",        "sqrt",             "matmul",          "slice"};
 }
 
 Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegistry& registry) {

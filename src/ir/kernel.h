@@ -32,9 +32,11 @@ namespace latte {
 /// - reshape (and flatten, squeeze, unsqueeze, identity), transpose: n h w c (input); transpose
 ///   also perm0..perm3. log_softmax as softmax.
 /// - depth_to_space, space_to_depth: n h w c block.
+/// - slice (steps of 1): n h w c (the input) on oh ow oc (the part it copies out), at the lowest
+///   rank that has the same copy (axes of size 1 dropped, neighbouring axes kept whole merged).
 /// A fused activation or add is listed in `fused`; an add's other operand has the output's shape.
 /// Not kept (same work, other semantics): pad mode, resize coordinate transform, matmul transposes,
-/// clip bounds of a main clip op. Kinds with no family (slice, split, gather, cast, quantize,
+/// clip bounds of a main clip op, where a slice starts. Kinds with no family (split, gather, cast, quantize,
 /// dequantize) are reported uncovered, never approximated.
 struct Kernel {
   OpKind op = OpKind::kOpaque;

@@ -277,16 +277,7 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
           break;
         }
         case KernelFamily::kReshape:
-          if (k.op == K::kReshape) a.Set("shape", std::vector<std::int64_t>{n, h * w * c});
-          if (k.op == K::kFlatten) a.Set("axis", std::int64_t{1});
-          if (k.op == K::kUnsqueeze) a.Set("axes", std::vector<std::int64_t>{0});
-          if (k.op == K::kSqueeze) {
-            std::vector<std::int64_t> axes;
-            for (std::int64_t i = 0; i < 4; ++i)
-              if (shape[static_cast<size_t>(i)] == 1) axes.push_back(i);
-            if (axes.empty()) return InvalidInput("a squeeze kernel needs a dimension of size 1, params n h w c have none");
-            a.Set("axes", axes);
-          }
+          a.Set("shape", std::vector<std::int64_t>{n, h * w * c});  // reshape alone (BuildKernelGraph)
           break;
         case KernelFamily::kTranspose: {
           std::vector<std::int64_t> perm;
@@ -331,6 +322,26 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
           break;
       }
       return b.Op(k.op, name, inputs, a);
+    }
+    case KernelFamily::kSlice: {  // the part at the start of each axis: where it starts costs nothing
+      Shape in, out;
+      std::vector<std::int64_t> starts, axes;
+      const char* const in_names[4] = {"n", "h", "w", "c"};
+      const char* const out_names[4] = {"on", "oh", "ow", "oc"};
+      for (int i = 0; i < 4; ++i) {
+        LATTE_ASSIGN_OR_RETURN(auto d, r.Get(in_names[i]));
+        LATTE_ASSIGN_OR_RETURN(auto o, r.Get(out_names[i], 1, d));
+        in.push_back(d);
+        out.push_back(o);
+        starts.push_back(0);
+        axes.push_back(i);
+      }
+      Attributes a = with_act({});
+      a.Set("starts", starts);
+      a.Set("ends", out);
+      a.Set("axes", axes);
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", in));
+      return b.Op(k.op, name, {x}, a);
     }
     case KernelFamily::kBinary: {
       Shape as, bs;
@@ -404,6 +415,10 @@ Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
     return Unsupported("kernel " + kernel.Kind() + " is " + std::string(DataTypeName(kernel.dtype)) +
                        ", only float32 kernels can be built");
   if (KernelFamilyOf(kernel.op) == KernelFamily::kNone) return NoKernelFamily(kernel.op);
+  if (KernelFamilyOf(kernel.op) == KernelFamily::kReshape && kernel.op != OpKind::kReshape)
+    return InvalidInput("a " + std::string(OpName(kernel.op)) +
+                        " kernel is a reshape kernel: reshape, flatten, squeeze, unsqueeze and identity move data "
+                        "alike, and are measured and predicted as reshape");
   for (OpKind f : kernel.fused)
     if (!IsFusableFollower(f))
       return InvalidInput("kernel " + kernel.Kind() + ": " + std::string(OpName(f)) + " cannot be fused after another op");

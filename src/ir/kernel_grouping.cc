@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -68,6 +69,77 @@ Expected<int> NhwcAxis(std::int64_t axis, std::int64_t rank, bool nchw) {
   return static_cast<int>(axis + 4 - rank);
 }
 
+// A shape of rank > 4 as rank 4 with the same elements, its leading dims merged into the first:
+// what a reshape moves depends on its elements alone.
+Shape LeadingMerged(const Shape& shape) {
+  if (shape.size() <= 4) return shape;
+  std::int64_t lead = 1;
+  for (size_t i = 0; i + 3 < shape.size(); ++i) lead *= shape[i];
+  Shape out = {lead};
+  out.insert(out.end(), shape.end() - 3, shape.end());
+  return out;
+}
+
+// The same data movement as transposing `shape` by `perm` (both rank > 4), at the lowest rank
+// that has it: size-1 axes dropped, and input axes that stay neighbours in the output merged.
+// kUnsupported when it still needs more than 4 axes.
+Expected<std::pair<Shape, std::vector<std::int64_t>>> ReducedTranspose(const Shape& shape, const std::vector<std::int64_t>& perm) {
+  std::vector<std::int64_t> kept_index(shape.size(), -1);  // old axis -> axis after dropping 1s
+  Shape kept;
+  for (size_t a = 0; a < shape.size(); ++a)
+    if (shape[a] != 1) kept_index[a] = static_cast<std::int64_t>(kept.size()), kept.push_back(shape[a]);
+  std::vector<std::int64_t> order;  // the output's axes, as kept input axes
+  for (std::int64_t v : perm)
+    if (kept_index[static_cast<size_t>(v)] >= 0) order.push_back(kept_index[static_cast<size_t>(v)]);
+  // Runs of the output whose input axes follow each other are one axis: [first, last] each.
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;
+  for (std::int64_t v : order) {
+    if (!runs.empty() && runs.back().second + 1 == v) runs.back().second = v;
+    else runs.emplace_back(v, v);
+  }
+  if (runs.size() > 4)
+    return Unsupported("transpose of " + ShapeToString(shape) + " moves " + std::to_string(runs.size()) +
+                       " axes apart, kernels describe at most 4");
+  std::vector<std::pair<std::int64_t, std::int64_t>> by_input = runs;
+  std::sort(by_input.begin(), by_input.end());
+  Shape reduced;
+  for (const auto& [first, last] : by_input) {
+    std::int64_t size = 1;
+    for (std::int64_t a = first; a <= last; ++a) size *= kept[static_cast<size_t>(a)];
+    reduced.push_back(size);
+  }
+  std::vector<std::int64_t> reduced_perm;
+  for (const auto& run : runs)
+    reduced_perm.push_back(std::find(by_input.begin(), by_input.end(), run) - by_input.begin());
+  if (reduced.empty()) reduced = {1}, reduced_perm = {0};
+  return std::make_pair(reduced, reduced_perm);
+}
+
+// The copy a slice of `in` to `out` (steps of 1) makes, at the lowest rank that has it: axes of
+// size 1 in both dropped, and neighbouring axes the slice keeps whole merged. kUnsupported when
+// it still needs more than 4 axes.
+Expected<std::pair<Shape, Shape>> ReducedSlice(const Shape& in, const Shape& out) {
+  Shape reduced_in, reduced_out;
+  bool last_whole = false;  // the axis before was kept whole: a whole axis after it merges in
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (in[a] == 1) continue;
+    const bool whole = in[a] == out[a];
+    if (whole && last_whole) {
+      reduced_in.back() *= in[a];
+      reduced_out.back() *= out[a];
+    } else {
+      reduced_in.push_back(in[a]);
+      reduced_out.push_back(out[a]);
+    }
+    last_whole = whole;
+  }
+  if (reduced_in.size() > 4)
+    return Unsupported("slice of " + ShapeToString(in) + " to " + ShapeToString(out) + " cuts " +
+                       std::to_string(reduced_in.size()) + " axes apart, kernels describe at most 4");
+  if (reduced_in.empty()) reduced_in = reduced_out = {1};
+  return std::make_pair(reduced_in, reduced_out);
+}
+
 void SetShape(Params& p, const char* const names[4], const Shape4& s) {
   for (size_t i = 0; i < 4; ++i) p[names[i]] = s[i];
 }
@@ -78,15 +150,18 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
   Params p;
   const KernelFamily family = KernelFamilyOf(node.kind);
   if (family == KernelFamily::kNone) return NoKernelFamily(node.kind);
+  // Reshapes and transposes of rank > 4 are described at rank 4, as the same data movement.
+  const bool any_rank_in =
+      family == KernelFamily::kReshape || family == KernelFamily::kTranspose || family == KernelFamily::kSlice;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoTensor) continue;
-    LATTE_RETURN_IF_ERROR(KnownTensor(graph, node.inputs[i], "input"));
+    LATTE_RETURN_IF_ERROR(KnownTensor(graph, node.inputs[i], "input", any_rank_in));
   }
   if (node.outputs.empty()) return InvalidInput("has no output");
   // Only concat and resize describe their output's shape; the rest need it known, not small.
   const bool any_rank_out = family != KernelFamily::kConcat && family != KernelFamily::kResize;
   for (TensorId out : node.outputs) LATTE_RETURN_IF_ERROR(KnownTensor(graph, out, "output", any_rank_out));
-  LATTE_ASSIGN_OR_RETURN(const Tensor* x, KnownTensor(graph, node.input(0), "input"));
+  LATTE_ASSIGN_OR_RETURN(const Tensor* x, KnownTensor(graph, node.input(0), "input", any_rank_in));
   const Tensor& y = graph.tensor(node.outputs[0]);
   const auto rank = static_cast<std::int64_t>(x->shape.size());
   // Spatial ops say their own layout; the rest follow the graph's.
@@ -132,8 +207,11 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
       return Params{{"n", q.batch}, {"h", q.in_h}, {"w", q.in_w}, {"c", q.channels}};
     }
-    case KernelFamily::kUnary: case KernelFamily::kReshape:  // batch_norm says its layout; the others have none
+    case KernelFamily::kUnary:  // batch_norm says its layout; the others have none
       SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
+      return p;
+    case KernelFamily::kReshape:
+      SetShape(p, kNhwcNames, Nhwc4(LeadingMerged(x->shape), node_nchw && rank == 4));
       return p;
     case KernelFamily::kSoftmax: {
       const std::int64_t axis = node.attrs.GetInt("axis", -1);
@@ -144,6 +222,12 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
           if (x->shape[static_cast<size_t>(d)] != 1)
             return Unsupported("softmax over the flattened dims from axis " + std::to_string(axis) + " of " +
                                ShapeToString(x->shape) + " has no kernel params (only over the channel axis)");
+      }
+      // Over the last axis of a 4-D tensor of an NCHW graph (attention's scores, not an image):
+      // rows contiguous in memory, as a softmax over NHWC channels has them.
+      if (nchw && rank == 4 && (axis == -1 || axis == 3)) {
+        SetShape(p, kNhwcNames, Nhwc4(x->shape, false));
+        return p;
       }
       if (rank > 0 && at != 3)
         return Unsupported("softmax over axis " + std::to_string(axis) + " of " + ShapeToString(x->shape) +
@@ -227,15 +311,30 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       return p;
     }
     case KernelFamily::kTranspose: {
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
       std::vector<std::int64_t> perm(static_cast<size_t>(rank));
       if (auto attr = node.attrs.GetInts("perm"); attr && !attr->empty()) perm = *attr;
       else for (std::int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = rank - 1 - i;
       if (static_cast<std::int64_t>(perm.size()) != rank) return InvalidInput("transpose perm does not match the rank");
+      std::vector<bool> seen(static_cast<size_t>(rank), false);
       for (auto& v : perm) {
         if (v < -rank || v >= rank) return InvalidInput("transpose perm value " + std::to_string(v));
         if (v < 0) v += rank;
+        if (seen[static_cast<size_t>(v)]) return InvalidInput("transpose perm repeats axis " + std::to_string(v));
+        seen[static_cast<size_t>(v)] = true;
       }
+      Shape shape = x->shape;
+      if (rank > 4) {
+        LATTE_ASSIGN_OR_RETURN(auto reduced, ReducedTranspose(shape, perm));
+        std::tie(shape, perm) = reduced;
+        const auto reduced_rank = static_cast<std::int64_t>(shape.size());
+        const std::int64_t pad = 4 - reduced_rank;
+        std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
+        for (std::int64_t i = 0; i < reduced_rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
+        SetShape(p, kNhwcNames, Nhwc4(shape, false));
+        for (size_t i = 0; i < 4; ++i) p["perm" + std::to_string(i)] = nhwc_perm[i];
+        return p;
+      }
+      SetShape(p, kNhwcNames, Nhwc4(shape, nchw));
       std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
       if (nchw && rank == 4) {
         // out_nhwc[i] = out[P[i]] = x[perm[P[i]]] = x_nhwc[Q[perm[P[i]]]].
@@ -246,6 +345,17 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
         for (std::int64_t i = 0; i < rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
       }
       for (size_t i = 0; i < 4; ++i) p["perm" + std::to_string(i)] = nhwc_perm[i];
+      return p;
+    }
+    case KernelFamily::kSlice: {
+      if (auto steps = node.attrs.GetInts("steps"))
+        for (std::int64_t step : *steps)
+          if (step != 1) return Unsupported("a slice with steps other than 1 has no kernel params");
+      if (y.shape.size() != x->shape.size()) return InvalidInput("slice output rank differs from its input's");
+      LATTE_ASSIGN_OR_RETURN(auto reduced, ReducedSlice(x->shape, y.shape));
+      const char* const out_names[4] = {"on", "oh", "ow", "oc"};
+      SetShape(p, kNhwcNames, Nhwc4(reduced.first, false));
+      SetShape(p, out_names, Nhwc4(reduced.second, false));
       return p;
     }
     case KernelFamily::kDepthSpace: {
@@ -270,7 +380,8 @@ Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& no
     return Unsupported(main.unsupported_reason.empty() ? "op '" + main.source_op + "' is not known to Latte"
                                                        : main.unsupported_reason);
   Kernel kernel;
-  kernel.op = main.kind;
+  // Reshape, flatten, squeeze, unsqueeze and identity move data alike (a copy at most): one kind.
+  kernel.op = KernelFamilyOf(main.kind) == KernelFamily::kReshape ? OpKind::kReshape : main.kind;
   LATTE_ASSIGN_OR_RETURN(kernel.params, MainParams(graph, main, nchw));
   kernel.dtype = graph.tensor(main.inputs[0]).dtype;
   LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> act, AttrActivation(main));

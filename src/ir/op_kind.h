@@ -27,7 +27,7 @@ OpCategory OpCategoryOf(OpKind kind);
 /// another name), ... kNone: the op is never a kernel.
 enum class KernelFamily {
   kNone, kConv, kFullyConnected, kMatMul, kPool, kGlobalPool, kUnary, kSoftmax, kReduce, kBinary, kConcat,
-  kResize, kPad, kReshape, kTranspose, kDepthSpace,
+  kResize, kPad, kReshape, kTranspose, kDepthSpace, kSlice,
 };
 KernelFamily KernelFamilyOf(OpKind kind);
 /// A two-operand elementwise op with numpy broadcasting (add, sub, mul, div, pow, maximum,

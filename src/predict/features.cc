@@ -77,6 +77,23 @@ KernelCost ComputeKernelCost(const Kernel& k) {
       c.in_bytes = n * p("ih") * p("iw") * ch * s;
       break;
     }
+    case OpKind::kSlice: {  // a copy of the part: read and written once, in runs along the axes kept whole
+      const char* const in_names[4] = {"n", "h", "w", "c"};
+      const char* const out_names[4] = {"on", "oh", "ow", "oc"};
+      double out = 1, run = 1;
+      bool whole = true;
+      for (int i = 3; i >= 0; --i) {
+        const double d = p(in_names[i], 1), o = p(out_names[i], 1);
+        out *= o;
+        if (whole) run *= o;
+        whole = whole && d == o;
+      }
+      c.out_elements = out;
+      c.macs = out;
+      c.in_bytes = out * s;
+      c.runs = run > 0 ? out / run : 1;
+      break;
+    }
     case OpKind::kResize: {
       double n = p("n", 1), ch = p("c");
       c.oh = p("oh");

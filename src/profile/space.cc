@@ -1,6 +1,7 @@
 #include "profile/space.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -19,7 +20,7 @@ using I = std::int64_t;
 
 // How the samplers draw a kind: its kernel family (op_kinds.def), with every kernel of one NHWC
 // tensor (activations, reductions over H and W, softmax, transpose, depth/space) drawn alike.
-enum class Family { kConv, kTransposeConv, kFullyConnected, kMatMul, kPool, kNhwc, kBinary, kConcat, kResize, kPad, kNone };
+enum class Family { kConv, kTransposeConv, kFullyConnected, kMatMul, kPool, kNhwc, kBinary, kConcat, kResize, kPad, kSlice, kNone };
 
 Family FamilyOf(OpKind op) {
   switch (KernelFamilyOf(op)) {
@@ -31,6 +32,7 @@ Family FamilyOf(OpKind op) {
     case KernelFamily::kConcat: return Family::kConcat;
     case KernelFamily::kResize: return Family::kResize;
     case KernelFamily::kPad: return Family::kPad;
+    case KernelFamily::kSlice: return Family::kSlice;
     case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: case KernelFamily::kReduce:
     case KernelFamily::kTranspose: case KernelFamily::kDepthSpace:
       return Family::kNhwc;
@@ -141,6 +143,14 @@ Kernel ConcatKernel(I h, I w, I c0, I c1) {
   Kernel kernel;
   kernel.op = OpKind::kConcat;
   kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c0 + c1}, {"axis", 3}, {"inputs", 2}, {"d0", c0}, {"d1", c1}};
+  return kernel;
+}
+
+// A slice of an n h w c input to on oh ow oc, the params as kernel grouping reduces them (kernel.h).
+Kernel SliceKernel(std::array<I, 4> in, std::array<I, 4> out) {
+  Kernel kernel;
+  kernel.op = OpKind::kSlice;
+  kernel.params = {{"n", in[0]}, {"h", in[1]}, {"w", in[2]}, {"c", in[3]}, {"on", out[0]}, {"oh", out[1]}, {"ow", out[2]}, {"oc", out[3]}};
   return kernel;
 }
 
@@ -268,6 +278,16 @@ std::optional<Kernel> DrawKernel(OpKind op, SplitMix64& rng) {
       const I h = LogUniform(rng, 4, 112);
       return PadKernel(h, h, LogUniform(rng, 8, 256));
     }
+    case Family::kSlice: {
+      // A third split channels (halves to quarters), a third take one of 2-4 blocks off a leading
+      // axis (attention's q, k and v), a third crop the middle axis of three.
+      const I h = LogUniform(rng, 2, 224), c = LogUniform(rng, 8, 1024), parts = Pick<I>(rng, {2, 3, 4});
+      switch (rng.Below(3)) {
+        case 0: return SliceKernel({1, 1, h * h, c}, {1, 1, h * h, std::max<I>(1, c / parts)});
+        case 1: return SliceKernel({1, 1, parts, h * c}, {1, 1, 1, h * c});
+        default: return SliceKernel({1, h, h, c}, {1, h, std::max<I>(1, h / parts), c});
+      }
+    }
     case Family::kNone:
       break;
   }
@@ -295,6 +315,7 @@ bool SmallEnough(const Kernel& k) {
            kMaxElements;
   }
   if (family == Family::kNhwc) return k.Param("h") * k.Param("h") * k.Param("c") <= kMaxElements;
+  if (family == Family::kSlice) return k.Param("n") * k.Param("h") * k.Param("w") * k.Param("c") <= kMaxElements;
   return true;
 }
 
@@ -537,6 +558,10 @@ Expected<std::vector<Kernel>> GridKernels(const Kernel& kind, std::string_view g
     case Family::kPad:
       for (I h : kCnnSizes)
         for (I c : kChannels) add(PadKernel(h, h, c));
+      break;
+    case Family::kSlice:  // channels halved
+      for (I h : kCnnSizes)
+        for (I c : kChannels) add(SliceKernel({1, 1, h * h, c}, {1, 1, h * h, c / 2}));
       break;
     case Family::kNone:
       return Unsupported("no built-in grid for kernel kind '" + kind.Kind() + "'");

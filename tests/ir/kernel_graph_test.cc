@@ -137,8 +137,8 @@ TEST(KernelGraphTest, ReductionAndDataMovementFamiliesRoundTrip) {
   for (int i = 0; i < 8; ++i) pad[std::string(1, 'p') + std::to_string(i)] = i % 3;
   pad["p6"] = -1;  // a crop
   ExpectRoundTrip(MakeKernel(OpKind::kPad, pad));
-  for (OpKind kind : {OpKind::kReshape, OpKind::kFlatten, OpKind::kSqueeze, OpKind::kUnsqueeze, OpKind::kIdentity})
-    ExpectRoundTrip(MakeKernel(kind, nhwc));
+  ExpectRoundTrip(MakeKernel(OpKind::kReshape, nhwc));
+  ExpectRoundTrip(MakeKernel(OpKind::kSlice, {{"n", 1}, {"h", 4}, {"w", 6}, {"c", 8}, {"on", 1}, {"oh", 2}, {"ow", 6}, {"oc", 3}}));
   auto perm = nhwc;
   perm["perm0"] = 0, perm["perm1"] = 3, perm["perm2"] = 1, perm["perm3"] = 2;
   ExpectRoundTrip(MakeKernel(OpKind::kTranspose, perm));
@@ -238,13 +238,17 @@ TEST(KernelGraphTest, BadParamsAreRejectedNamingTheParam) {
                 "perm");
   ExpectInvalid(MakeKernel(OpKind::kMean, {{"n", 1}, {"h", 2}, {"w", 2}, {"c", 9}, {"axes", 0}}), "'axes'");
   ExpectInvalid(MakeKernel(OpKind::kDepthToSpace, {{"n", 1}, {"h", 2}, {"w", 2}, {"c", 6}, {"block", 2}}), "'c'");
-  ExpectInvalid(MakeKernel(OpKind::kSqueeze, {{"n", 2}, {"h", 2}, {"w", 2}, {"c", 6}}), "size 1");
+  // The reshapes by other names are one kind, reshape.
+  for (OpKind kind : {OpKind::kFlatten, OpKind::kSqueeze, OpKind::kUnsqueeze, OpKind::kIdentity})
+    ExpectInvalid(MakeKernel(kind, {{"n", 1}, {"h", 2}, {"w", 2}, {"c", 6}}), "is a reshape kernel");
+  ExpectInvalid(MakeKernel(OpKind::kSlice, {{"n", 1}, {"h", 2}, {"w", 2}, {"c", 6}, {"on", 1}, {"oh", 3}, {"ow", 2}, {"oc", 6}}),
+                "param 'oh' is 3, must be in [1, 2]");
   ExpectInvalid(MakeKernel(OpKind::kConv2D, conv, {OpKind::kConcat}), "concat");
 
   Kernel int8 = MakeKernel(OpKind::kConv2D, conv);
   int8.dtype = DataType::kInt8;
   ExpectInvalid(int8, "float32", StatusCode::kUnsupported);
-  ExpectInvalid(MakeKernel(OpKind::kSlice, {{"n", 1}}), "slice", StatusCode::kUnsupported);
+  ExpectInvalid(MakeKernel(OpKind::kGather, {{"n", 1}}), "gather", StatusCode::kUnsupported);
   ExpectInvalid(MakeKernel(OpKind::kOpaque, {}), "opaque", StatusCode::kUnsupported);
 }
 
@@ -430,6 +434,72 @@ TEST(KernelGraphTest, KernelOfNodesRejectsWhatIsNotAChain) {
   EXPECT_NE(bad.status().message().find("max_pool2d cannot be fused"), std::string::npos) << bad.status().message();
   EXPECT_FALSE(KernelOfNodes(*g, {}).ok());
   EXPECT_FALSE(KernelOfNodes(*g, {9}).ok());
+}
+
+// An attention block as PP-OCRv4's recognizer exports it, in an NCHW graph: rank-5 reshapes,
+// transposes and slices are described at rank ≤ 4 as the same data movement, squeezes are
+// reshapes, and a softmax over the scores' last axis is over contiguous rows.
+TEST(KernelGraphTest, AttentionsDataMovementIsDescribedAtRankFour) {
+  GraphBuilder b;
+  TensorId img = b.Input("img", {1, 4, 6, 6});
+  Attributes nchw;
+  nchw.Set("layout", std::string("NCHW"));
+  TensorId pooled = b.Op1(OpKind::kGlobalAvgPool, "gap", {img}, nchw);
+  TensorId x = b.Input("x", {1, 40, 360});
+  Attributes reshape, transpose, slice, squeeze, softmax;
+  reshape.Set("shape", std::vector<std::int64_t>{1, 40, 3, 8, 15});
+  transpose.Set("perm", std::vector<std::int64_t>{2, 0, 3, 1, 4});
+  slice.Set("starts", std::vector<std::int64_t>{1});
+  slice.Set("ends", std::vector<std::int64_t>{2});
+  slice.Set("axes", std::vector<std::int64_t>{0});
+  squeeze.Set("axes", std::vector<std::int64_t>{0});
+  softmax.Set("axis", std::int64_t{-1});
+  TensorId r = b.Op1(OpKind::kReshape, "reshape", {x}, reshape);
+  TensorId t = b.Op1(OpKind::kTranspose, "transpose", {r}, transpose);   // 3x1x8x40x15
+  TensorId s = b.Op1(OpKind::kSlice, "slice", {t}, slice);               // 1x1x8x40x15
+  TensorId q = b.Op1(OpKind::kSqueeze, "squeeze", {s}, squeeze);         // 1x8x40x15
+  TensorId scores = b.Input("scores", {1, 8, 40, 40});
+  TensorId p = b.Op1(OpKind::kSoftmax, "softmax", {scores}, softmax);
+  Expected<Graph> g = b.Finish({pooled, q, p});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto kernel = [&](NodeId id) {
+    Expected<Kernel> k = KernelOfNodes(*g, {id});
+    EXPECT_TRUE(k.ok()) << k.status().message();
+    return k.ok() ? k->Key() : k.status().message();
+  };
+  EXPECT_EQ(kernel(1), "reshape|c=360,h=1,n=1,w=40|float32");  // rank 3 in, as before
+  // [40,3,8,15] → [3,8,40,15]: axes 3 and 8 move together, 15 stays innermost: [40,24,15] → [24,40,15].
+  EXPECT_EQ(kernel(2), "transpose|c=15,h=40,n=1,perm0=0,perm1=2,perm2=1,perm3=3,w=24|float32");
+  // One of 3 blocks of 8·40·15 elements.
+  EXPECT_EQ(kernel(3), "slice|c=4800,h=1,n=1,oc=4800,oh=1,on=1,ow=1,w=3|float32");
+  EXPECT_EQ(kernel(4), "reshape|c=15,h=8,n=1,w=40|float32");  // rank 5 in: leading dims merged
+  EXPECT_EQ(kernel(5), "softmax|c=40,h=8,n=1,w=40|float32");
+  // Each kernel builds back into a graph of that kernel.
+  for (NodeId id : {2, 3, 4, 5}) {
+    Expected<Kernel> k = KernelOfNodes(*g, {id});
+    ASSERT_TRUE(k.ok());
+    ExpectRoundTrip(*k);
+  }
+}
+
+// A strided slice, and a transpose that keeps five axes apart, have no kernel params.
+TEST(KernelGraphTest, WhatKernelParamsCannotDescribeIsSaid) {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {2, 3, 4, 5, 6});
+  Attributes strided, transpose;
+  strided.Set("starts", std::vector<std::int64_t>{0});
+  strided.Set("ends", std::vector<std::int64_t>{4});
+  strided.Set("axes", std::vector<std::int64_t>{2});
+  strided.Set("steps", std::vector<std::int64_t>{2});
+  transpose.Set("perm", std::vector<std::int64_t>{4, 3, 2, 1, 0});
+  TensorId s = b.Op1(OpKind::kSlice, "slice", {x}, strided);
+  TensorId t = b.Op1(OpKind::kTranspose, "transpose", {x}, transpose);
+  Expected<Graph> g = b.Finish({s, t});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(KernelOfNodes(*g, {0}).status().message(),
+            "node 0 'slice' (slice): a slice with steps other than 1 has no kernel params");
+  EXPECT_EQ(KernelOfNodes(*g, {1}).status().message(),
+            "node 1 'transpose' (transpose): transpose of 2x3x4x5x6 moves 5 axes apart, kernels describe at most 4");
 }
 
 // x → c1[relu] → t1 → c2 → relu → c3 → add(·, t1) → relu → opaque → sigmoid (output)

@@ -36,7 +36,8 @@ TEST(OpKind, KernelFamiliesComeFromTheList) {
   EXPECT_EQ(KernelFamilyOf(OpKind::kHardSwish), KernelFamily::kUnary);
   EXPECT_EQ(KernelFamilyOf(OpKind::kBatchNorm), KernelFamily::kUnary);
   EXPECT_EQ(KernelFamilyOf(OpKind::kFlatten), KernelFamily::kReshape);
-  EXPECT_EQ(KernelFamilyOf(OpKind::kSlice), KernelFamily::kNone);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kSlice), KernelFamily::kSlice);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kSplit), KernelFamily::kNone);
   EXPECT_EQ(KernelFamilyOf(OpKind::kOpaque), KernelFamily::kNone);
   std::set<std::string> binary;
   for (OpKind kind : AllOpKinds()) {

@@ -126,7 +126,7 @@ TEST(Grids, EveryDefaultGridKernelBuildsAGraph) {
 }
 
 TEST(Grids, KindWithoutGridIsUnsupported) {
-  auto kernels = GridKernels(Kind("slice"), "default");
+  auto kernels = GridKernels(Kind("gather"), "default");
   ASSERT_FALSE(kernels.ok());
   EXPECT_EQ(kernels.status().code(), StatusCode::kUnsupported);
   EXPECT_FALSE(GridKernels(Kind("relu"), "mobile").ok());
