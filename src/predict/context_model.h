@@ -11,8 +11,8 @@
 // random networks measured both ways
 // (profile/graph_context), never on the models a pack is judged on. The L3 size the traffic is
 // simulated with is chosen among fractions of the machine's L3 (other tenants share it) by
-// cross-validation over networks. The activations live in the executor's arena (packs before the
-// arena simulation gave each tensor its own memory, and say so).
+// cross-validation over networks. The activations live in the executor's arena (older packs may
+// give each tensor its own memory, and say so).
 
 #include <cstdint>
 #include <vector>
