@@ -322,27 +322,24 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
         if (seen[static_cast<size_t>(v)]) return InvalidInput("transpose perm repeats axis " + std::to_string(v));
         seen[static_cast<size_t>(v)] = true;
       }
+      // Beyond rank 4, the same movement at a lower rank, its shape not an NCHW image's.
       Shape shape = x->shape;
+      bool image = nchw && rank == 4;
       if (rank > 4) {
         LATTE_ASSIGN_OR_RETURN(auto reduced, ReducedTranspose(shape, perm));
         std::tie(shape, perm) = reduced;
-        const auto reduced_rank = static_cast<std::int64_t>(shape.size());
-        const std::int64_t pad = 4 - reduced_rank;
-        std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
-        for (std::int64_t i = 0; i < reduced_rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
-        SetShape(p, kNhwcNames, Nhwc4(shape, false));
-        for (size_t i = 0; i < 4; ++i) p["perm" + std::to_string(i)] = nhwc_perm[i];
-        return p;
+        image = false;
       }
-      SetShape(p, kNhwcNames, Nhwc4(shape, nchw));
+      const auto shape_rank = static_cast<std::int64_t>(shape.size());
+      SetShape(p, kNhwcNames, Nhwc4(shape, image));
       std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
-      if (nchw && rank == 4) {
+      if (image) {
         // out_nhwc[i] = out[P[i]] = x[perm[P[i]]] = x_nhwc[Q[perm[P[i]]]].
         for (size_t i = 0; i < 4; ++i)
           nhwc_perm[i] = kNchwToNhwc[static_cast<size_t>(perm[static_cast<size_t>(kNhwcFromNchw[i])])];
       } else {
-        const std::int64_t pad = 4 - rank;
-        for (std::int64_t i = 0; i < rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
+        const std::int64_t pad = 4 - shape_rank;
+        for (std::int64_t i = 0; i < shape_rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
       }
       for (size_t i = 0; i < 4; ++i) p["perm" + std::to_string(i)] = nhwc_perm[i];
       return p;
