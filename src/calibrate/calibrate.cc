@@ -22,8 +22,6 @@ double Now() {
 // Adaptive rounds: this many new kernels each, at most this many rounds.
 constexpr std::size_t kAdaptiveRoundKernels = 60;
 constexpr int kMaxAdaptiveRounds = 50;
-// A phase given less than this is skipped: a campaign needs its reference readings and a few kernels.
-constexpr double kMinPhaseSecs = 5;
 // The networks measured in context: a campaign of this many (a budget ends it sooner), given this
 // share of what the models' kernels leave of the budget (about 2 s a network on one core).
 constexpr std::size_t kGraphContextNetworks = 80;
@@ -34,6 +32,13 @@ constexpr double kArchitectureShare = 0.5;
 constexpr std::size_t kArchitectureKernels = 6000;
 
 }  // namespace
+
+std::optional<double> CalibratePhaseBudget(double left_secs, double share, std::size_t kernels_measured) {
+  const double budget = std::max(left_secs, 0.0) * share;
+  if (budget >= kMinCalibratePhaseSecs) return budget;
+  if (kernels_measured > 0) return std::nullopt;
+  return kMinCalibratePhaseSecs;
+}
 
 // pow, sqrt and matmul: the layer norms and attention of models exported from PyTorch and Paddle
 // (PP-OCRv4's recognizer has all three). Standalone activations too: a relu is usually folded
@@ -147,10 +152,18 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
 
   // 2. Profiling phases, each a resumable campaign with a share of what is left of the budget;
   // what a phase does not use (it ran out of kernels) goes to the next.
+  std::size_t kernels_measured = 0;  // by the phases so far, or by earlier runs of their campaigns
   auto run_phase = [&](const std::string& name, SamplerConfig sampler, double share) -> Status {
+    if (stopped()) return Status::Ok();
     const double left = deadline - Now();
-    const double budget = left * share;
-    if (budget < kMinPhaseSecs || stopped()) return Status::Ok();
+    const std::optional<double> given = CalibratePhaseBudget(left, share, kernels_measured);
+    if (!given) return Status::Ok();
+    const double budget = *given;
+    if (budget > left * share) {
+      log << fmt::format("calibrate: {:.0f} s of the budget left and no kernel measured yet: {} gets {:.0f} s "
+                         "past the budget\n",
+                         std::max(left, 0.0), name, budget);
+    }
     ProfileOptions profile;
     profile.sampler = std::move(sampler);
     profile.campaign = campaign;
@@ -160,6 +173,7 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
     log << "calibrate: " << name << " (" << static_cast<int>(budget) << " s of the budget)\n";
     const double phase_start = Now();
     LATTE_ASSIGN_OR_RETURN(ProfileResult profiled, RunProfile(profile, registry, log));
+    kernels_measured += profiled.summary.measured + profiled.summary.already_done;
     result.phases.push_back({name, budget, Now() - phase_start, std::move(profiled)});
     if (result.phases.back().result.summary.interrupted) result.interrupted = true;
     return Status::Ok();
@@ -189,7 +203,7 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
         {NetworkFamily::kHardSwishSe, "hard-swish, squeeze-and-excite"}};
     for (std::size_t f = 0; f < std::size(families); ++f) {
       const double budget = (context_deadline - Now()) / static_cast<double>(std::size(families) - f);
-      if (budget < kMinPhaseSecs) continue;
+      if (budget < kMinCalibratePhaseSecs) continue;
       GraphContextOptions context;
       context.campaign = campaign;
       context.campaign.budget_secs = budget;

@@ -99,6 +99,17 @@ inline constexpr double kMinCalibrateWithFusionSecs = 120;
 inline constexpr double kFromAdaptShare = 0.1;
 inline constexpr double kMaxFromAdaptSecs = 120;
 
+/// A profiling phase given less than this is skipped: a campaign needs its reference readings and a
+/// few kernels.
+inline constexpr double kMinCalibratePhaseSecs = 5;
+
+/// What a profiling phase of calibrate gets: `share` of the `left_secs` of the budget, or nothing
+/// (nullopt) when that is under kMinCalibratePhaseSecs. A calibration always measures kernels (its
+/// pack is fitted on them): while none is measured (`kernels_measured` 0: the phases before, fusion
+/// detection or the networks in context, overran a short budget on a slow or busy machine), a phase
+/// gets kMinCalibratePhaseSecs even past the budget.
+std::optional<double> CalibratePhaseBudget(double left_secs, double share, std::size_t kernels_measured);
+
 /// The checks RunCalibrate makes before it starts: an unknown backend, a budget under
 /// kMinCalibrateSecs (or under kMinCalibrateWithFusionSecs with fusion detection), a `from` pack
 /// of another backend or thread count.
