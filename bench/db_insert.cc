@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
     }
     auto device = store->UpsertDevice({"bench", "bench", "{}"});
     auto backend = store->UpsertBackend({"xnnpack", "bench", 1, "fp32"});
-    auto campaign = store->FindOrCreateCampaign("bench", std::to_string(batch));
+    auto campaign = store->FindOrCreateCampaign({std::string(latte::kProfileCampaign), "xnnpack", 1, "fp32",
+                                                 latte::MeasureSettings(1, 50, 1.0), std::to_string(batch)});
     if (!device.ok() || !backend.ok() || !campaign.ok()) return 1;
     const int total = batch == 1 ? 500 : 50000;  // batch 1 pays one fsync a row
     latte::Stats stats;

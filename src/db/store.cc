@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "db/campaign_key.h"
+
 namespace latte {
 namespace {
 
@@ -105,6 +107,18 @@ CREATE TABLE graph_layers(
   inputs TEXT NOT NULL,
   time TEXT NOT NULL,
   UNIQUE(campaign_id, graph, layer));
+)sql",
+    // 3 -> 4: a campaign's identity as columns (db/campaign_key.h), not the text of a command line;
+    // FillCampaignKeys fills them for the campaigns already stored.
+    R"sql(
+ALTER TABLE campaigns ADD COLUMN kind TEXT;
+ALTER TABLE campaigns ADD COLUMN backend TEXT;
+ALTER TABLE campaigns ADD COLUMN threads INTEGER;
+ALTER TABLE campaigns ADD COLUMN precision TEXT;
+ALTER TABLE campaigns ADD COLUMN settings TEXT;
+ALTER TABLE campaigns ADD COLUMN strategy TEXT;
+ALTER TABLE campaigns ADD COLUMN seed INTEGER;
+CREATE UNIQUE INDEX campaigns_by_key ON campaigns(kind, backend, threads, precision, settings, space);
 )sql",
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion);
@@ -262,6 +276,50 @@ Expected<std::string> MissingSchema(sqlite3* db, const std::string& path, std::i
   return std::string();
 }
 
+// A campaign key's columns (kind, backend, threads, precision, settings, strategy, seed), bound from
+// parameter `first` on.
+void BindCampaignKey(Statement& statement, int first, const CampaignKey& key) {
+  statement.Bind(first, key.kind);
+  statement.Bind(first + 1, key.backend);
+  statement.Bind(first + 2, key.threads);
+  statement.Bind(first + 3, key.precision);
+  statement.Bind(first + 4, key.settings);
+  statement.Bind(first + 5, key.Strategy());
+  statement.Bind(first + 6, key.Seed());
+}
+
+// Migration 3 -> 4's second half: each stored campaign's key, read from the command text it was
+// identified by. A text of no known form (none was ever written) leaves the columns NULL: the
+// campaign and its rows are kept, and no new campaign resumes it.
+Status FillCampaignKeys(sqlite3* db, const std::string& path) {
+  std::vector<std::pair<std::int64_t, CampaignKey>> keys;
+  {
+    Statement select(db, path);
+    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id, command, space FROM campaigns"));
+    while (true) {
+      LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      std::optional<CampaignKey> key = ParseCampaignCommand(select.Text(1), select.Text(2));
+      if (key) keys.emplace_back(select.Int(0), std::move(*key));
+    }
+  }
+  Statement update(db, path);
+  LATTE_RETURN_IF_ERROR(update.Prepare(
+      "UPDATE campaigns SET kind = ?2, backend = ?3, threads = ?4, precision = ?5, settings = ?6, strategy = ?7, "
+      "seed = ?8 WHERE id = ?1"));
+  for (const auto& [id, key] : keys) {
+    update.Reset();
+    update.Bind(1, id);
+    BindCampaignKey(update, 2, key);
+    LATTE_RETURN_IF_ERROR(update.Run());
+  }
+  return Status::Ok();
+}
+
+// What each migration does beyond its SQL (nullptr: nothing), by the version it migrates from.
+constexpr Status (*kMigrationSteps[])(sqlite3*, const std::string&) = {nullptr, nullptr, nullptr, FillCampaignKeys};
+static_assert(std::size(kMigrationSteps) == kStoreSchemaVersion);
+
 std::string ParamsJson(const Kernel& kernel) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, value] : kernel.params) params[name] = value;
@@ -416,6 +474,7 @@ Expected<Store> Store::OpenFile(const std::string& path, const StoreOptions& opt
               fmt::format("{}: damaged Latte database (migrating it to schema version {}: {})", path, v + 1, detail));
         }
         if (migrated != SQLITE_OK) return DbError(path, raw, migrated, "migrating");
+        if (kMigrationSteps[v] != nullptr) LATTE_RETURN_IF_ERROR(kMigrationSteps[v](raw, path));
       }
       if (current < options.schema_version) {
         LATTE_RETURN_IF_ERROR(Exec(raw, path, fmt::format("PRAGMA user_version = {}", options.schema_version).c_str()));
@@ -598,28 +657,35 @@ Status Store::RecordUnsupported(std::int64_t device_id, std::int64_t backend_id,
   });
 }
 
-Expected<CampaignInfo> Store::FindOrCreateCampaign(const std::string& command, const std::string& space,
-                                                   std::int64_t planned) {
+Expected<CampaignInfo> Store::FindOrCreateCampaign(const CampaignKey& key, std::int64_t planned) {
   CampaignInfo info;
+  const std::string command = key.CommandText();
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
     Statement insert(db_, path_);
-    LATTE_RETURN_IF_ERROR(insert.Prepare(
-        "INSERT INTO campaigns(command, space, created, planned, done, status) VALUES(?1, ?2, ?3, ?4, 0, 'running') "
-        "ON CONFLICT(command, space) DO NOTHING"));
+    if (version_ >= 4) {
+      LATTE_RETURN_IF_ERROR(insert.Prepare(
+          "INSERT INTO campaigns(command, space, created, planned, done, status, kind, backend, threads, precision, "
+          "settings, strategy, seed) VALUES(?1, ?2, ?3, ?4, 0, 'running', ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
+          "ON CONFLICT DO NOTHING"));
+      BindCampaignKey(insert, 5, key);
+    } else {  // a store kept at an older schema (tests of migrations): identified by the text
+      LATTE_RETURN_IF_ERROR(insert.Prepare(
+          "INSERT INTO campaigns(command, space, created, planned, done, status) VALUES(?1, ?2, ?3, ?4, 0, 'running') "
+          "ON CONFLICT(command, space) DO NOTHING"));
+    }
     insert.Bind(1, command);
-    insert.Bind(2, space);
+    insert.Bind(2, key.space);
     insert.Bind(3, NowIso());
     insert.Bind(4, planned);
     LATTE_RETURN_IF_ERROR(insert.Run());
-    Statement select(db_, path_);
-    LATTE_RETURN_IF_ERROR(select.Prepare(
-        "SELECT id, command, space, created, planned, done, status FROM campaigns WHERE command = ?1 AND space = ?2"));
-    select.Bind(1, command);
-    select.Bind(2, space);
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) return Internal(path_ + ": campaign row vanished");
-    info = {select.Int(0), select.Text(1), select.Text(2), select.Text(3), select.Int(4), select.Int(5), select.Text(6)};
-    return Status::Ok();
+    LATTE_ASSIGN_OR_RETURN(std::vector<CampaignInfo> campaigns, ListCampaigns());
+    for (CampaignInfo& campaign : campaigns) {
+      if (campaign.key == key) {
+        info = std::move(campaign);
+        return Status::Ok();
+      }
+    }
+    return Internal(path_ + ": campaign row vanished");
   }));
   return info;
 }
@@ -654,14 +720,23 @@ Status Store::UpdateCampaign(std::int64_t campaign_id, std::int64_t done, const 
 
 Expected<std::vector<CampaignInfo>> Store::ListCampaigns() const {
   Statement select(db_, path_);
-  LATTE_RETURN_IF_ERROR(
-      select.Prepare("SELECT id, command, space, created, planned, done, status FROM campaigns ORDER BY id"));
+  LATTE_RETURN_IF_ERROR(select.Prepare(
+      version_ >= 4 ? "SELECT id, command, space, created, planned, done, status, kind, backend, threads, precision, "
+                      "settings FROM campaigns ORDER BY id"
+                    : "SELECT id, command, space, created, planned, done, status FROM campaigns ORDER BY id"));
   std::vector<CampaignInfo> campaigns;
   while (true) {
     LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
     if (!row) break;
-    campaigns.push_back(
-        {select.Int(0), select.Text(1), select.Text(2), select.Text(3), select.Int(4), select.Int(5), select.Text(6)});
+    CampaignInfo& c = campaigns.emplace_back();
+    c = {select.Int(0), select.Text(1), select.Text(2), select.Text(3), select.Int(4), select.Int(5), select.Text(6), {}};
+    if (version_ >= 4) {
+      if (!select.IsNull(7)) {
+        c.key = {select.Text(7), select.Text(8), select.Int(9), select.Text(10), select.Text(11), c.space};
+      }
+    } else {  // read as it is (opened read-only): the key from the text, as the migration reads it
+      if (std::optional<CampaignKey> key = ParseCampaignCommand(c.command, c.space)) c.key = std::move(*key);
+    }
   }
   return campaigns;
 }

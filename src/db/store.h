@@ -18,6 +18,7 @@
 #include "core/device.h"
 #include "core/stats.h"
 #include "core/status.h"
+#include "db/campaign_key.h"
 #include "ir/cache_reuse.h"
 #include "ir/kernel.h"
 
@@ -27,7 +28,7 @@ namespace latte {
 
 /// The schema version this binary writes (PRAGMA user_version). Older files are migrated
 /// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
 std::string DefaultStorePath();
@@ -96,15 +97,16 @@ struct MeasurementFilter {
   std::optional<std::int64_t> campaign = std::nullopt;
 };
 
-/// A profiling campaign (or an import): identified by (command, space).
+/// A profiling campaign (or an import): identified by its key.
 struct CampaignInfo {
   std::int64_t id = 0;
-  std::string command;
+  std::string command;  // the key as a command line (CampaignKey::CommandText), for people to read
   std::string space;    // JSON of the config space
   std::string created;  // ISO 8601 UTC
   std::int64_t planned = 0;
   std::int64_t done = 0;
   std::string status;   // "running", "done", "stopped", ...
+  CampaignKey key;      // kind "" for a campaign whose identity could not be read (never resumed)
 };
 
 /// One measurement of the fixed reference kernel during a campaign (drift detection).
@@ -173,10 +175,9 @@ class Store {
   Status RecordUnsupported(std::int64_t device_id, std::int64_t backend_id, const Kernel& kernel, std::string_view why,
                            std::optional<std::int64_t> campaign = std::nullopt);
 
-  /// The campaign with this (command, space), created with status "running" when new. Put what
-  /// makes two campaigns different (backend, threads, device key) into `command` or `space`.
-  Expected<CampaignInfo> FindOrCreateCampaign(const std::string& command, const std::string& space,
-                                              std::int64_t planned = 0);
+  /// The campaign with this key, created with status "running" when new: resuming a campaign is
+  /// finding its key again.
+  Expected<CampaignInfo> FindOrCreateCampaign(const CampaignKey& key, std::int64_t planned = 0);
   /// Keys (Kernel::Key()) already measured or recorded unsupported in the campaign: what a
   /// resumed campaign skips.
   Expected<std::set<std::string>> CampaignDoneKeys(std::int64_t campaign_id) const;

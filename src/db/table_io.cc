@@ -102,12 +102,16 @@ Expected<ImportReport> ImportTable(Store& store, const std::string& path, const 
 
   std::uint64_t bytes = 0;
   LATTE_ASSIGN_OR_RETURN(std::string digest, ContentDigest(path, bytes));
-  // The import campaign's identity (with the file's digest): its text stays as first written.
-  const std::string command =
-      fmt::format("import --format {} --device {} --backend {} --backend-version {} --num_threads {} --precision {}",
-                  options.format, options.device, options.backend, options.backend_version, options.threads,
-                  options.precision);
-  const std::string space = nlohmann::json{{"bytes", bytes}, {"fnv1a64", digest}}.dump();
+  // The import campaign's identity: the table's origin and backend configuration, and the file's digest.
+  const CampaignKey key{std::string(kImportCampaign),
+                        options.backend,
+                        options.threads,
+                        options.precision,
+                        nlohmann::json{{"format", options.format},
+                                       {"device", options.device},
+                                       {"backend_version", options.backend_version}}
+                            .dump(),
+                        nlohmann::json{{"bytes", bytes}, {"fnv1a64", digest}}.dump()};
 
   ImportReport report;
   report.data_lines = table.data_lines;
@@ -116,7 +120,7 @@ Expected<ImportReport> ImportTable(Store& store, const std::string& path, const 
     LATTE_ASSIGN_OR_RETURN(std::int64_t backend_id, store.UpsertBackend({options.backend, options.backend_version,
                                                                          options.threads, options.precision}));
     LATTE_ASSIGN_OR_RETURN(CampaignInfo campaign,
-                           store.FindOrCreateCampaign(command, space, static_cast<std::int64_t>(table.rows.size())));
+                           store.FindOrCreateCampaign(key, static_cast<std::int64_t>(table.rows.size())));
     report.campaign = campaign.id;
     for (auto& [device, records] : by_device) {
       LATTE_ASSIGN_OR_RETURN(std::int64_t device_id, store.UpsertDevice({device, device, "{}"}));

@@ -102,9 +102,9 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
                                 {"seed", options.seed},        {"fusion_rules", rules.ToJson()},
                                 {"graph_runs", g.num_runs},    {"graph_min_secs", g.min_secs},
                                 {"l2_bytes", caches.l2},       {"l3_bytes", caches.l3}};
-  const std::string command = CampaignCommand(options.campaign) + " --graph-context";
   LATTE_ASSIGN_OR_RETURN(CampaignInfo campaign,
-                         store.FindOrCreateCampaign(command, space.dump(), static_cast<std::int64_t>(options.graphs)));
+                         store.FindOrCreateCampaign(CampaignKeyOf(options.campaign, kGraphContextCampaign, space.dump()),
+                                                    static_cast<std::int64_t>(options.graphs)));
   LATTE_ASSIGN_OR_RETURN(std::set<std::string> done, store.CampaignGraphs(campaign.id));
 
   GraphContextResult result;

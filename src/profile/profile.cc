@@ -29,13 +29,14 @@ class UnsupportedCollector : public MeasurementListener {
 
 std::string DefaultProfileDb() { return DefaultStorePath(); }
 
-// A campaign's identity in the store (resume finds it by this text): the snake_case flag names it
-// was first written with are kept, whatever the flags are called today.
-std::string CampaignCommand(const CampaignOptions& options) {
+CampaignKey CampaignKeyOf(const CampaignOptions& options, std::string_view kind, std::string space) {
   const MeasureOptions& m = options.measure;
-  return fmt::format("latte profile --backend {} --num_threads {} --precision {} --warmup_runs {} --num_runs {} --min_secs {}",
-                     options.backend, options.run.num_threads, PrecisionName(options.run.precision), m.warmup_runs,
-                     m.num_runs, m.min_secs);
+  return {std::string(kind),
+          options.backend,
+          options.run.num_threads,
+          std::string(PrecisionName(options.run.precision)),
+          MeasureSettings(m.warmup_runs, m.num_runs, m.min_secs),
+          std::move(space)};
 }
 
 Expected<ProfileResult> RunProfile(const ProfileOptions& options, const BackendRegistry& registry, std::ostream& log) {
@@ -61,11 +62,11 @@ Expected<ProfileResult> RunProfile(const ProfileOptions& options, const BackendR
     space["picked"] = keys;
   }
   result.notes = sample.notes;
-  result.command = CampaignCommand(options.campaign);
   result.space = space.dump();
+  const CampaignKey key = CampaignKeyOf(options.campaign, kProfileCampaign, result.space);
+  result.command = key.CommandText();
   LATTE_ASSIGN_OR_RETURN(CampaignInfo campaign,
-                         store.FindOrCreateCampaign(result.command, result.space,
-                                                    static_cast<std::int64_t>(sample.kernels.size())));
+                         store.FindOrCreateCampaign(key, static_cast<std::int64_t>(sample.kernels.size())));
   result.campaign_id = campaign.id;
   LATTE_ASSIGN_OR_RETURN(std::set<std::string> done, store.CampaignDoneKeys(campaign.id));
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "db/campaign_key.h"
 #include "profile/campaign.h"
 #include "profile/space.h"
 
@@ -43,9 +44,9 @@ struct ProfileResult {
 /// The store used when no --db is given (db/store.h's default; here so the CLI need not include it).
 std::string DefaultProfileDb();
 
-/// The canonical command a campaign is identified by: backend, threads, precision and the
-/// measurement settings (flag order and the budget do not matter).
-std::string CampaignCommand(const CampaignOptions& options);
+/// The key a campaign of this `kind` (db/campaign_key.h) over `space` is stored and resumed by:
+/// backend, threads, precision and the measurement settings (the budget does not matter).
+CampaignKey CampaignKeyOf(const CampaignOptions& options, std::string_view kind, std::string space);
 
 
 /// Runs a whole profile. Progress goes to `log`. Errors name the file (model, store) involved.

@@ -233,6 +233,7 @@ TEST(ContextModel, JsonSaysWhereTheActivationsLiveAndOlderPacksMeantTheirOwnMemo
 }  // namespace latte
 
 #include "../cli/run_latte.h"
+#include "../test_campaigns.h"
 
 namespace latte {
 namespace {
@@ -256,7 +257,7 @@ std::string StoreWithNetworks(const testing::TempDir& dir, int networks) {
   }
   EXPECT_TRUE(store->InsertMeasurements(device, backend, measurements).ok());
   if (networks > 0) {
-    auto campaign = store->FindOrCreateCampaign("graph-context", R"({"l2_bytes":1048576,"l3_bytes":33554432})");
+    auto campaign = store->FindOrCreateCampaign(TestCampaignKey("graph-context", R"({"l2_bytes":1048576,"l3_bytes":33554432})"));
     EXPECT_TRUE(campaign.ok());
     std::vector<GraphLayerRecord> records;
     ContextModel truth = Truth();
@@ -298,7 +299,7 @@ std::int64_t AddProfileMeasurement(const std::string& path, const std::string& t
   auto store = Store::Open(path);
   EXPECT_TRUE(store.ok()) << store.status().message();
   if (!store.ok()) return 0;
-  auto campaign = store->FindOrCreateCampaign("profile", "{}");
+  auto campaign = store->FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
   EXPECT_TRUE(campaign.ok());
   if (!campaign.ok()) return 0;
   MeasurementRecord record;
@@ -362,7 +363,7 @@ TEST(StoreFit, ScalesEachMeasurementToTheReferencesLevel) {
     } campaigns[] = {{"fast", "2026-11-23T10:00:00Z", 80, 72}, {"slow", "2026-11-23T18:00:00Z", 125, 80},
                      {"middle", "2026-11-23T14:00:00Z", 100, 88}};
     for (const auto& c : campaigns) {
-      auto campaign = store->FindOrCreateCampaign("profile", c.space);
+      auto campaign = store->FindOrCreateCampaign(TestCampaignKey("profile", c.space));
       ASSERT_TRUE(campaign.ok());
       MeasurementRecord record;
       record.kernel = ConvKernel(OpKind::kConv2D, 16, 16, c.channels, c.channels, 3, 1);

@@ -9,6 +9,7 @@
 #include "calibrate/fit_store.h"
 #include "predict/pack.h"
 #include "profile/space.h"
+#include "../test_campaigns.h"
 
 namespace latte {
 namespace {
@@ -109,7 +110,7 @@ TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
     ASSERT_TRUE(store.ok()) << store.status().message();
     const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
     const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
-    auto profile = store->FindOrCreateCampaign("profile", "{}");
+    auto profile = store->FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
     ASSERT_TRUE(profile.ok());
     std::vector<MeasurementRecord> measurements;
     for (std::int64_t c : {8, 16, 24}) {
@@ -124,7 +125,7 @@ TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
     for (int i = 0; i < 3; ++i)
       ASSERT_TRUE(store->RecordReference({profile->id, fmt::format("2026-11-25T10:0{}:00Z", i), 100, "ref"}).ok());
     // No cache sizes in the space: no context model, the interval alone is calibrated.
-    auto networks = store->FindOrCreateCampaign("graph-context", "{}");
+    auto networks = store->FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
     ASSERT_TRUE(networks.ok());
     std::vector<GraphLayerRecord> layers;
     int g = 0;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "../cli/run_latte.h"
+#include "../test_campaigns.h"
 
 namespace latte {
 namespace {
@@ -213,14 +214,14 @@ TEST(Store, CampaignInsertsAreIdempotentAndResumable) {
   auto store = Store::Open((dir.path() / "latte.db").string());
   ASSERT_TRUE(store.ok());
   Ids ids = AddDeviceAndBackend(*store);
-  auto campaign = store->FindOrCreateCampaign("profile --backend xnnpack", R"({"grid":1})", 10);
+  auto campaign = store->FindOrCreateCampaign(TestCampaignKey("profile", R"({"grid":1})"), 10);
   ASSERT_TRUE(campaign.ok()) << campaign.status().message();
   EXPECT_EQ(campaign->status, "running");
   EXPECT_EQ(campaign->planned, 10);
-  auto same = store->FindOrCreateCampaign("profile --backend xnnpack", R"({"grid":1})", 10);
+  auto same = store->FindOrCreateCampaign(TestCampaignKey("profile", R"({"grid":1})"), 10);
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->id, campaign->id);
-  auto other = store->FindOrCreateCampaign("profile --backend xnnpack", R"({"grid":2})", 10);
+  auto other = store->FindOrCreateCampaign(TestCampaignKey("profile", R"({"grid":2})"), 10);
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->id, campaign->id);
 
@@ -309,7 +310,7 @@ TEST(Store, MigratesAnOlderSchemaKeepingItsRows) {
   EXPECT_EQ((*rows)[0].kernel, Conv(16));
   EXPECT_DOUBLE_EQ((*rows)[0].stats.p50, 7);
   EXPECT_TRUE(std::isnan((*rows)[0].stats.p99));  // the old schema had no p99
-  auto campaign = store->FindOrCreateCampaign("c", "{}");
+  auto campaign = store->FindOrCreateCampaign(TestCampaignKey("c", "{}"));
   ASSERT_TRUE(campaign.ok());
   EXPECT_TRUE(store->RecordReference({campaign->id, "", 1.0, Conv(16).Key()}).ok());
 }
@@ -335,7 +336,7 @@ TEST(Store, GraphLayersRoundTripOncePerCampaignGraphAndLayer) {
   auto store = Store::Open((dir.path() / "g.db").string());
   ASSERT_TRUE(store.ok()) << store.status().message();
   Ids ids = AddDeviceAndBackend(*store);
-  auto campaign = store->FindOrCreateCampaign("graph-context", "{}");
+  auto campaign = store->FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
   ASSERT_TRUE(campaign.ok());
   const std::vector<GraphLayerRecord> layers = TwoGraphLayers();
   auto inserted = store->InsertGraphLayers(ids.device, ids.backend, campaign->id, layers);
@@ -377,17 +378,66 @@ TEST(Store, AVersionTwoFileGainsGraphLayers) {
     auto old = Store::Open(path, {.schema_version = 2});
     ASSERT_TRUE(old.ok()) << old.status().message();
     Ids ids = AddDeviceAndBackend(*old);
-    auto campaign = old->FindOrCreateCampaign("c", "{}");
+    auto campaign = old->FindOrCreateCampaign(TestCampaignKey("c", "{}"));
     ASSERT_TRUE(campaign.ok());
     EXPECT_TRUE(old->QueryGraphLayers()->empty());
     EXPECT_FALSE(old->InsertGraphLayers(ids.device, ids.backend, campaign->id, TwoGraphLayers()).ok());
   }
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ(*store->SchemaVersion(), 3);
-  auto campaign = store->FindOrCreateCampaign("c", "{}");
+  EXPECT_EQ(*store->SchemaVersion(), kStoreSchemaVersion);
+  auto campaign = store->FindOrCreateCampaign(TestCampaignKey("c", "{}"));
   ASSERT_TRUE(campaign.ok());
   EXPECT_EQ(*store->InsertGraphLayers(1, 1, campaign->id, TwoGraphLayers()), 2u);
+}
+
+// Campaigns of a version-3 file were identified by their command text: migrated, each has its key
+// as columns, and the same key finds (resumes) it instead of starting a new campaign.
+TEST(Store, AVersionThreeFileGainsCampaignKeysAndResumesItsCampaigns) {
+  TempDir dir;
+  const std::string path = (dir.path() / "v3.db").string();
+  const CampaignKey profile{"profile", "ort", 2, "fp32", MeasureSettings(1, 50, 0.05),
+                            R"({"seed":7,"strategy":"random"})"};
+  const CampaignKey networks{"graph-context", "xnnpack", 1, "fp32", MeasureSettings(1, 50, 1.0),
+                             R"({"graphs":"random-network","seed":3})"};
+  const CampaignKey import{"import", "tensorrt", 0, "fp16",
+                           R"({"backend_version":"8.6 ga","device":"my v100","format":"tensorrt-conv"})",
+                           R"({"bytes":10,"fnv1a64":"ab"})"};
+  std::vector<std::int64_t> ids;
+  {
+    auto old = Store::Open(path, {.schema_version = 3});
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    for (const CampaignKey& key : {profile, networks, import}) ids.push_back(old->FindOrCreateCampaign(key)->id);
+    auto listed = old->ListCampaigns();  // a version-3 file reads its keys from the text
+    ASSERT_EQ(listed->size(), 3u);
+    EXPECT_EQ((*listed)[0].command,
+              "latte profile --backend ort --num_threads 2 --precision fp32 --warmup_runs 1 --num_runs 50 --min_secs 0.05");
+    EXPECT_EQ((*listed)[2].key, import);
+  }
+  {
+    auto read_only = Store::OpenReadOnly(path);  // read as it is, not migrated
+    ASSERT_TRUE(read_only.ok());
+    EXPECT_EQ(*read_only->SchemaVersion(), 3);
+    EXPECT_EQ((*read_only->ListCampaigns())[1].key, networks);
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ(*store->SchemaVersion(), 4);
+  auto listed = store->ListCampaigns();
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[0].key, profile);
+  EXPECT_EQ((*listed)[1].key, networks);
+  EXPECT_EQ((*listed)[2].key, import);
+  EXPECT_EQ((*listed)[1].command,
+            "latte profile --backend xnnpack --num_threads 1 --precision fp32 --warmup_runs 1 --num_runs 50 --min_secs 1 "
+            "--graph-context");
+  EXPECT_EQ(store->FindOrCreateCampaign(profile)->id, ids[0]);
+  EXPECT_EQ(store->FindOrCreateCampaign(networks)->id, ids[1]);
+  EXPECT_EQ(store->FindOrCreateCampaign(import)->id, ids[2]);
+  CampaignKey other_seed = profile;
+  other_seed.space = R"({"seed":8,"strategy":"random"})";
+  EXPECT_NE(store->FindOrCreateCampaign(other_seed)->id, ids[0]);
+  EXPECT_EQ(store->ListCampaigns()->size(), 4u);
 }
 
 // The files in `dir`, sorted: what a read-only open must leave as it found.
@@ -572,7 +622,7 @@ TEST(Store, DamagedReferenceReadingsAndGraphLayersFailNamingTheRow) {
     auto store = Store::Open(path);
     ASSERT_TRUE(store.ok());
     Ids ids = AddDeviceAndBackend(*store);
-    auto campaign = store->FindOrCreateCampaign("graph-context", "{}");
+    auto campaign = store->FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
     ASSERT_TRUE(campaign.ok());
     campaign_id = campaign->id;
     ASSERT_TRUE(store->RecordReference({campaign_id, "", 12.5, Conv(16).Key()}).ok());
@@ -687,7 +737,7 @@ TEST(Store, TwoProcessesInsertConcurrently) {
         auto device = store->UpsertDevice({"shared", "shared", "{}"});
         auto backend = store->UpsertBackend({"xnnpack", "1", c + 1, "fp32"});
         if (!device.ok() || !backend.ok()) _exit(11);
-        auto campaign = store->FindOrCreateCampaign("profile", std::to_string(c));
+        auto campaign = store->FindOrCreateCampaign(TestCampaignKey("profile", std::to_string(c)));
         if (!campaign.ok()) _exit(12);
         for (int b = 0; b < kBatches && code == 0; ++b) {
           std::vector<MeasurementRecord> batch;
@@ -738,7 +788,7 @@ TEST(Store, SigkillMidCampaignLosesAndDuplicatesNothing) {
     if (!store.ok()) _exit(10);
     auto device = store->UpsertDevice({"d", "d", "{}"});
     auto backend = store->UpsertBackend({"xnnpack", "1", 1, "fp32"});
-    auto campaign = store->FindOrCreateCampaign("profile", "{}");
+    auto campaign = store->FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
     if (!device.ok() || !backend.ok() || !campaign.ok()) _exit(11);
     for (int first = 0; first < kTotal; first += kBatch) {
       if (!store->InsertMeasurements(*device, *backend, batch_of(first, campaign->id)).ok()) _exit(12);
@@ -757,7 +807,7 @@ TEST(Store, SigkillMidCampaignLosesAndDuplicatesNothing) {
 
   auto store = Store::Open(path);  // quick_check passes
   ASSERT_TRUE(store.ok()) << store.status().message();
-  auto campaign = store->FindOrCreateCampaign("profile", "{}");
+  auto campaign = store->FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
   ASSERT_TRUE(campaign.ok());
   auto done = store->CampaignDoneKeys(campaign->id);
   ASSERT_TRUE(done.ok());

@@ -4,6 +4,7 @@
 
 #include "../cli/run_latte.h"
 #include "profile/space.h"
+#include "../test_campaigns.h"
 
 namespace latte {
 namespace {
@@ -21,7 +22,7 @@ class StoreWriterTest : public ::testing::Test {
     auto store = Store::Open((dir_.path() / "s.db").string());
     ASSERT_TRUE(store.ok()) << store.status().message();
     store_.emplace(std::move(store).value());
-    auto campaign = store_->FindOrCreateCampaign("latte profile --test", "{}", 3);
+    auto campaign = store_->FindOrCreateCampaign(TestCampaignKey("latte profile --test", "{}"), 3);
     ASSERT_TRUE(campaign.ok());
     campaign_ = campaign->id;
     Kernel relu;
