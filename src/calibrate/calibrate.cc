@@ -82,13 +82,230 @@ Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegis
   return Status::Ok();
 }
 
+namespace {
+
+// What a calibration that starts from a pack feeds its fit: the pack's kernels as adapted here.
+struct Prior {
+  std::vector<TrainingSample> samples;
+  double reference_us = 0;  // the drift reference as the adaptation read it
+};
+
+bool Stopped(const CalibrateOptions& options) { return options.stop != nullptr && options.stop->load(); }
+
+// Step 1 from a pack: its fusion rules (with what the backend fuses by construction, which a pack
+// made before backends declared it may lack), and its kernels adapted to this machine.
+Expected<Prior> StartFromPack(const CalibrateOptions& options, const BackendRegistry& registry, const RunOptions& run,
+                              CalibrateResult& result, std::ostream& log) {
+  log << "calibrate: starting from " << options.from_path << ": its fusion rules, and its kernels adapted here\n";
+  result.fusion_rules = options.from->info.fusion_rules;
+  {
+    LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(options.backend, run));
+    for (const std::string& kind : backend->FusedByConstruction()) {
+      if (std::find(result.fusion_rules.begin(), result.fusion_rules.end(), kind) == result.fusion_rules.end())
+        result.fusion_rules.push_back(kind);
+    }
+  }
+  AdaptOptions adapt;
+  adapt.budget_secs = std::clamp(options.budget_secs * kFromAdaptShare, kMinAdaptSecs, kMaxFromAdaptSecs);
+  adapt.command = options.command;
+  adapt.stop = options.stop;
+  LATTE_ASSIGN_OR_RETURN(AdaptResult adapted, RunAdapt(std::move(*options.from), adapt, registry, log));
+  Prior prior;
+  if (adapted.interrupted) {
+    result.interrupted = true;
+    return prior;
+  }
+  CalibrateResult::FromPack& from = result.from.emplace();
+  from.path = options.from_path;
+  from.remeasured = adapted.kernels.size();
+  from.network_factor = adapted.network_factor;
+  from.secs = adapted.secs;
+  for (const TrainingSample& entry : adapted.pack.MeasuredKernels()) {
+    ++from.kernels;
+    if (entry.threads != options.num_threads) continue;
+    Expected<Prediction> here = adapted.pack.Predict(entry.kernel, entry.threads);
+    if (!here.ok() || !(here->ms > 0)) continue;
+    prior.samples.push_back({entry.kernel, entry.threads, here->ms, here->spread_ms});
+  }
+  from.adapted = prior.samples.size();
+  prior.reference_us = adapted.reference_now_us;
+  return prior;
+}
+
+// Step 1 otherwise: the fusion rules detected by timing, or the default ones.
+Status ChooseFusionRules(const CalibrateOptions& options, const BackendRegistry& registry,
+                         const CampaignOptions& campaign, CalibrateResult& result, std::ostream& log) {
+  if (!options.detect_fusion) {
+    const FusionRules rules = FusionRules::Default();
+    result.fusion_rules.assign(rules.kinds().begin(), rules.kinds().end());
+    return Status::Ok();
+  }
+  log << "calibrate: detecting fusion on " << options.backend << "\n";
+  FusionOptions fusion;
+  fusion.campaign = campaign;
+  LATTE_ASSIGN_OR_RETURN(FusionReport report, DetectFusion(fusion, registry, log));
+  result.fusion_rules = report.rules;
+  result.fusion = std::move(report);
+  return Status::Ok();
+}
+
+// Step 2: the profiling phases, each a resumable campaign with a share of what is left of the
+// budget; what a phase does not use (it ran out of kernels) goes to the next.
+class Phases {
+ public:
+  Phases(const CalibrateOptions& options, const BackendRegistry& registry, const CampaignOptions& campaign,
+         double deadline, CalibrateResult& result, std::ostream& log)
+      : options_(options), registry_(registry), campaign_(campaign), deadline_(deadline), result_(result), log_(log) {}
+
+  Status Run() {
+    std::vector<std::string> kinds = options_.kinds;
+    for (const std::string& rule : result_.fusion_rules) {
+      if (std::find(kinds.begin(), kinds.end(), rule) == kinds.end()) kinds.push_back(rule);
+    }
+    if (!options_.models.empty()) {  // the kernels users asked about come first
+      SamplerConfig sampler;
+      sampler.strategy = "from-models";
+      sampler.models = options_.models;
+      sampler.input_shapes = options_.input_shapes;
+      sampler.layout_backend = options_.backend;
+      sampler.layout_backend_takes_nhwc = registry_.Find(options_.backend)->takes_nhwc;
+      sampler.fusion_rules = result_.fusion_rules;
+      sampler.seed = options_.seed;
+      LATTE_RETURN_IF_ERROR(KernelPhase("the models' kernels and their neighbours", sampler, 0.5));
+    }
+    LATTE_RETURN_IF_ERROR(ContextNetworks());
+    if (result_.interrupted) return Status::Ok();
+    {  // Kernels of networks like the ones people deploy: what a model the pack never saw is made of.
+      SamplerConfig sampler;
+      sampler.strategy = "architectures";
+      sampler.seed = options_.seed;
+      sampler.max_kernels = kArchitectureKernels;
+      LATTE_RETURN_IF_ERROR(KernelPhase("kernels of architectures like real networks", sampler, kArchitectureShare));
+    }
+    {  // Then every kind at random in its box: the kinds and shapes architectures do not reach.
+      SamplerConfig sampler;
+      sampler.strategy = "random";
+      sampler.kinds = kinds;
+      sampler.seed = options_.seed;
+      sampler.max_kernels = 200 * kinds.size();  // more than any budget here measures: the budget ends it
+      LATTE_RETURN_IF_ERROR(KernelPhase("random kernels of " + std::to_string(kinds.size()) + " kinds", sampler, 0.6));
+    }
+    for (int round = 1; round <= kMaxAdaptiveRounds && !result_.interrupted; ++round) {
+      SamplerConfig sampler;
+      sampler.strategy = "adaptive";
+      sampler.kinds = kinds;
+      sampler.seed = options_.seed + static_cast<std::uint64_t>(round);
+      sampler.max_kernels = kAdaptiveRoundKernels;
+      sampler.skip_sparse_kinds = true;
+      const std::size_t before = result_.phases.size();
+      LATTE_RETURN_IF_ERROR(KernelPhase("adaptive round " + std::to_string(round), sampler, 1.0));
+      if (result_.phases.size() == before || result_.phases.back().result.summary.measured == 0) break;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  // One campaign of kernels measured alone.
+  Status KernelPhase(const std::string& name, SamplerConfig sampler, double share) {
+    if (Stopped(options_)) return Status::Ok();
+    const double left = deadline_ - Now();
+    const std::optional<double> given = CalibratePhaseBudget(left, share, kernels_measured_);
+    if (!given) return Status::Ok();
+    const double budget = *given;
+    if (budget > left * share) {
+      log_ << fmt::format("calibrate: {:.0f} s of the budget left and no kernel measured yet: {} gets {:.0f} s "
+                          "past the budget\n",
+                          std::max(left, 0.0), name, budget);
+    }
+    ProfileOptions profile;
+    profile.sampler = std::move(sampler);
+    profile.campaign = campaign_;
+    profile.campaign.budget_secs = budget;
+    profile.db = options_.db;
+    profile.tty = options_.tty;
+    log_ << "calibrate: " << name << " (" << static_cast<int>(budget) << " s of the budget)\n";
+    const double phase_start = Now();
+    LATTE_ASSIGN_OR_RETURN(ProfileResult profiled, RunProfile(profile, registry_, log_));
+    kernels_measured_ += profiled.summary.measured + profiled.summary.already_done;
+    result_.phases.push_back({name, budget, Now() - phase_start, std::move(profiled)});
+    if (result_.phases.back().result.summary.interrupted) result_.interrupted = true;
+    return Status::Ok();
+  }
+
+  // Random networks, layer by layer in the graph and alone: what the pack's context model is
+  // fitted on. A share of what is left, after the models' kernels, split between the two families
+  // (a family whose campaign is done leaves its share to the other).
+  Status ContextNetworks() {
+    if (Stopped(options_)) return Status::Ok();
+    const double context_deadline = Now() + (deadline_ - Now()) * kGraphContextShare;
+    const std::pair<NetworkFamily, const char*> families[] = {
+        {NetworkFamily::kInvertedResidual, "inverted residual"},
+        {NetworkFamily::kHardSwishSe, "hard-swish, squeeze-and-excite"}};
+    for (std::size_t f = 0; f < std::size(families); ++f) {
+      const double budget = (context_deadline - Now()) / static_cast<double>(std::size(families) - f);
+      if (budget < kMinCalibratePhaseSecs) continue;
+      GraphContextOptions context;
+      context.campaign = campaign_;
+      context.campaign.budget_secs = budget;
+      // Shorter runs than the kernel campaigns' (both ways): the fit needs many networks more than
+      // a precise time for each of their layers.
+      context.campaign.measure.min_secs = 0.05;
+      context.graph_measure.min_secs = 0.2;
+      context.fusion_rules = result_.fusion_rules;
+      context.graphs = kGraphContextNetworks;
+      context.family = families[f].first;
+      context.seed = options_.seed;
+      context.db = options_.db;
+      log_ << "calibrate: random networks in context, " << families[f].second << " (" << static_cast<int>(budget)
+           << " s of the budget)\n";
+      const double phase_start = Now();
+      LATTE_ASSIGN_OR_RETURN(GraphContextResult measured, RunGraphContext(context, registry_, log_));
+      result_.graph_contexts.push_back({families[f].second, std::move(measured), Now() - phase_start});
+      if (result_.graph_contexts.back().result.interrupted) {
+        result_.interrupted = true;
+        return Status::Ok();
+      }
+    }
+    return Status::Ok();
+  }
+
+  const CalibrateOptions& options_;
+  const BackendRegistry& registry_;
+  const CampaignOptions& campaign_;
+  const double deadline_;
+  CalibrateResult& result_;
+  std::ostream& log_;
+  std::size_t kernels_measured_ = 0;  // by the phases so far, or by earlier runs of their campaigns
+};
+
+// Step 3: the pack, from every measurement of this machine and configuration, old and new.
+Expected<StoreFit> FitCalibration(const CalibrateOptions& options, const BackendRegistry& registry,
+                                  const CalibrateResult& result, Prior prior) {
+  const BackendFactory& backend = *registry.Find(options.backend);  // checked known at the start
+  StoreFitRequest request;
+  request.db = options.db;
+  request.filter.backend = options.backend;
+  request.backend_takes_nhwc = backend.takes_nhwc;
+  request.filter.threads = options.num_threads;
+  request.filter.precision = "fp32";
+  request.filter.device = ReadDeviceFingerprint().Key();
+  request.options = options.fit;
+  request.options.clamps_run_apart = backend.clamps_run_apart;
+  request.fusion_rules = result.fusion_rules;
+  request.command = options.command;
+  request.options.stop = options.stop;  // a first Ctrl-C during the fit: measurements kept, no pack
+  request.prior = std::move(prior.samples);
+  request.prior_source = options.from_path;
+  request.prior_reference_us = prior.reference_us;
+  return FitFromStore(request);
+}
+
+}  // namespace
+
 Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,
                                        std::ostream& log) {
   LATTE_RETURN_IF_ERROR(CheckCalibrateOptions(options, registry));
   const double start = Now();
-  const double deadline = start + options.budget_secs;
-  auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };
-
   CampaignOptions campaign;
   campaign.backend = options.backend;
   campaign.run.num_threads = options.num_threads;
@@ -97,181 +314,22 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
   CalibrateResult result;
   // 1. Which op chains the backend runs as one kernel: decides how models are split into kernels.
   // A pack to start from says already (and is adapted to this machine: its kernels join the fit).
-  std::vector<TrainingSample> prior;
-  double prior_reference_us = 0;  // the drift reference as the adaptation read it
+  Prior prior;
   if (options.from != nullptr) {
-    log << "calibrate: starting from " << options.from_path << ": its fusion rules, and its kernels adapted here\n";
-    // The pack's rules, and what this backend fuses by construction (a pack made before backends
-    // declared it may lack those kinds: calibration measures every kind its rules create).
-    result.fusion_rules = options.from->info.fusion_rules;
-    LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(options.backend, campaign.run));
-    for (const std::string& kind : backend->FusedByConstruction()) {
-      if (std::find(result.fusion_rules.begin(), result.fusion_rules.end(), kind) == result.fusion_rules.end())
-        result.fusion_rules.push_back(kind);
-    }
-    backend.reset();
-    AdaptOptions adapt;
-    adapt.budget_secs = std::clamp(options.budget_secs * kFromAdaptShare, kMinAdaptSecs, kMaxFromAdaptSecs);
-    adapt.command = options.command;
-    adapt.stop = options.stop;
-    LATTE_ASSIGN_OR_RETURN(AdaptResult adapted, RunAdapt(std::move(*options.from), adapt, registry, log));
-    if (adapted.interrupted) {
-      result.interrupted = true;
-      return result;
-    }
-    CalibrateResult::FromPack& from = result.from.emplace();
-    from.path = options.from_path;
-    from.remeasured = adapted.kernels.size();
-    from.network_factor = adapted.network_factor;
-    from.secs = adapted.secs;
-    for (const TrainingSample& entry : adapted.pack.MeasuredKernels()) {
-      ++from.kernels;
-      if (entry.threads != options.num_threads) continue;
-      Expected<Prediction> here = adapted.pack.Predict(entry.kernel, entry.threads);
-      if (!here.ok() || !(here->ms > 0)) continue;
-      prior.push_back({entry.kernel, entry.threads, here->ms, here->spread_ms});
-    }
-    from.adapted = prior.size();
-    prior_reference_us = adapted.reference_now_us;
-  } else if (options.detect_fusion) {
-    log << "calibrate: detecting fusion on " << options.backend << "\n";
-    FusionOptions fusion;
-    fusion.campaign = campaign;
-    LATTE_ASSIGN_OR_RETURN(FusionReport report, DetectFusion(fusion, registry, log));
-    result.fusion_rules = report.rules;
-    result.fusion = std::move(report);
+    LATTE_ASSIGN_OR_RETURN(prior, StartFromPack(options, registry, campaign.run, result, log));
   } else {
-    const FusionRules rules = FusionRules::Default();
-    result.fusion_rules.assign(rules.kinds().begin(), rules.kinds().end());
+    LATTE_RETURN_IF_ERROR(ChooseFusionRules(options, registry, campaign, result, log));
   }
   result.fusion_secs = Now() - start;
-  if (stopped()) {
-    result.interrupted = true;
-    return result;
-  }
-
-  // 2. Profiling phases, each a resumable campaign with a share of what is left of the budget;
-  // what a phase does not use (it ran out of kernels) goes to the next.
-  std::size_t kernels_measured = 0;  // by the phases so far, or by earlier runs of their campaigns
-  auto run_phase = [&](const std::string& name, SamplerConfig sampler, double share) -> Status {
-    if (stopped()) return Status::Ok();
-    const double left = deadline - Now();
-    const std::optional<double> given = CalibratePhaseBudget(left, share, kernels_measured);
-    if (!given) return Status::Ok();
-    const double budget = *given;
-    if (budget > left * share) {
-      log << fmt::format("calibrate: {:.0f} s of the budget left and no kernel measured yet: {} gets {:.0f} s "
-                         "past the budget\n",
-                         std::max(left, 0.0), name, budget);
-    }
-    ProfileOptions profile;
-    profile.sampler = std::move(sampler);
-    profile.campaign = campaign;
-    profile.campaign.budget_secs = budget;
-    profile.db = options.db;
-    profile.tty = options.tty;
-    log << "calibrate: " << name << " (" << static_cast<int>(budget) << " s of the budget)\n";
-    const double phase_start = Now();
-    LATTE_ASSIGN_OR_RETURN(ProfileResult profiled, RunProfile(profile, registry, log));
-    kernels_measured += profiled.summary.measured + profiled.summary.already_done;
-    result.phases.push_back({name, budget, Now() - phase_start, std::move(profiled)});
-    if (result.phases.back().result.summary.interrupted) result.interrupted = true;
-    return Status::Ok();
-  };
-  std::vector<std::string> kinds = options.kinds;
-  for (const std::string& rule : result.fusion_rules) {
-    if (std::find(kinds.begin(), kinds.end(), rule) == kinds.end()) kinds.push_back(rule);
-  }
-  if (!options.models.empty()) {  // the kernels users asked about come first
-    SamplerConfig sampler;
-    sampler.strategy = "from-models";
-    sampler.models = options.models;
-    sampler.input_shapes = options.input_shapes;
-    sampler.layout_backend = options.backend;
-    sampler.layout_backend_takes_nhwc = registry.Find(options.backend)->takes_nhwc;
-    sampler.fusion_rules = result.fusion_rules;
-    sampler.seed = options.seed;
-    LATTE_RETURN_IF_ERROR(run_phase("the models' kernels and their neighbours", sampler, 0.5));
-  }
-  // Random networks, layer by layer in the graph and alone: what the pack's context model is
-  // fitted on. A share of what is left, after the models' kernels, split between the two families
-  // (a family whose campaign is done leaves its share to the other).
-  if (!stopped()) {
-    const double context_deadline = Now() + (deadline - Now()) * kGraphContextShare;
-    const std::pair<NetworkFamily, const char*> families[] = {
-        {NetworkFamily::kInvertedResidual, "inverted residual"},
-        {NetworkFamily::kHardSwishSe, "hard-swish, squeeze-and-excite"}};
-    for (std::size_t f = 0; f < std::size(families); ++f) {
-      const double budget = (context_deadline - Now()) / static_cast<double>(std::size(families) - f);
-      if (budget < kMinCalibratePhaseSecs) continue;
-      GraphContextOptions context;
-      context.campaign = campaign;
-      context.campaign.budget_secs = budget;
-      // Shorter runs than the kernel campaigns' (both ways): the fit needs many networks more than
-      // a precise time for each of their layers.
-      context.campaign.measure.min_secs = 0.05;
-      context.graph_measure.min_secs = 0.2;
-      context.fusion_rules = result.fusion_rules;
-      context.graphs = kGraphContextNetworks;
-      context.family = families[f].first;
-      context.seed = options.seed;
-      context.db = options.db;
-      log << "calibrate: random networks in context, " << families[f].second << " (" << static_cast<int>(budget)
-          << " s of the budget)\n";
-      const double phase_start = Now();
-      LATTE_ASSIGN_OR_RETURN(GraphContextResult measured, RunGraphContext(context, registry, log));
-      result.graph_contexts.push_back({families[f].second, std::move(measured), Now() - phase_start});
-      if (result.graph_contexts.back().result.interrupted) {
-        result.interrupted = true;
-        return result;
-      }
-    }
-  }
-  {  // Kernels of networks like the ones people deploy: what a model the pack never saw is made of.
-    SamplerConfig sampler;
-    sampler.strategy = "architectures";
-    sampler.seed = options.seed;
-    sampler.max_kernels = kArchitectureKernels;
-    LATTE_RETURN_IF_ERROR(run_phase("kernels of architectures like real networks", sampler, kArchitectureShare));
-  }
-  {  // Then every kind at random in its box: the kinds and shapes architectures do not reach.
-    SamplerConfig sampler;
-    sampler.strategy = "random";
-    sampler.kinds = kinds;
-    sampler.seed = options.seed;
-    sampler.max_kernels = 200 * kinds.size();  // more than any budget here measures: the budget ends it
-    LATTE_RETURN_IF_ERROR(run_phase("random kernels of " + std::to_string(kinds.size()) + " kinds", sampler, 0.6));
-  }
-  for (int round = 1; round <= kMaxAdaptiveRounds && !result.interrupted; ++round) {
-    SamplerConfig sampler;
-    sampler.strategy = "adaptive";
-    sampler.kinds = kinds;
-    sampler.seed = options.seed + static_cast<std::uint64_t>(round);
-    sampler.max_kernels = kAdaptiveRoundKernels;
-    sampler.skip_sparse_kinds = true;
-    const std::size_t before = result.phases.size();
-    LATTE_RETURN_IF_ERROR(run_phase("adaptive round " + std::to_string(round), sampler, 1.0));
-    if (result.phases.size() == before || result.phases.back().result.summary.measured == 0) break;
-  }
+  if (Stopped(options)) result.interrupted = true;
   if (result.interrupted) return result;
 
-  // 3. The pack: every measurement of this machine and configuration, old and new.
-  StoreFitRequest request;
-  request.db = options.db;
-  request.filter.backend = options.backend;
-  request.backend_takes_nhwc = registry.Find(options.backend)->takes_nhwc;  // checked known at the start
-  request.filter.threads = options.num_threads;
-  request.filter.precision = "fp32";
-  request.filter.device = ReadDeviceFingerprint().Key();
-  request.options = options.fit;
-  request.options.clamps_run_apart = registry.Find(options.backend)->clamps_run_apart;
-  request.fusion_rules = result.fusion_rules;
-  request.command = options.command;
-  request.options.stop = options.stop;  // a first Ctrl-C during the fit: measurements kept, no pack
-  request.prior = std::move(prior);
-  request.prior_source = options.from_path;
-  request.prior_reference_us = prior_reference_us;
-  LATTE_ASSIGN_OR_RETURN(result.fit, FitFromStore(request));
+  // 2. The measurements, within the budget.
+  LATTE_RETURN_IF_ERROR(Phases(options, registry, campaign, start + options.budget_secs, result, log).Run());
+  if (result.interrupted) return result;
+
+  // 3. The pack.
+  LATTE_ASSIGN_OR_RETURN(result.fit, FitCalibration(options, registry, result, std::move(prior)));
   if (result.fit.fit.interrupted) result.interrupted = true;
   return result;
 }
