@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -303,7 +304,6 @@ class Exporter {
 
   Status EmitOp(const Node& n, const Io& io) {
     using K = OpKind;
-    const Attributes& a = n.attrs;
     // Written as they are read (onnx_one_to_one), and PRelu, whose import checks its slope.
     static const std::map<OpKind, std::string> kSimple = [] {
       std::map<OpKind, std::string> simple = {{K::kPRelu, "PRelu"}};
@@ -322,24 +322,59 @@ class Exporter {
     switch (n.kind) {
       case K::kConv2D: case K::kDepthwiseConv2D: case K::kTransposeConv2D: return EmitConv(n, io);
       case K::kFullyConnected: return EmitFullyConnected(n, io);
-      case K::kMatMul: {
-        LATTE_ASSIGN_OR_RETURN(std::string b, In(n, 1));
-        std::string x = io.x;
-        if (a.GetInt("transpose_a", 0)) x = Transpose(x, LastTwoSwapped(n.input(0)), "ta");
-        if (a.GetInt("transpose_b", 0)) b = Transpose(b, LastTwoSwapped(n.input(1)), "tb");
-        Add("MatMul", {x, b}, {io.out});
-        return Status::Ok();
-      }
-      case K::kMaxPool2D: case K::kAvgPool2D: {
-        LATTE_ASSIGN_OR_RETURN(PoolParams p, GetPoolParams(g_, n));
-        auto* node = Add(n.kind == K::kMaxPool2D ? "MaxPool" : "AveragePool", {io.x}, {io.out});
-        Attr(node, "kernel_shape", Ints{p.kernel_h, p.kernel_w});
-        Attr(node, "strides", Ints{p.stride_h, p.stride_w});
-        Attr(node, "pads", Ints{p.pads.top, p.pads.left, p.pads.bottom, p.pads.right});
-        if (a.GetInt("ceil_mode", 0)) Attr(node, "ceil_mode", std::int64_t{1});
-        if (n.kind == K::kAvgPool2D && a.GetInt("count_include_pad", 0)) Attr(node, "count_include_pad", std::int64_t{1});
-        return Status::Ok();
-      }
+      case K::kMatMul: return EmitMatMul(n, io);
+      case K::kMaxPool2D: case K::kAvgPool2D: return EmitPool(n, io);
+      case K::kSoftmax: case K::kLogSoftmax: return EmitSoftmax(n, io);
+      case K::kResize: return EmitResize(n, io);
+      case K::kMean: case K::kReduceMax: case K::kReduceMin: case K::kReduceSum: return EmitReduce(n, io);
+      case K::kDequantize: case K::kQuantize:
+        return Unsupported("quantized tensors are not exported yet (int8 is not implemented)");
+      default: break;
+    }
+    if (std::optional<Status> done = EmitElementwise(n, io)) return *done;
+    if (std::optional<Status> done = EmitDataMovement(n, io)) return *done;
+    return Unsupported(std::string(OpName(n.kind)) + " has no ONNX export");
+  }
+
+  Status EmitMatMul(const Node& n, const Io& io) {
+    LATTE_ASSIGN_OR_RETURN(std::string b, In(n, 1));
+    std::string x = io.x;
+    if (n.attrs.GetInt("transpose_a", 0)) x = Transpose(x, LastTwoSwapped(n.input(0)), "ta");
+    if (n.attrs.GetInt("transpose_b", 0)) b = Transpose(b, LastTwoSwapped(n.input(1)), "tb");
+    Add("MatMul", {x, b}, {io.out});
+    return Status::Ok();
+  }
+
+  Status EmitPool(const Node& n, const Io& io) {
+    const Attributes& a = n.attrs;
+    LATTE_ASSIGN_OR_RETURN(PoolParams p, GetPoolParams(g_, n));
+    auto* node = Add(n.kind == OpKind::kMaxPool2D ? "MaxPool" : "AveragePool", {io.x}, {io.out});
+    Attr(node, "kernel_shape", Ints{p.kernel_h, p.kernel_w});
+    Attr(node, "strides", Ints{p.stride_h, p.stride_w});
+    Attr(node, "pads", Ints{p.pads.top, p.pads.left, p.pads.bottom, p.pads.right});
+    if (a.GetInt("ceil_mode", 0)) Attr(node, "ceil_mode", std::int64_t{1});
+    if (n.kind == OpKind::kAvgPool2D && a.GetInt("count_include_pad", 0)) Attr(node, "count_include_pad", std::int64_t{1});
+    return Status::Ok();
+  }
+
+  Status EmitReduce(const Node& n, const Io& io) {
+    using K = OpKind;
+    const char* op = n.kind == K::kMean ? "ReduceMean" : n.kind == K::kReduceMax ? "ReduceMax"
+                     : n.kind == K::kReduceMin ? "ReduceMin" : "ReduceSum";
+    auto axes = n.attrs.GetInts("axes");
+    std::vector<std::string> inputs = {io.x};
+    if (n.kind == K::kReduceSum && axes && !axes->empty()) inputs.push_back(Int64s(*axes, "axes"));
+    auto* node = Add(op, inputs, {io.out});
+    if (n.kind != K::kReduceSum && axes && !axes->empty()) Attr(node, "axes", *axes);
+    Attr(node, "keepdims", n.attrs.GetInt("keepdims", 1));
+    return Status::Ok();
+  }
+
+  // Elementwise ops with attributes, or that opset 14 writes as several ops; nullopt for another kind.
+  std::optional<Status> EmitElementwise(const Node& n, const Io& io) {
+    using K = OpKind;
+    const Attributes& a = n.attrs;
+    switch (n.kind) {
       case K::kSquaredDifference: {
         LATTE_ASSIGN_OR_RETURN(std::string b, In(n, 1));
         std::string d = Temp(io.out + "_diff");
@@ -372,18 +407,16 @@ class Exporter {
         Add("Mul", {m, Floats({0.5f}, "half", true)}, {io.out});
         return Status::Ok();
       }
-      case K::kMean: case K::kReduceMax: case K::kReduceMin: case K::kReduceSum: {
-        const char* op = n.kind == K::kMean ? "ReduceMean" : n.kind == K::kReduceMax ? "ReduceMax"
-                         : n.kind == K::kReduceMin ? "ReduceMin" : "ReduceSum";
-        auto axes = a.GetInts("axes");
-        std::vector<std::string> inputs = {io.x};
-        if (n.kind == K::kReduceSum && axes && !axes->empty()) inputs.push_back(Int64s(*axes, "axes"));
-        auto* node = Add(op, inputs, {io.out});
-        if (n.kind != K::kReduceSum && axes && !axes->empty()) Attr(node, "axes", *axes);
-        Attr(node, "keepdims", a.GetInt("keepdims", 1));
-        return Status::Ok();
-      }
-      case K::kSoftmax: case K::kLogSoftmax: return EmitSoftmax(n, io);
+      default: return std::nullopt;
+    }
+  }
+
+  // Ops that move data (shape, order, joins, splits, pads, gathers, casts) and batch_norm; nullopt
+  // for another kind.
+  std::optional<Status> EmitDataMovement(const Node& n, const Io& io) {
+    using K = OpKind;
+    const Attributes& a = n.attrs;
+    switch (n.kind) {
       case K::kReshape: case K::kSqueeze: case K::kUnsqueeze: {
         // The output shape is known: one Reshape to it covers all three.
         Add("Reshape", {io.x, Int64s(g_.tensor(n.outputs[0]).shape, "shape")}, {io.out});
@@ -449,7 +482,6 @@ class Exporter {
         Attr(Add("Gather", {io.x, indices}, {io.out}), "axis", a.GetInt("axis", 0));
         return Status::Ok();
       }
-      case K::kResize: return EmitResize(n, io);
       case K::kDepthToSpace: case K::kSpaceToDepth: {
         auto* node = Add(n.kind == K::kDepthToSpace ? "DepthToSpace" : "SpaceToDepth", {io.x}, {io.out});
         Attr(node, "blocksize", a.GetInt("block_size", 1));
@@ -474,11 +506,8 @@ class Exporter {
         Attr(Add("BatchNormalization", inputs, {io.out}), "epsilon", a.GetFloat("epsilon", 1e-5));
         return Status::Ok();
       }
-      case K::kDequantize: case K::kQuantize:
-        return Unsupported("quantized tensors are not exported yet (int8 is not implemented)");
-      default: break;
+      default: return std::nullopt;
     }
-    return Unsupported(std::string(OpName(n.kind)) + " has no ONNX export");
   }
 
   Ints LastTwoSwapped(TensorId id) {
