@@ -22,14 +22,8 @@ ClassFactors FactorsOf(const ClassAdaptation& c) {
 std::string AdaptReportText(const AdaptResult& result) {
   if (!result.pack.adaptation) return "adapt: interrupted, nothing adapted\n";
   const PackAdaptation& a = *result.pack.adaptation;
-  TextTable table;
-  table.AddColumn("class");
-  table.AddColumn("kernels", TextTable::Align::kRight);
-  table.AddColumn("pack ms range");
-  table.AddColumn("factor small", TextTable::Align::kRight);
-  table.AddColumn("middle", TextTable::Align::kRight);
-  table.AddColumn("large", TextTable::Align::kRight);
-  table.AddColumn("±", TextTable::Align::kRight);
+  TextTable table({{"class"}, {"kernels", TextTable::kRight}, {"pack ms range"}, {"factor small", TextTable::kRight},
+                   {"middle", TextTable::kRight}, {"large", TextTable::kRight}, {"±", TextTable::kRight}});
   for (const auto& [name, c] : a.classes) {
     const ClassFactors f = FactorsOf(c);
     table.AddRow({name, std::to_string(c.kernels), fmt::format("{:.4f}–{:.4f}", c.lo_ms, c.hi_ms),

@@ -57,14 +57,8 @@ std::string BenchView::Text() const {
 
   double total = 0;
   for (double v : result_.node_avg_us) total += v;
-  TextTable order;
-  order.AddColumn("#", TextTable::Align::kRight);
-  order.AddColumn("node type");
-  order.AddColumn("name");
-  order.AddColumn("backend");
-  order.AddColumn("avg ms", TextTable::Align::kRight);
-  order.AddColumn("%", TextTable::Align::kRight);
-  order.AddColumn("cdf %", TextTable::Align::kRight);
+  TextTable order({{"#", TextTable::kRight}, {"node type"}, {"name"}, {"backend"}, {"avg ms", TextTable::kRight},
+                   {"%", TextTable::kRight}, {"cdf %", TextTable::kRight}});
   double cdf = 0;
   for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
     const double us = result_.node_avg_us[i];
@@ -88,13 +82,8 @@ std::string BenchView::Text() const {
   }
   std::vector<std::pair<std::string, TypeTotal>> sorted(by_type.begin(), by_type.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.us > b.second.us; });
-  TextTable summary;
-  summary.AddColumn("node type");
-  summary.AddColumn("count", TextTable::Align::kRight);
-  summary.AddColumn("avg ms", TextTable::Align::kRight);
-  summary.AddColumn("%", TextTable::Align::kRight);
-  summary.AddColumn("cdf %", TextTable::Align::kRight);
-  summary.AddColumn("times called", TextTable::Align::kRight);
+  TextTable summary({{"node type"}, {"count", TextTable::kRight}, {"avg ms", TextTable::kRight},
+                     {"%", TextTable::kRight}, {"cdf %", TextTable::kRight}, {"times called", TextTable::kRight}});
   cdf = 0;
   for (const auto& [type, t] : sorted) {
     cdf += t.us;

@@ -18,17 +18,9 @@ std::string Fixed(double value, int digits) {
 }  // namespace
 
 std::string CompareView::Text() const {
-  TextTable table;
-  using A = TextTable::Align;
-  table.AddColumn("model");
-  table.AddColumn("backend");
-  table.AddColumn("threads", A::kRight);
-  table.AddColumn("precision");
-  table.AddColumn("p50 ms", A::kRight);
-  table.AddColumn("inf/s", A::kRight);
-  table.AddColumn("size MB", A::kRight);
-  table.AddColumn("peak RSS MB", A::kRight);
-  table.AddColumn("mJ/inf", A::kRight);
+  TextTable table({{"model"}, {"backend"}, {"threads", TextTable::kRight}, {"precision"}, {"p50 ms", TextTable::kRight},
+                   {"inf/s", TextTable::kRight}, {"size MB", TextTable::kRight}, {"peak RSS MB", TextTable::kRight},
+                   {"mJ/inf", TextTable::kRight}});
   std::string notes, busy;
   for (const CompareRow& r : result_.rows) {
     const std::string model = KeepTail(std::filesystem::path(r.model).filename().string(), 40);

@@ -8,15 +8,8 @@ namespace latte {
 
 std::string FitReportText(const StoreFit& fit, int folds) {
   auto percent = [](double value) { return fmt::format("{:.1f}%", value); };
-  TextTable table;
-  table.AddColumn("kind");
-  table.AddColumn("n", TextTable::Align::kRight);
-  table.AddColumn("of siblings", TextTable::Align::kRight);
-  table.AddColumn("predictor");
-  table.AddColumn("RMSPE", TextTable::Align::kRight);
-  table.AddColumn("±5%", TextTable::Align::kRight);
-  table.AddColumn("±10%", TextTable::Align::kRight);
-  table.AddColumn("note");
+  TextTable table({{"kind"}, {"n", TextTable::kRight}, {"of siblings", TextTable::kRight}, {"predictor"},
+                   {"RMSPE", TextTable::kRight}, {"±5%", TextTable::kRight}, {"±10%", TextTable::kRight}, {"note"}});
   for (const KindFitReport& kind : fit.fit.report) {
     for (const PredictorScore& score : kind.scores) {
       const bool scored = score.cv.n > 0;

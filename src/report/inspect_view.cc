@@ -117,16 +117,8 @@ InspectView::InspectView(const Graph& graph, std::string model) : graph_(graph),
 }
 
 std::string InspectView::Text() const {
-  TextTable table;
-  table.AddColumn("#", TextTable::Align::kRight);
-  table.AddColumn("op");
-  table.AddColumn("name");
-  table.AddColumn("input");
-  table.AddColumn("output");
-  table.AddColumn("geometry");
-  table.AddColumn("MACs", TextTable::Align::kRight);
-  table.AddColumn("params", TextTable::Align::kRight);
-  table.AddColumn("bytes", TextTable::Align::kRight);
+  TextTable table({{"#", TextTable::kRight}, {"op"}, {"name"}, {"input"}, {"output"}, {"geometry"},
+                   {"MACs", TextTable::kRight}, {"params", TextTable::kRight}, {"bytes", TextTable::kRight}});
   for (NodeId id = 0; id < static_cast<NodeId>(graph_.num_nodes()); ++id) {
     const Node& node = graph_.node(id);
     const auto& cost = costs_[id];

@@ -50,16 +50,10 @@ std::string ParetoView::Text() const {
   out += fmt::format("search: {}, {} assignments evaluated in {:.2f} s (node memory measured in {:.2f} s)\n", r.method,
                      r.evaluated.size() + r.incomplete, r.search_secs, r.node_memory_secs);
 
-  TextTable front;
-  front.AddColumn("id", TextTable::Align::kRight);
-  front.AddColumn("assignment");
-  front.AddColumn("pred ms", TextTable::Align::kRight);
-  front.AddColumn("pred KB", TextTable::Align::kRight);
-  front.AddColumn("prepared KB", TextTable::Align::kRight);
-  front.AddColumn("activations KB", TextTable::Align::kRight);
-  front.AddColumn("conversions", TextTable::Align::kRight);
-  front.AddColumn("fallbacks", TextTable::Align::kRight);
-  front.AddColumn("note");
+  TextTable front({{"id", TextTable::kRight}, {"assignment"}, {"pred ms", TextTable::kRight},
+                   {"pred KB", TextTable::kRight}, {"prepared KB", TextTable::kRight},
+                   {"activations KB", TextTable::kRight}, {"conversions", TextTable::kRight},
+                   {"fallbacks", TextTable::kRight}, {"note"}});
   auto add = [&](const ParetoPoint& p, const std::string& note) {
     front.AddRow({p.id, Digits(p.digits), Ms(p.cost.time_ms), Kb(p.cost.memory_kb()),
                   Kb(p.cost.prepared_kb), Kb(p.cost.activations_kb),
@@ -91,17 +85,9 @@ std::string ParetoView::Text() const {
   }
 
   if (!r.verify.empty()) {
-    TextTable v;
-    v.AddColumn("id", TextTable::Align::kRight);
-    v.AddColumn("role");
-    v.AddColumn("pred ms", TextTable::Align::kRight);
-    v.AddColumn("meas ms", TextTable::Align::kRight);
-    v.AddColumn("err", TextTable::Align::kRight);
-    v.AddColumn("pred KB", TextTable::Align::kRight);
-    v.AddColumn("meas KB", TextTable::Align::kRight);
-    v.AddColumn("err", TextTable::Align::kRight);
-    v.AddColumn("peak RSS KB", TextTable::Align::kRight);
-    v.AddColumn("note");
+    TextTable v({{"id", TextTable::kRight}, {"role"}, {"pred ms", TextTable::kRight}, {"meas ms", TextTable::kRight},
+                 {"err", TextTable::kRight}, {"pred KB", TextTable::kRight}, {"meas KB", TextTable::kRight},
+                 {"err", TextTable::kRight}, {"peak RSS KB", TextTable::kRight}, {"note"}});
     for (const VerifiedPoint& p : r.verify) {
       if (!p.ok) {
         v.AddRow({p.id, p.role, Ms(p.predicted_time_ms), "-", "-", Kb(p.predicted_memory_kb), "-", "-", "-",

@@ -85,15 +85,10 @@ std::string PredictView::Text() const {
   if (!machine_note_.empty()) out << "note:  " << machine_note_ << "\n";
   out << "\n";
 
-  TextTable table;
-  table.AddColumn("#", TextTable::Align::kRight);
-  table.AddColumn("layer");
-  table.AddColumn("kernel");
-  table.AddColumn("geometry");
-  table.AddColumn("ms", TextTable::Align::kRight);
-  table.AddColumn("±ms", TextTable::Align::kRight);
+  TextTable table({{"#", TextTable::kRight}, {"layer"}, {"kernel"}, {"geometry"}, {"ms", TextTable::kRight},
+                   {"±ms", TextTable::kRight}});
   const bool context = prediction_.context_applied;
-  if (context) table.AddColumn("of which in graph", TextTable::Align::kRight);
+  if (context) table.AddColumn("of which in graph", TextTable::kRight);
   table.AddColumn("source");
   int index = 0;
   for (const LayerPrediction& layer : prediction_.layers) {

@@ -5,6 +5,10 @@
 
 namespace latte {
 
+TextTable::TextTable(std::initializer_list<Column> columns) {
+  for (const Column& column : columns) AddColumn(column.header, column.align);
+}
+
 void TextTable::AddColumn(std::string header, Align align) {
   headers_.push_back(std::move(header));
   aligns_.push_back(align);

@@ -1,6 +1,7 @@
 #pragma once
 // A plain-text table with aligned columns, for terminal reports.
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -9,7 +10,15 @@ namespace latte {
 class TextTable {
  public:
   enum class Align { kLeft, kRight };
-  /// Adds a column; numbers usually align right.
+  static constexpr Align kRight = Align::kRight;  // numbers usually align right
+  struct Column {
+    std::string header;
+    Align align = Align::kLeft;
+  };
+  TextTable() = default;
+  /// A table with these columns, in order.
+  TextTable(std::initializer_list<Column> columns);
+  /// Adds a column.
   void AddColumn(std::string header, Align align = Align::kLeft);
   /// Adds a row; it must have one cell per column.
   void AddRow(std::vector<std::string> cells);

@@ -74,13 +74,8 @@ std::string ValidateView::Text(bool per_layer) const {
   out << "pack: " << DescribePack(pack_) << "\n";
   if (!machine_note_.empty()) out << "note: " << machine_note_ << "\n";
   out << "\n";
-  TextTable table;
-  table.AddColumn("model");
-  table.AddColumn("predicted ms", TextTable::Align::kRight);
-  table.AddColumn("measured ms", TextTable::Align::kRight);
-  table.AddColumn("error", TextTable::Align::kRight);
-  table.AddColumn("noise");
-  table.AddColumn("coverage");
+  TextTable table({{"model"}, {"predicted ms", TextTable::kRight}, {"measured ms", TextTable::kRight},
+                   {"error", TextTable::kRight}, {"noise"}, {"coverage"}});
   for (const ModelValidation& m : models_) {
     std::string coverage = fmt::format("{}/{} nodes", m.prediction.covered_nodes, m.prediction.total_nodes);
     if (m.uncovered_measured_ms > 0) coverage += fmt::format(" ({} ms measured not predicted)", Ms(m.uncovered_measured_ms));
@@ -110,14 +105,8 @@ std::string ValidateView::Text(bool per_layer) const {
   if (!per_layer) return out.str();
   for (const ModelValidation& m : models_) {
     out << "\n" << m.model << "\n";
-    TextTable layers;
-    layers.AddColumn("#", TextTable::Align::kRight);
-    layers.AddColumn("kernel");
-    layers.AddColumn("geometry");
-    layers.AddColumn("predicted ms", TextTable::Align::kRight);
-    layers.AddColumn("measured ms", TextTable::Align::kRight);
-    layers.AddColumn("error", TextTable::Align::kRight);
-    layers.AddColumn("source");
+    TextTable layers({{"#", TextTable::kRight}, {"kernel"}, {"geometry"}, {"predicted ms", TextTable::kRight},
+                      {"measured ms", TextTable::kRight}, {"error", TextTable::kRight}, {"source"}});
     for (const LayerComparison& l : m.layers) {
       const LayerPrediction& layer = m.prediction.layers[l.layer];
       layers.AddRow({std::to_string(l.layer), layer.kernel.Kind(), DescribeKernel(layer.kernel), Ms(l.predicted_ms),
