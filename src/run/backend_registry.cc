@@ -1,5 +1,7 @@
 #include "run/backend_registry.h"
 
+#include <cassert>
+
 namespace latte {
 
 std::string_view PrecisionName(Precision precision) {
@@ -14,6 +16,11 @@ Status BackendRegistry::Register(BackendFactory info) {
   if (Find(info.name) != nullptr) return Internal("backend '" + info.name + "' registered twice");
   backends_.push_back(std::move(info));
   return Status::Ok();
+}
+
+void BackendRegistry::RegisterBuiltin(BackendFactory info) {
+  [[maybe_unused]] const Status status = Register(std::move(info));
+  assert(status.ok() && "a built-in backend registered twice");
 }
 
 const BackendFactory* BackendRegistry::Find(const std::string& name) const {

@@ -35,6 +35,8 @@ class BackendRegistry {
  public:
   /// Fails if the name is taken.
   Status Register(BackendFactory info);
+  /// Registers a backend built into Latte: its name taken already is a programming error (asserted).
+  void RegisterBuiltin(BackendFactory info);
   /// Creates `name` with `options`; an unknown name fails listing the known ones.
   Expected<std::unique_ptr<Backend>> Create(const std::string& name, const RunOptions& options) const;
   /// Ok when `name` is registered; else the error Create gives (listing the known ones), without

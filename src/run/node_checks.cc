@@ -42,4 +42,47 @@ Status NeedConstant(const Graph& graph, const Node& node, std::size_t i, const c
   return Status::Ok();
 }
 
+namespace {
+
+std::int64_t Elements(const Tensor& t) { return t.num_elements().value_or(0); }
+
+Status Invalid(const Node& node, const Status& status) {
+  return Unsupported(std::string(OpName(node.kind)) + ": " + status.message());
+}
+
+}  // namespace
+
+Expected<ConvParams> CheckedConvParams(const Graph& graph, const Node& node) {
+  const std::string name(OpName(node.kind));
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
+  auto params = GetConvParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const ConvParams& p = *params;
+  if (p.has_bias && Elements(graph.tensor(node.inputs[2])) != p.out_c)
+    return Unsupported(name + " bias has " + std::to_string(Elements(graph.tensor(node.inputs[2]))) + " values for " +
+                       std::to_string(p.out_c) + " output channels");
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (y.shape != Shape{p.batch, p.out_h, p.out_w, p.out_c})
+    return Unsupported(name + " output shape " + ShapeToString(y.shape) + " disagrees with its parameters");
+  return params;
+}
+
+Expected<FullyConnectedParams> CheckedFullyConnectedParams(const Graph& graph, const Node& node) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
+  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
+  if (node.attrs.GetFloat("alpha", 1.0) != 1.0 || node.attrs.GetFloat("beta", 1.0) != 1.0)
+    return Unsupported("fully_connected with alpha or beta ≠ 1");
+  auto params = GetFullyConnectedParams(graph, node);
+  if (!params.ok()) return Invalid(node, params.status());
+  const FullyConnectedParams& p = *params;
+  if (p.has_bias && Elements(graph.tensor(node.inputs[2])) != p.out_features)
+    return Unsupported("fully_connected bias is not one value per output feature");
+  if (Elements(graph.tensor(node.outputs[0])) != p.rows * p.out_features)
+    return Unsupported("fully_connected output size disagrees with its parameters");
+  return params;
+}
+
 }  // namespace latte

@@ -7,6 +7,7 @@
 
 #include "core/status.h"
 #include "ir/graph.h"
+#include "ir/op_params.h"
 
 namespace latte {
 
@@ -19,5 +20,11 @@ Status CheckFloatTensors(const Graph& graph, const Node& node, int skip_input, s
 Status NeedInputs(const Node& node, std::size_t n);
 /// Input `i`, when present, must be a constant (`what` names it: "weights", "bias").
 Status NeedConstant(const Graph& graph, const Node& node, std::size_t i, const char* what);
+
+/// A conv node's params (conv2d, depthwise, transpose) after the checks every backend makes:
+/// constant weights and bias, one bias value per output channel, the output shape the params give.
+Expected<ConvParams> CheckedConvParams(const Graph& graph, const Node& node);
+/// A fully_connected node's params after the same checks (and alpha = beta = 1).
+Expected<FullyConnectedParams> CheckedFullyConnectedParams(const Graph& graph, const Node& node);
 
 }  // namespace latte

@@ -203,18 +203,7 @@ Status Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   const std::string want = depthwise ? "1HWO" : "OHWI";
   const std::string layout = node.attrs.GetString("filter_layout", "");
   if (layout != want) return Unsupported(Name(node) + " filter_layout " + layout + ": xnnpack needs " + want);
-  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
-  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
-  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
-  auto params = GetConvParams(graph, node);
-  if (!params.ok()) return Invalid(node, params.status());
-  const ConvParams& p = *params;
-  if (p.has_bias && static_cast<std::int64_t>(Elements(graph.tensor(node.inputs[2]))) != p.out_c)
-    return Unsupported(Name(node) + " bias has " + std::to_string(Elements(graph.tensor(node.inputs[2]))) +
-                       " values for " + std::to_string(p.out_c) + " output channels");
-  const Tensor& y = graph.tensor(node.outputs[0]);
-  if (y.shape != Shape{p.batch, p.out_h, p.out_w, p.out_c})
-    return Unsupported(Name(node) + " output shape " + ShapeToString(y.shape) + " disagrees with its parameters");
+  LATTE_ASSIGN_OR_RETURN(const ConvParams p, CheckedConvParams(graph, node));
   std::int64_t adjust_h = 0, adjust_w = 0;
   if (transposed) {
     // XNNPACK: out = stride (in - 1) + adjustment + dilated kernel - pads, adjustment < stride.
@@ -268,18 +257,7 @@ Status Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
 }
 
 Status FullyConnected(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
-  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
-  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 1, "weights"));
-  LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, 2, "bias"));
-  if (node.attrs.GetFloat("alpha", 1.0) != 1.0 || node.attrs.GetFloat("beta", 1.0) != 1.0)
-    return Unsupported("fully_connected with alpha or beta ≠ 1");
-  auto params = GetFullyConnectedParams(graph, node);
-  if (!params.ok()) return Invalid(node, params.status());
-  const FullyConnectedParams p = *params;
-  if (p.has_bias && static_cast<std::int64_t>(Elements(graph.tensor(node.inputs[2]))) != p.out_features)
-    return Unsupported("fully_connected bias is not one value per output feature");
-  if (static_cast<std::int64_t>(Elements(graph.tensor(node.outputs[0]))) != p.rows * p.out_features)
-    return Unsupported("fully_connected output size disagrees with its parameters");
+  LATTE_ASSIGN_OR_RETURN(const FullyConnectedParams p, CheckedFullyConnectedParams(graph, node));
   if (ctx == nullptr) return Status::Ok();
 
   const auto in = static_cast<size_t>(p.in_features), out = static_cast<size_t>(p.out_features);
@@ -1144,11 +1122,9 @@ Expected<std::unique_ptr<PreparedNode>> XnnpackBackend::Prepare(const Graph& gra
 }
 
 void RegisterXnnpackBackend(BackendRegistry& registry) {
-  Status status = registry.Register({"xnnpack", "XNNPACK operators (fp32, NHWC), pthreadpool threads",
-                                     [](const RunOptions& options) { return XnnpackBackend::Create(options); },
-                                     /*takes_nhwc=*/true});
-  assert(status.ok() && "xnnpack registered twice");
-  (void)status;
+  registry.RegisterBuiltin({"xnnpack", "XNNPACK operators (fp32, NHWC), pthreadpool threads",
+                            [](const RunOptions& options) { return XnnpackBackend::Create(options); },
+                            /*takes_nhwc=*/true});
 }
 
 }  // namespace latte
