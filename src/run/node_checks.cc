@@ -29,6 +29,16 @@ Status CheckFloatTensors(const Graph& graph, const Node& node, int skip_input, s
   return Status::Ok();
 }
 
+Expected<const Node*> NhwcNode(const Graph& graph, NodeId id, std::string_view backend) {
+  if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
+  const Node& node = graph.node(id);
+  const std::string layout = node.attrs.GetString("layout", "NHWC");
+  if (layout != "NHWC") return Unsupported("layout " + layout + ": " + std::string(backend) + " runs NHWC graphs");
+  if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
+  if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(std::string(OpName(node.kind)) + " without input");
+  return &node;
+}
+
 Status NeedInputs(const Node& node, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i)
     if (node.input(i) == kNoTensor) return Unsupported(std::string(OpName(node.kind)) + " lacks input " + std::to_string(i));

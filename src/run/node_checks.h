@@ -16,6 +16,10 @@ namespace latte {
 /// `backend` names the backend in the message ("xnnpack runs fp32 only").
 Status CheckFloatTensors(const Graph& graph, const Node& node, int skip_input, std::string_view backend,
                          std::size_t max_rank);
+/// Node `id` of `graph` as an NHWC backend takes it: refused (kUnsupported, `backend` naming the
+/// backend) when the id is out of range, the node has another layout, is an opaque op or has no
+/// first input.
+Expected<const Node*> NhwcNode(const Graph& graph, NodeId id, std::string_view backend);
 /// Inputs 0..n-1 must be present.
 Status NeedInputs(const Node& node, std::size_t n);
 /// Input `i`, when present, must be a constant (`what` names it: "weights", "bias").

@@ -672,15 +672,11 @@ const KindTable<Handler>& Handlers() {
 
 // Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
 Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
-  if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
-  const Node& node = graph.node(id);
   if (precision == Precision::kInt8) return Unsupported("int8 not implemented");
-  const std::string layout = node.attrs.GetString("layout", "NHWC");
-  if (layout != "NHWC") return Unsupported("layout " + layout + ": onednn backend runs NHWC graphs");
-  if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
+  LATTE_ASSIGN_OR_RETURN(const Node* checked, NhwcNode(graph, id, "onednn backend"));
+  const Node& node = *checked;
   const Handler* handler = Handlers().Find(node.kind);
   if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the onednn backend");
-  if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
   LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
   LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
   return (*handler)(graph, node, act, ctx);

@@ -1062,16 +1062,12 @@ const KindTable<Handler>& Handlers() {
 
 // Checks `node` and, with a context, creates its operators. Every refusal is kUnsupported.
 Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
-  if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return Unsupported("no node " + std::to_string(id));
-  const Node& node = graph.node(id);
+  LATTE_ASSIGN_OR_RETURN(const Node* checked, NhwcNode(graph, id, "xnnpack"));
+  const Node& node = *checked;
   if (precision == Precision::kInt8 && !RunsInt8(node.kind))
     return Unsupported("int8 not implemented for " + Name(node) + " (conv2d, depthwise_conv2d, fully_connected only)");
-  const std::string layout = node.attrs.GetString("layout", "NHWC");
-  if (layout != "NHWC") return Unsupported("layout " + layout + ": xnnpack runs NHWC graphs");
-  if (node.kind == OpKind::kOpaque) return Unsupported("opaque op '" + node.source_op + "'");
   const Handler* handler = Handlers().Find(node.kind);
   if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the xnnpack backend");
-  if (node.inputs.empty() || node.input(0) == kNoTensor) return Unsupported(Name(node) + " without input");
   LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
   LATTE_ASSIGN_OR_RETURN(const Range range, FusedActivation(node));
   if (ctx != nullptr) {
