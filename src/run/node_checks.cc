@@ -1,5 +1,6 @@
 #include "run/node_checks.h"
 
+#include <algorithm>
 #include <string>
 
 namespace latte {
@@ -61,6 +62,22 @@ Status Invalid(const Node& node, const Status& status) {
 }
 
 }  // namespace
+
+Expected<std::vector<std::int64_t>> CheckedConstantPads(const Graph& graph, const Node& node) {
+  const Shape& xs = graph.tensor(node.inputs[0]).shape;
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const size_t rank = xs.size();
+  const std::string mode = node.attrs.GetString("mode", "constant");
+  if (mode != "constant") return Unsupported("pad mode '" + mode + "' not implemented (constant only)");
+  if (node.inputs.size() != 1) return Unsupported("pad with pads as an input");
+  auto pads = node.attrs.GetInts("pads");
+  if (!pads || pads->size() != 2 * rank) return Unsupported("pad without 2 × rank 'pads'");
+  if (std::any_of(pads->begin(), pads->end(), [](auto v) { return v < 0; })) return Unsupported("pad with negative pads");
+  if (ys.size() != rank) return Unsupported("pad changes the rank");
+  for (size_t i = 0; i < rank; ++i)
+    if (ys[i] != xs[i] + (*pads)[i] + (*pads)[i + rank]) return Unsupported("pad output shape disagrees with its pads");
+  return *pads;
+}
 
 Expected<ConvParams> CheckedConvParams(const Graph& graph, const Node& node) {
   const std::string name(OpName(node.kind));

@@ -3,7 +3,9 @@
 // everywhere: a "no" from any backend reads the same way.
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "ir/graph.h"
@@ -25,6 +27,9 @@ Status NeedInputs(const Node& node, std::size_t n);
 /// Input `i`, when present, must be a constant (`what` names it: "weights", "bias").
 Status NeedConstant(const Graph& graph, const Node& node, std::size_t i, const char* what);
 
+/// A pad node's pads (begins, then ends, one of each per axis), checked: a constant pad, pads as an
+/// attribute, none negative, and the output shape they give.
+Expected<std::vector<std::int64_t>> CheckedConstantPads(const Graph& graph, const Node& node);
 /// A conv node's params (conv2d, depthwise, transpose) after the checks every backend makes:
 /// constant weights and bias, one bias value per output channel, the output shape the params give.
 Expected<ConvParams> CheckedConvParams(const Graph& graph, const Node& node);

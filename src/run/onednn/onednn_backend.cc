@@ -442,18 +442,10 @@ Status Pad(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   const Shape& xs = graph.tensor(node.inputs[0]).shape;
   const Shape& ys = graph.tensor(node.outputs[0]).shape;
   const size_t rank = xs.size();
-  const std::string mode = node.attrs.GetString("mode", "constant");
-  if (mode != "constant") return Unsupported("pad mode '" + mode + "' not implemented (constant only)");
-  if (node.inputs.size() != 1) return Unsupported("pad with pads as an input");
-  auto pads = node.attrs.GetInts("pads");
-  if (!pads || pads->size() != 2 * rank) return Unsupported("pad without 2 × rank 'pads'");
-  if (std::any_of(pads->begin(), pads->end(), [](auto v) { return v < 0; })) return Unsupported("pad with negative pads");
-  if (ys.size() != rank) return Unsupported("pad changes the rank");
-  for (size_t i = 0; i < rank; ++i)
-    if (ys[i] != xs[i] + (*pads)[i] + (*pads)[i + rank]) return Unsupported("pad output shape disagrees with its pads");
+  LATTE_ASSIGN_OR_RETURN(const std::vector<std::int64_t> pads, CheckedConstantPads(graph, node));
   const memory::desc x_md = Plain(Dims(xs.begin(), xs.end()));
   const memory::desc window = Plain(Dims(ys.begin(), ys.end())).submemory_desc(Dims(xs.begin(), xs.end()),
-                                                                            Dims(pads->begin(), pads->begin() + static_cast<std::ptrdiff_t>(rank)));
+                                                                            Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank)));
   dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, window);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};

@@ -565,15 +565,10 @@ Status Resize(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
 Status Pad(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   const Tensor& x = graph.tensor(node.inputs[0]);
   const size_t rank = x.shape.size();
-  const std::string mode = node.attrs.GetString("mode", "constant");
-  if (mode != "constant") return Unsupported("pad mode '" + mode + "' not implemented (constant only)");
-  if (node.inputs.size() != 1) return Unsupported("pad with pads as an input");
-  auto pads = node.attrs.GetInts("pads");
-  if (!pads || pads->size() != 2 * rank) return Unsupported("pad without 2 × rank 'pads'");
-  if (std::any_of(pads->begin(), pads->end(), [](auto v) { return v < 0; })) return Unsupported("pad with negative pads");
+  LATTE_ASSIGN_OR_RETURN(const std::vector<std::int64_t> pads, CheckedConstantPads(graph, node));
   if (ctx == nullptr) return Status::Ok();
-  std::vector<size_t> pre(pads->begin(), pads->begin() + static_cast<std::ptrdiff_t>(rank));
-  std::vector<size_t> post(pads->begin() + static_cast<std::ptrdiff_t>(rank), pads->end());
+  std::vector<size_t> pre(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+  std::vector<size_t> post(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
   const float value = static_cast<float>(node.attrs.GetFloat("value", 0.0));
   xnn_operator_t op = nullptr;
   LATTE_RETURN_IF_ERROR(Check(xnn_create_constant_pad_nd_x32(&value, 0, &op), "xnn_create_constant_pad_nd_x32"));
