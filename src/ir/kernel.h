@@ -16,28 +16,11 @@
 
 namespace latte {
 
-/// Canonical, layout-free integer parameters, by family of the main op (shapes are NHWC with
-/// rank padded to 4 by leading 1s; pads are resolved to explicit numbers):
-/// - conv2d, depthwise_conv2d, transpose_conv2d: n ih iw ic oc kh kw sh sw dh dw g
-///   pt pl pb pr (pads top, left, bottom, right) bias (0/1); transpose_conv2d also oh ow.
-/// - fully_connected: m (rows) k (in features) n (out features) bias. matmul: b m k n.
-/// - max_pool2d, avg_pool2d: n ih iw c kh kw sh sw pt pl pb pr.
-/// - global_avg_pool, global_max_pool, unary ops (activations, exp, ..., and batch_norm in
-///   inference: a scale and shift per channel), softmax, mean: n h w c (the input);
-///   mean/reductions also axes (bit i set = axis i of NHWC reduced).
-/// - binary elementwise (add, mul, ...): a0 a1 a2 a3 b0 b1 b2 b3 (the two input shapes).
-/// - concat: n h w c (output) axis inputs d0 d1 ... (each input's size along axis).
-/// - resize: n ih iw c oh ow mode (0 nearest, 1 bilinear).
-/// - pad: n h w c p0..p7 (begin of each NHWC dim, then end of each).
-/// - reshape (and flatten, squeeze, unsqueeze, identity), transpose: n h w c (input); transpose
-///   also perm0..perm3. log_softmax as softmax.
-/// - depth_to_space, space_to_depth: n h w c block.
-/// - slice (steps of 1): n h w c (the input) on oh ow oc (the part it copies out), at the lowest
-///   rank that has the same copy (axes of size 1 dropped, neighbouring axes kept whole merged).
-/// A fused activation or add is listed in `fused`; an add's other operand has the output's shape.
-/// Not kept (same work, other semantics): pad mode, resize coordinate transform, matmul transposes,
-/// clip bounds of a main clip op, where a slice starts. Kinds with no family (split, gather, cast, quantize,
-/// dequantize) are reported uncovered, never approximated.
+/// `params` holds the main op's canonical, layout-free integer parameters by key: which keys a
+/// kernel family has, and what they mean, is kernel_params.h, whose typed structs read and write
+/// them. A fused activation or add is listed in `fused`; an add's other operand has the output's
+/// shape. Kinds with no family (split, gather, cast, quantize, dequantize) are reported
+/// uncovered, never approximated.
 struct Kernel {
   OpKind op = OpKind::kOpaque;
   std::vector<OpKind> fused;  // in order after the main op: e.g. {kAdd, kRelu}
