@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <limits>
-#include <set>
 
 #include <fmt/format.h>
+
+#include "ir/kernel_params.h"
 
 namespace latte {
 namespace {
@@ -73,31 +73,33 @@ Expected<Kernel> ParseKernelKind(std::string_view kind) {
 }
 
 Status CheckKernelParams(const Kernel& kernel) {
-  // Parameters that may be 0: pads, flags, modes, permutations, axes. Every other one counts
-  // something (a size, a stride, a group) and is at least 1.
-  auto may_be_zero = [](const std::string& name) {
-    static const std::set<std::string> kZeroOk = {"pt", "pl", "pb", "pr", "bias", "mode", "axis", "axes", "elmt_fused"};
-    return kZeroOk.count(name) > 0 || (name.size() == 2 && name[0] == 'p' && std::isdigit(name[1])) ||
-           name.rfind("perm", 0) == 0;
-  };
   for (const auto& [name, value] : kernel.params) {
-    if (value < 0 || value > std::numeric_limits<std::int32_t>::max() || (value == 0 && !may_be_zero(name))) {
+    if (value < 0 || value > std::numeric_limits<std::int32_t>::max() || (value == 0 && !ParamMayBeZero(name))) {
       return InvalidInput(fmt::format("kernel {}: {}={} is not a plausible value", kernel.Kind(), name, value));
     }
   }
-  const bool windowed = kernel.op == OpKind::kConv2D || kernel.op == OpKind::kDepthwiseConv2D ||
-                        kernel.op == OpKind::kMaxPool2D || kernel.op == OpKind::kAvgPool2D;
-  // Only where the pads are known: the TensorRT library's lines have none (a 7x7 conv on 6x6 maps
-  // is real there, padded by TensorRT).
-  if (windowed && kernel.params.count("pt") > 0) {
-    for (const auto& [size, window, dilation, pad_a, pad_b] :
-         {std::array<const char*, 5>{"ih", "kh", "dh", "pt", "pb"}, std::array<const char*, 5>{"iw", "kw", "dw", "pl", "pr"}}) {
-      const std::int64_t reach = kernel.Param(dilation, 1) * (kernel.Param(window, 1) - 1) + 1;
-      if (reach > kernel.Param(size, 1) + kernel.Param(pad_a) + kernel.Param(pad_b)) {
-        return InvalidInput(fmt::format("kernel {}: a {}={} window does not fit in {}={} with its pads", kernel.Kind(),
-                                        window, kernel.Param(window), size, kernel.Param(size)));
-      }
-    }
+  // A window must fit in its padded input, only where the pads are known: the TensorRT library's
+  // lines have none (a 7x7 conv on 6x6 maps is real there, padded by TensorRT).
+  auto fits = [&kernel](const std::string& size_key, std::int64_t size, const std::string& window_key,
+                        std::int64_t window, std::int64_t dilation, std::int64_t pads) -> Status {
+    if (dilation * (window - 1) + 1 <= size + pads) return Status::Ok();
+    return InvalidInput(fmt::format("kernel {}: a {}={} window does not fit in {}={} with its pads", kernel.Kind(),
+                                    window_key, window, size_key, size));
+  };
+  if (kernel.op == OpKind::kConv2D || kernel.op == OpKind::kDepthwiseConv2D) {
+    using P = ConvKernelParams;
+    const P c = ReadParams<P>(kernel);
+    if (!c.pt) return Status::Ok();
+    LATTE_RETURN_IF_ERROR(
+        fits(ParamKey(&P::ih), c.ih, ParamKey(&P::kh), c.kh, c.dh.value_or(1), *c.pt + c.pb.value_or(0)));
+    return fits(ParamKey(&P::iw), c.iw, ParamKey(&P::kw), c.kw, c.dw.value_or(1), c.pl.value_or(0) + c.pr.value_or(0));
+  }
+  if ((kernel.op == OpKind::kMaxPool2D || kernel.op == OpKind::kAvgPool2D) &&
+      kernel.params.count(ParamKey(&PoolKernelParams::pt))) {
+    using P = PoolKernelParams;
+    const P p = ReadParams<P>(kernel);
+    LATTE_RETURN_IF_ERROR(fits(ParamKey(&P::ih), p.ih, ParamKey(&P::kh), p.kh, 1, p.pt + p.pb));
+    return fits(ParamKey(&P::iw), p.iw, ParamKey(&P::kw), p.kw, 1, p.pl + p.pr);
   }
   return Status::Ok();
 }
@@ -141,66 +143,86 @@ std::int64_t WindowExtent(std::int64_t in, std::int64_t pad_begin, std::int64_t 
   return std::max<std::int64_t>(1, (in + pad_begin + pad_end - span) / std::max<std::int64_t>(1, stride) + 1);
 }
 
-// The main op's output as the NHWC view kernel.h's n h w c kernels use (ranks below 4 padded
-// with leading 1s, as KernelOfNodes views a follower's tensor).
+// The main op's output as the NHWC view NhwcParams kernels use (ranks below 4 padded with
+// leading 1s, as KernelOfNodes views a follower's tensor).
 Expected<std::array<std::int64_t, 4>> MainOutputNhwc(const Kernel& k) {
-  auto p = [&](const char* name, std::int64_t fallback = 0) { return k.Param(name, fallback); };
-  auto need = [&](std::initializer_list<const char*> names) -> Status {
-    for (const char* name : names)
-      if (!k.params.count(name))
-        return Unsupported(fmt::format("the output of a {} kernel needs its parameter '{}'", OpName(k.op), name));
+  auto need = [&](std::initializer_list<std::string> keys) -> Status {
+    for (const std::string& key : keys)
+      if (!k.params.count(key))
+        return Unsupported(fmt::format("the output of a {} kernel needs its parameter '{}'", OpName(k.op), key));
     return Status::Ok();
   };
-  switch (k.op) {
-    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D:
-      LATTE_RETURN_IF_ERROR(need({"ih", "iw", "oc", "kh", "kw"}));
-      return std::array<std::int64_t, 4>{p("n", 1), WindowExtent(p("ih"), p("pt"), p("pb"), p("kh"), p("sh", 1), p("dh", 1)),
-                                         WindowExtent(p("iw"), p("pl"), p("pr"), p("kw"), p("sw", 1), p("dw", 1)), p("oc")};
-    case OpKind::kTransposeConv2D:
-      LATTE_RETURN_IF_ERROR(need({"oh", "ow", "oc"}));
-      return std::array<std::int64_t, 4>{p("n", 1), p("oh"), p("ow"), p("oc")};
-    case OpKind::kFullyConnected:
-      LATTE_RETURN_IF_ERROR(need({"n"}));
-      return std::array<std::int64_t, 4>{1, 1, p("m", 1), p("n")};
-    case OpKind::kMatMul:
-      LATTE_RETURN_IF_ERROR(need({"m", "n"}));
-      return std::array<std::int64_t, 4>{1, p("b", 1), p("m"), p("n")};
-    case OpKind::kMaxPool2D: case OpKind::kAvgPool2D:
-      LATTE_RETURN_IF_ERROR(need({"ih", "iw", "c", "kh", "kw"}));
-      return std::array<std::int64_t, 4>{p("n", 1), WindowExtent(p("ih"), p("pt"), p("pb"), p("kh"), p("sh", 1), 1),
-                                         WindowExtent(p("iw"), p("pl"), p("pr"), p("kw"), p("sw", 1), 1), p("c")};
-    case OpKind::kGlobalAvgPool: case OpKind::kGlobalMaxPool:
-      LATTE_RETURN_IF_ERROR(need({"c"}));
-      return std::array<std::int64_t, 4>{p("n", 1), 1, 1, p("c")};
-    case OpKind::kResize:
-      LATTE_RETURN_IF_ERROR(need({"oh", "ow", "c"}));
-      return std::array<std::int64_t, 4>{p("n", 1), p("oh"), p("ow"), p("c")};
-    case OpKind::kConcat:  // its params are the output's
-      LATTE_RETURN_IF_ERROR(need({"h", "w", "c"}));
-      return std::array<std::int64_t, 4>{p("n", 1), p("h"), p("w"), p("c")};
-    case OpKind::kPad:
-      LATTE_RETURN_IF_ERROR(need({"h", "w", "c"}));
-      return std::array<std::int64_t, 4>{p("n", 1) + p("p0") + p("p4"), p("h") + p("p1") + p("p5"),
-                                         p("w") + p("p2") + p("p6"), p("c") + p("p3") + p("p7")};
+  using Shape4 = std::array<std::int64_t, 4>;
+  switch (KernelFamilyOf(k.op)) {
+    case KernelFamily::kConv: {
+      using P = ConvKernelParams;
+      const P c = ReadParams<P>(k);
+      if (k.op == OpKind::kTransposeConv2D) {
+        LATTE_RETURN_IF_ERROR(need({ParamKey(&P::oh), ParamKey(&P::ow), ParamKey(&P::oc)}));
+        return Shape4{c.n, *c.oh, *c.ow, c.oc};
+      }
+      LATTE_RETURN_IF_ERROR(
+          need({ParamKey(&P::ih), ParamKey(&P::iw), ParamKey(&P::oc), ParamKey(&P::kh), ParamKey(&P::kw)}));
+      return Shape4{c.n, WindowExtent(c.ih, c.pt.value_or(0), c.pb.value_or(0), c.kh, c.sh, c.dh.value_or(1)),
+                    WindowExtent(c.iw, c.pl.value_or(0), c.pr.value_or(0), c.kw, c.sw, c.dw.value_or(1)), c.oc};
+    }
+    case KernelFamily::kFullyConnected: {
+      using P = FullyConnectedKernelParams;
+      LATTE_RETURN_IF_ERROR(need({ParamKey(&P::n)}));
+      const P f = ReadParams<P>(k);
+      return Shape4{1, 1, f.m, f.n};
+    }
+    case KernelFamily::kMatMul: {
+      using P = MatMulKernelParams;
+      LATTE_RETURN_IF_ERROR(need({ParamKey(&P::m), ParamKey(&P::n)}));
+      const P m = ReadParams<P>(k);
+      return Shape4{1, m.b, m.m, m.n};
+    }
+    case KernelFamily::kPool: {
+      using P = PoolKernelParams;
+      LATTE_RETURN_IF_ERROR(
+          need({ParamKey(&P::ih), ParamKey(&P::iw), ParamKey(&P::c), ParamKey(&P::kh), ParamKey(&P::kw)}));
+      const P p = ReadParams<P>(k);
+      return Shape4{p.n, WindowExtent(p.ih, p.pt, p.pb, p.kh, p.sh, 1), WindowExtent(p.iw, p.pl, p.pr, p.kw, p.sw, 1),
+                    p.c};
+    }
+    case KernelFamily::kGlobalPool: {
+      LATTE_RETURN_IF_ERROR(need({ParamKey(&NhwcParams::c)}));
+      const NhwcParams x = ReadParams<NhwcParams>(k);
+      return Shape4{x.n, 1, 1, x.c};
+    }
+    case KernelFamily::kResize: {
+      using P = ResizeKernelParams;
+      LATTE_RETURN_IF_ERROR(need({ParamKey(&P::oh), ParamKey(&P::ow), ParamKey(&P::c)}));
+      const P r = ReadParams<P>(k);
+      return Shape4{r.n, r.oh, r.ow, r.c};
+    }
+    case KernelFamily::kBinary: {
+      using P = BinaryKernelParams;
+      for (std::size_t i = 0; i < 4; ++i) LATTE_RETURN_IF_ERROR(need({ParamKey(&P::a, i)}));
+      for (std::size_t i = 0; i < 4; ++i) LATTE_RETURN_IF_ERROR(need({ParamKey(&P::b, i)}));
+      const P b = ReadParams<P>(k);
+      Shape4 out{};
+      for (std::size_t i = 0; i < 4; ++i) out[i] = std::max(b.a[i], b.b[i]);
+      return out;
+    }
     default:
       break;
   }
-  if (IsBinaryElementwise(k.op)) {
-    LATTE_RETURN_IF_ERROR(need({"a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3"}));
-    std::array<std::int64_t, 4> out{};
-    for (int i = 0; i < 4; ++i) {
-      const std::string a = fmt::format("a{}", i), b = fmt::format("b{}", i);
-      out[static_cast<std::size_t>(i)] = std::max(p(a.c_str()), p(b.c_str()));
-    }
-    return out;
-  }
+  // The output is the input (activations, one-input elementwise ops, softmax, batch_norm), or
+  // the params are the output's (concat), or the input padded (pad).
   const OpCategory category = OpCategoryOf(k.op);
-  if (category == OpCategory::kActivation || category == OpCategory::kElementwise || k.op == OpKind::kSoftmax ||
-      k.op == OpKind::kLogSoftmax || k.op == OpKind::kBatchNorm) {  // the output is the input
-    LATTE_RETURN_IF_ERROR(need({"h", "w", "c"}));
-    return std::array<std::int64_t, 4>{p("n", 1), p("h"), p("w"), p("c")};
+  const bool same_shape = category == OpCategory::kActivation || category == OpCategory::kElementwise ||
+                          k.op == OpKind::kSoftmax || k.op == OpKind::kLogSoftmax || k.op == OpKind::kBatchNorm;
+  if (!same_shape && k.op != OpKind::kConcat && k.op != OpKind::kPad)
+    return Unsupported(fmt::format("the output shape of a {} kernel is not known from its parameters", OpName(k.op)));
+  LATTE_RETURN_IF_ERROR(need({ParamKey(&NhwcParams::h), ParamKey(&NhwcParams::w), ParamKey(&NhwcParams::c)}));
+  if (k.op == OpKind::kPad) {
+    const PadKernelParams p = ReadParams<PadKernelParams>(k);
+    return Shape4{p.n + p.p[0] + p.p[4], p.h + p.p[1] + p.p[5], p.w + p.p[2] + p.p[6], p.c + p.p[3] + p.p[7]};
   }
-  return Unsupported(fmt::format("the output shape of a {} kernel is not known from its parameters", OpName(k.op)));
+  const NhwcParams x = ReadParams<NhwcParams>(k);
+  return Shape4{x.n, x.h, x.w, x.c};
 }
 
 }  // namespace
@@ -217,12 +239,9 @@ Expected<std::vector<Kernel>> KernelParts(const Kernel& kernel) {
     part.op = op;
     part.dtype = kernel.dtype;
     if (IsBinaryElementwise(op)) {
-      for (int i = 0; i < 4; ++i) {
-        part.params[fmt::format("a{}", i)] = out[static_cast<std::size_t>(i)];
-        part.params[fmt::format("b{}", i)] = out[static_cast<std::size_t>(i)];
-      }
+      WriteParams(BinaryKernelParams{out, out}, part);
     } else {
-      part.params = {{"n", out[0]}, {"h", out[1]}, {"w", out[2]}, {"c", out[3]}};
+      WriteParams(NhwcParams{out[0], out[1], out[2], out[3]}, part);
     }
     parts.push_back(std::move(part));
   }

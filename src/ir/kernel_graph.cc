@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ir/graph_builder.h"
+#include "ir/kernel_params.h"
 #include "ir/op_params.h"
 #include "ir/shape_inference.h"
 
@@ -17,32 +18,6 @@ namespace {
 
 // Largest tensor a one-kernel graph may hold: beyond this a "kernel" is a typo, not a workload.
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 31;
-
-// Reads a kernel's params, checking each, and remembers which were read (the rest are unexpected).
-class ParamReader {
- public:
-  explicit ParamReader(const Kernel& kernel) : kernel_(kernel) {}
-
-  /// The param, which must be present and within [min, 2^31].
-  Expected<std::int64_t> Get(const std::string& name, std::int64_t min = 1, std::int64_t max = kMaxElements) {
-    read_.insert(name);
-    auto it = kernel_.params.find(name);
-    if (it == kernel_.params.end()) return InvalidInput("param '" + name + "' is missing");
-    if (it->second < min || it->second > max)
-      return InvalidInput("param '" + name + "' is " + std::to_string(it->second) + ", must be in [" + std::to_string(min) +
-                          ", " + std::to_string(max) + "]");
-    return it->second;
-  }
-  Status CheckNoOthers() const {
-    for (const auto& [name, value] : kernel_.params)
-      if (!read_.count(name)) return InvalidInput("param '" + name + "' is not one of a " + std::string(OpName(kernel_.op)) + " kernel");
-    return Status::Ok();
-  }
-
- private:
-  const Kernel& kernel_;
-  std::set<std::string> read_;
-};
 
 // Fails when a tensor of these dims would exceed 2^31 elements, naming it.
 Status CheckElements(const std::string& what, const Shape& shape) {
@@ -109,18 +84,19 @@ Attributes SpatialAttrs(std::int64_t sh, std::int64_t sw, std::int64_t pt, std::
   return a;
 }
 
-Status WindowFits(const char* k_name, std::int64_t k, std::int64_t dilation, const char* in_name, std::int64_t in,
-                  std::int64_t pad_begin, std::int64_t pad_end) {
+Status WindowFits(const std::string& k_name, std::int64_t k, std::int64_t dilation, const char* in_name,
+                  std::int64_t in, std::int64_t pad_begin, std::int64_t pad_end) {
   const std::int64_t effective = (k - 1) * dilation + 1;
   if (effective > in + pad_begin + pad_end)
-    return InvalidInput("param '" + std::string(k_name) + "' (" + std::to_string(k) + ", " + std::to_string(effective) +
+    return InvalidInput("param '" + k_name + "' (" + std::to_string(k) + ", " + std::to_string(effective) +
                         " dilated) is larger than the padded input " + in_name + " " +
                         std::to_string(in + pad_begin + pad_end));
   return Status::Ok();
 }
 
 // Builds the main node; returns its output. `act` is the fused activation the node carries.
-Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder& b, const std::string& act) {
+// The params are read checked (kernel_params.h): each present, in range, no other.
+Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::string& act) {
   using K = OpKind;
   const std::string name(OpName(k.op));
   auto with_act = [&](Attributes a) {
@@ -129,31 +105,19 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
   };
   switch (KernelFamilyOf(k.op)) {
     case KernelFamily::kConv: {
-      LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
-      LATTE_ASSIGN_OR_RETURN(auto ih, r.Get("ih"));
-      LATTE_ASSIGN_OR_RETURN(auto iw, r.Get("iw"));
-      LATTE_ASSIGN_OR_RETURN(auto ic, r.Get("ic"));
-      LATTE_ASSIGN_OR_RETURN(auto oc, r.Get("oc"));
-      LATTE_ASSIGN_OR_RETURN(auto kh, r.Get("kh"));
-      LATTE_ASSIGN_OR_RETURN(auto kw, r.Get("kw"));
-      LATTE_ASSIGN_OR_RETURN(auto sh, r.Get("sh"));
-      LATTE_ASSIGN_OR_RETURN(auto sw, r.Get("sw"));
-      LATTE_ASSIGN_OR_RETURN(auto dh, r.Get("dh"));
-      LATTE_ASSIGN_OR_RETURN(auto dw, r.Get("dw"));
-      LATTE_ASSIGN_OR_RETURN(auto g, r.Get("g"));
-      LATTE_ASSIGN_OR_RETURN(auto pt, r.Get("pt", 0));
-      LATTE_ASSIGN_OR_RETURN(auto pl, r.Get("pl", 0));
-      LATTE_ASSIGN_OR_RETURN(auto pb, r.Get("pb", 0));
-      LATTE_ASSIGN_OR_RETURN(auto pr, r.Get("pr", 0));
-      LATTE_ASSIGN_OR_RETURN(auto bias, r.Get("bias", 0, 1));
-      if (ic % g != 0) return InvalidInput("param 'g' (" + std::to_string(g) + ") does not divide ic (" + std::to_string(ic) + ")");
-      if (oc % g != 0) return InvalidInput("param 'g' (" + std::to_string(g) + ") does not divide oc (" + std::to_string(oc) + ")");
+      using P = ConvKernelParams;
+      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
+      const std::int64_t ic = p.ic, oc = p.oc, kh = p.kh, kw = p.kw, sh = p.sh, sw = p.sw, g = p.g;
+      const std::int64_t dh = *p.dh, dw = *p.dw, pt = *p.pt, pl = *p.pl, pb = *p.pb, pr = *p.pr;
+      const std::string g_is = "param '" + ParamKey(&P::g) + "' (" + std::to_string(g) + ")";
+      if (ic % g != 0) return InvalidInput(g_is + " does not divide ic (" + std::to_string(ic) + ")");
+      if (oc % g != 0) return InvalidInput(g_is + " does not divide oc (" + std::to_string(oc) + ")");
       Attributes a = with_act(SpatialAttrs(sh, sw, pt, pl, pb, pr));
       a.Set("dilations", std::vector<std::int64_t>{dh, dw});
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {n, ih, iw, ic}));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.ih, p.iw, ic}));
       TensorId w;
       if (k.op == K::kDepthwiseConv2D) {
-        if (g != ic) return InvalidInput("param 'g' (" + std::to_string(g) + ") must equal ic (" + std::to_string(ic) + ") for depthwise_conv2d");
+        if (g != ic) return InvalidInput(g_is + " must equal ic (" + std::to_string(ic) + ") for depthwise_conv2d");
         a.Set("filter_layout", std::string("1HWO"));
         a.Set("groups", ic);
         a.Set("depth_multiplier", oc / ic);
@@ -164,37 +128,35 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
         LATTE_ASSIGN_OR_RETURN(w, b.Weights("w", {oc, kh, kw, ic / g}, kh * kw * (ic / g)));
       }
       if (k.op == K::kTransposeConv2D) {
-        LATTE_ASSIGN_OR_RETURN(auto oh, r.Get("oh"));
-        LATTE_ASSIGN_OR_RETURN(auto ow, r.Get("ow"));
+        const std::int64_t oh = *p.oh, ow = *p.ow;
         // The output size is what the pads leave of the full output, plus output padding < stride.
-        const std::int64_t extra_h = oh + pt + pb - ((ih - 1) * sh + (kh - 1) * dh + 1);
-        const std::int64_t extra_w = ow + pl + pr - ((iw - 1) * sw + (kw - 1) * dw + 1);
+        const std::int64_t extra_h = oh + pt + pb - ((p.ih - 1) * sh + (kh - 1) * dh + 1);
+        const std::int64_t extra_w = ow + pl + pr - ((p.iw - 1) * sw + (kw - 1) * dw + 1);
         if (extra_h < 0 || extra_h >= std::max(sh, dh))
-          return InvalidInput("param 'oh' (" + std::to_string(oh) + ") does not follow from ih, kh, sh, dh, pt and pb");
+          return InvalidInput("param '" + ParamKey(&P::oh) + "' (" + std::to_string(oh) +
+                              ") does not follow from ih, kh, sh, dh, pt and pb");
         if (extra_w < 0 || extra_w >= std::max(sw, dw))
-          return InvalidInput("param 'ow' (" + std::to_string(ow) + ") does not follow from iw, kw, sw, dw, pl and pr");
+          return InvalidInput("param '" + ParamKey(&P::ow) + "' (" + std::to_string(ow) +
+                              ") does not follow from iw, kw, sw, dw, pl and pr");
         if (extra_h != 0 || extra_w != 0) a.Set("output_padding", std::vector<std::int64_t>{extra_h, extra_w});
       } else {
-        LATTE_RETURN_IF_ERROR(WindowFits("kh", kh, dh, "height", ih, pt, pb));
-        LATTE_RETURN_IF_ERROR(WindowFits("kw", kw, dw, "width", iw, pl, pr));
+        LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kh), kh, dh, "height", p.ih, pt, pb));
+        LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kw), kw, dw, "width", p.iw, pl, pr));
       }
       std::vector<TensorId> inputs = {x, w};
-      if (bias) {
+      if (*p.bias) {
         LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Weights("bias", {oc}, 1));
         inputs.push_back(bt);
       }
       return b.Op(k.op, name, inputs, a);
     }
     case KernelFamily::kFullyConnected: {
-      LATTE_ASSIGN_OR_RETURN(auto m, r.Get("m"));
-      LATTE_ASSIGN_OR_RETURN(auto kk, r.Get("k"));
-      LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
-      LATTE_ASSIGN_OR_RETURN(auto bias, r.Get("bias", 0, 1));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {m, kk}));
-      LATTE_ASSIGN_OR_RETURN(TensorId w, b.Weights("w", {n, kk}, kk));
+      LATTE_ASSIGN_OR_RETURN(const FullyConnectedKernelParams p, ReadCheckedParams<FullyConnectedKernelParams>(k));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.m, p.k}));
+      LATTE_ASSIGN_OR_RETURN(TensorId w, b.Weights("w", {p.n, p.k}, p.k));
       std::vector<TensorId> inputs = {x, w};
-      if (bias) {
-        LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Weights("bias", {n}, 1));
+      if (p.bias) {
+        LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Weights("bias", {p.n}, 1));
         inputs.push_back(bt);
       }
       Attributes a = with_act({});
@@ -202,204 +164,164 @@ Expected<TensorId> BuildMain(const Kernel& k, ParamReader& r, KernelGraphBuilder
       return b.Op(k.op, name, inputs, a);
     }
     case KernelFamily::kMatMul: {
-      LATTE_ASSIGN_OR_RETURN(auto batch, r.Get("b"));
-      LATTE_ASSIGN_OR_RETURN(auto m, r.Get("m"));
-      LATTE_ASSIGN_OR_RETURN(auto kk, r.Get("k"));
-      LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
-      LATTE_ASSIGN_OR_RETURN(TensorId a, b.Input("a", {batch, m, kk}));
-      LATTE_ASSIGN_OR_RETURN(TensorId bm, b.Input("b", {batch, kk, n}));
+      LATTE_ASSIGN_OR_RETURN(const MatMulKernelParams p, ReadCheckedParams<MatMulKernelParams>(k));
+      LATTE_ASSIGN_OR_RETURN(TensorId a, b.Input("a", {p.b, p.m, p.k}));
+      LATTE_ASSIGN_OR_RETURN(TensorId bm, b.Input("b", {p.b, p.k, p.n}));
       return b.Op(k.op, name, {a, bm}, with_act({}));
     }
     case KernelFamily::kPool: {
-      LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
-      LATTE_ASSIGN_OR_RETURN(auto ih, r.Get("ih"));
-      LATTE_ASSIGN_OR_RETURN(auto iw, r.Get("iw"));
-      LATTE_ASSIGN_OR_RETURN(auto c, r.Get("c"));
-      LATTE_ASSIGN_OR_RETURN(auto kh, r.Get("kh"));
-      LATTE_ASSIGN_OR_RETURN(auto kw, r.Get("kw"));
-      LATTE_ASSIGN_OR_RETURN(auto sh, r.Get("sh"));
-      LATTE_ASSIGN_OR_RETURN(auto sw, r.Get("sw"));
-      LATTE_ASSIGN_OR_RETURN(auto pt, r.Get("pt", 0));
-      LATTE_ASSIGN_OR_RETURN(auto pl, r.Get("pl", 0));
-      LATTE_ASSIGN_OR_RETURN(auto pb, r.Get("pb", 0));
-      LATTE_ASSIGN_OR_RETURN(auto pr, r.Get("pr", 0));
-      LATTE_RETURN_IF_ERROR(WindowFits("kh", kh, 1, "height", ih, pt, pb));
-      LATTE_RETURN_IF_ERROR(WindowFits("kw", kw, 1, "width", iw, pl, pr));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {n, ih, iw, c}));
-      Attributes a = with_act(SpatialAttrs(sh, sw, pt, pl, pb, pr));
-      a.Set("kernel", std::vector<std::int64_t>{kh, kw});
+      using P = PoolKernelParams;
+      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
+      LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kh), p.kh, 1, "height", p.ih, p.pt, p.pb));
+      LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kw), p.kw, 1, "width", p.iw, p.pl, p.pr));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.ih, p.iw, p.c}));
+      Attributes a = with_act(SpatialAttrs(p.sh, p.sw, p.pt, p.pl, p.pb, p.pr));
+      a.Set("kernel", std::vector<std::int64_t>{p.kh, p.kw});
       return b.Op(k.op, name, {x}, a);
     }
-    case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: case KernelFamily::kReduce:
-    case KernelFamily::kReshape: case KernelFamily::kTranspose: case KernelFamily::kPad: case KernelFamily::kDepthSpace: {
-      LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
-      LATTE_ASSIGN_OR_RETURN(auto h, r.Get("h"));
-      LATTE_ASSIGN_OR_RETURN(auto w, r.Get("w"));
-      LATTE_ASSIGN_OR_RETURN(auto c, r.Get("c"));
-      const Shape shape = {n, h, w, c};
+    case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: {
+      LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(k));
       Attributes a = with_act({});
       std::vector<TensorId> inputs;
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", shape));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
       inputs.push_back(x);
-      switch (KernelFamilyOf(k.op)) {
-        case KernelFamily::kGlobalPool:
-          a.Set("layout", std::string("NHWC"));
-          break;
-        case KernelFamily::kUnary:
-          if (k.op == K::kClip) a.Set("min", 0.0), a.Set("max", 6.0);
-          if (k.op == K::kLeakyRelu) a.Set("alpha", 0.2);
-          if (k.op == K::kElu) a.Set("alpha", 1.0);
-          if (k.op == K::kPRelu) {
-            LATTE_ASSIGN_OR_RETURN(TensorId slope, b.Weights("slope", {c}, 1));
-            inputs.push_back(slope);
-          }
-          if (k.op == K::kBatchNorm) {  // inference: scale, bias, mean, then a variance above 0
-            for (const char* param : {"scale", "bias", "mean"}) {
-              LATTE_ASSIGN_OR_RETURN(TensorId t, b.Weights(param, {c}, 1));
-              inputs.push_back(t);
-            }
-            LATTE_ASSIGN_OR_RETURN(TensorId var, b.Constant("var", {c}, 1.0f));
-            inputs.push_back(var);
-            a.Set("epsilon", 1e-5);
-            a.Set("layout", std::string("NHWC"));
-          }
-          break;
-        case KernelFamily::kSoftmax:
-          a.Set("axis", std::int64_t{3});
-          break;
-        case KernelFamily::kReduce: {
-          LATTE_ASSIGN_OR_RETURN(auto bits, r.Get("axes", 1, 15));
-          std::vector<std::int64_t> axes;
-          for (std::int64_t i = 0; i < 4; ++i)
-            if (bits & (std::int64_t{1} << i)) axes.push_back(i);
-          a.Set("axes", axes);
-          a.Set("keepdims", std::int64_t{1});
-          break;
+      if (KernelFamilyOf(k.op) == KernelFamily::kGlobalPool) a.Set("layout", std::string("NHWC"));
+      if (KernelFamilyOf(k.op) == KernelFamily::kSoftmax) a.Set("axis", std::int64_t{3});
+      if (k.op == K::kClip) a.Set("min", 0.0), a.Set("max", 6.0);
+      if (k.op == K::kLeakyRelu) a.Set("alpha", 0.2);
+      if (k.op == K::kElu) a.Set("alpha", 1.0);
+      if (k.op == K::kPRelu) {
+        LATTE_ASSIGN_OR_RETURN(TensorId slope, b.Weights("slope", {p.c}, 1));
+        inputs.push_back(slope);
+      }
+      if (k.op == K::kBatchNorm) {  // inference: scale, bias, mean, then a variance above 0
+        for (const char* param : {"scale", "bias", "mean"}) {
+          LATTE_ASSIGN_OR_RETURN(TensorId t, b.Weights(param, {p.c}, 1));
+          inputs.push_back(t);
         }
-        case KernelFamily::kReshape:
-          a.Set("shape", std::vector<std::int64_t>{n, h * w * c});  // reshape alone (BuildKernelGraph)
-          break;
-        case KernelFamily::kTranspose: {
-          std::vector<std::int64_t> perm;
-          std::vector<bool> seen(4, false);
-          for (int i = 0; i < 4; ++i) {
-            LATTE_ASSIGN_OR_RETURN(auto v, r.Get("perm" + std::to_string(i), 0, 3));
-            if (seen[static_cast<size_t>(v)]) return InvalidInput("params perm0..perm3 are not a permutation (repeat " + std::to_string(v) + ")");
-            seen[static_cast<size_t>(v)] = true;
-            perm.push_back(v);
-          }
-          a.Set("perm", perm);
-          break;
-        }
-        case KernelFamily::kPad: {
-          std::vector<std::int64_t> pads;
-          for (int i = 0; i < 8; ++i) {
-            LATTE_ASSIGN_OR_RETURN(auto v, r.Get("p" + std::to_string(i), -kMaxElements));
-            pads.push_back(v);
-          }
-          for (size_t i = 0; i < 4; ++i)  // negative pads crop; they may not empty a dimension
-            if (shape[i] + pads[i] + pads[i + 4] < 1)
-              return InvalidInput("params 'p" + std::to_string(i) + "' and 'p" + std::to_string(i + 4) + "' (" +
-                                  std::to_string(pads[i]) + ", " + std::to_string(pads[i + 4]) + ") leave dimension " +
-                                  std::to_string(i) + " empty");
-          a.Set("pads", pads);
-          a.Set("mode", std::string("constant"));
-          break;
-        }
-        case KernelFamily::kDepthSpace: {
-          LATTE_ASSIGN_OR_RETURN(auto block, r.Get("block", 1, 4096));
-          if (k.op == K::kDepthToSpace && c % (block * block) != 0)
-            return InvalidInput("param 'c' (" + std::to_string(c) + ") is not divisible by block² (" + std::to_string(block * block) + ")");
-          if (k.op == K::kSpaceToDepth && (h % block != 0 || w % block != 0))
-            return InvalidInput("params 'h' and 'w' (" + std::to_string(h) + ", " + std::to_string(w) +
-                                ") are not divisible by block (" + std::to_string(block) + ")");
-          a.Set("layout", std::string("NHWC"));
-          a.Set("block_size", block);
-          a.Set("mode", std::string("DCR"));
-          break;
-        }
-        default:
-          break;
+        LATTE_ASSIGN_OR_RETURN(TensorId var, b.Constant("var", {p.c}, 1.0f));
+        inputs.push_back(var);
+        a.Set("epsilon", 1e-5);
+        a.Set("layout", std::string("NHWC"));
       }
       return b.Op(k.op, name, inputs, a);
     }
-    case KernelFamily::kSlice: {  // the part at the start of each axis: where it starts costs nothing
-      Shape in, out;
-      std::vector<std::int64_t> starts, axes;
-      const char* const in_names[4] = {"n", "h", "w", "c"};
-      const char* const out_names[4] = {"on", "oh", "ow", "oc"};
-      for (int i = 0; i < 4; ++i) {
-        LATTE_ASSIGN_OR_RETURN(auto d, r.Get(in_names[i]));
-        LATTE_ASSIGN_OR_RETURN(auto o, r.Get(out_names[i], 1, d));
-        in.push_back(d);
-        out.push_back(o);
-        starts.push_back(0);
-        axes.push_back(i);
+    case KernelFamily::kReshape: {
+      LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(k));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
+      Attributes a = with_act({});
+      a.Set("shape", std::vector<std::int64_t>{p.n, p.h * p.w * p.c});  // reshape alone (BuildKernelGraph)
+      return b.Op(k.op, name, {x}, a);
+    }
+    case KernelFamily::kReduce: {
+      LATTE_ASSIGN_OR_RETURN(const ReduceKernelParams p, ReadCheckedParams<ReduceKernelParams>(k));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
+      std::vector<std::int64_t> axes;
+      for (std::int64_t i = 0; i < 4; ++i)
+        if (p.axes & (std::int64_t{1} << i)) axes.push_back(i);
+      Attributes a = with_act({});
+      a.Set("axes", axes);
+      a.Set("keepdims", std::int64_t{1});
+      return b.Op(k.op, name, {x}, a);
+    }
+    case KernelFamily::kTranspose: {
+      using P = TransposeKernelParams;
+      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
+      std::vector<bool> seen(4, false);
+      for (std::int64_t v : p.perm) {
+        if (seen[static_cast<size_t>(v)])
+          return InvalidInput("params " + ParamKey(&P::perm, 0) + ".." + ParamKey(&P::perm, 3) +
+                              " are not a permutation (repeat " + std::to_string(v) + ")");
+        seen[static_cast<size_t>(v)] = true;
       }
       Attributes a = with_act({});
-      a.Set("starts", starts);
-      a.Set("ends", out);
-      a.Set("axes", axes);
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", in));
+      a.Set("perm", std::vector<std::int64_t>(p.perm.begin(), p.perm.end()));
+      return b.Op(k.op, name, {x}, a);
+    }
+    case KernelFamily::kPad: {
+      using P = PadKernelParams;
+      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
+      const Shape shape = {p.n, p.h, p.w, p.c};
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", shape));
+      for (size_t i = 0; i < 4; ++i)  // negative pads crop; they may not empty a dimension
+        if (shape[i] + p.p[i] + p.p[i + 4] < 1)
+          return InvalidInput("params '" + ParamKey(&P::p, i) + "' and '" + ParamKey(&P::p, i + 4) + "' (" +
+                              std::to_string(p.p[i]) + ", " + std::to_string(p.p[i + 4]) + ") leave dimension " +
+                              std::to_string(i) + " empty");
+      Attributes a = with_act({});
+      a.Set("pads", std::vector<std::int64_t>(p.p.begin(), p.p.end()));
+      a.Set("mode", std::string("constant"));
+      return b.Op(k.op, name, {x}, a);
+    }
+    case KernelFamily::kDepthSpace: {
+      using P = DepthSpaceKernelParams;
+      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
+      if (k.op == K::kDepthToSpace && p.c % (p.block * p.block) != 0)
+        return InvalidInput("param '" + ParamKey(&P::c) + "' (" + std::to_string(p.c) +
+                            ") is not divisible by block² (" + std::to_string(p.block * p.block) + ")");
+      if (k.op == K::kSpaceToDepth && (p.h % p.block != 0 || p.w % p.block != 0))
+        return InvalidInput("params '" + ParamKey(&P::h) + "' and '" + ParamKey(&P::w) + "' (" + std::to_string(p.h) +
+                            ", " + std::to_string(p.w) + ") are not divisible by block (" + std::to_string(p.block) +
+                            ")");
+      Attributes a = with_act({});
+      a.Set("layout", std::string("NHWC"));
+      a.Set("block_size", p.block);
+      a.Set("mode", std::string("DCR"));
+      return b.Op(k.op, name, {x}, a);
+    }
+    case KernelFamily::kSlice: {  // the part at the start of each axis: where it starts costs nothing
+      LATTE_ASSIGN_OR_RETURN(const SliceKernelParams p, ReadCheckedParams<SliceKernelParams>(k));
+      Attributes a = with_act({});
+      a.Set("starts", std::vector<std::int64_t>{0, 0, 0, 0});
+      a.Set("ends", std::vector<std::int64_t>{p.on, p.oh, p.ow, p.oc});
+      a.Set("axes", std::vector<std::int64_t>{0, 1, 2, 3});
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
       return b.Op(k.op, name, {x}, a);
     }
     case KernelFamily::kBinary: {
-      Shape as, bs;
-      for (int i = 0; i < 4; ++i) {
-        LATTE_ASSIGN_OR_RETURN(auto av, r.Get("a" + std::to_string(i)));
-        LATTE_ASSIGN_OR_RETURN(auto bv, r.Get("b" + std::to_string(i)));
-        if (av != bv && av != 1 && bv != 1)
-          return InvalidInput("params 'a" + std::to_string(i) + "' (" + std::to_string(av) + ") and 'b" + std::to_string(i) +
-                              "' (" + std::to_string(bv) + ") do not broadcast");
-        as.push_back(av);
-        bs.push_back(bv);
-      }
-      LATTE_ASSIGN_OR_RETURN(TensorId a, b.Input("a", as));
-      LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Input("b", bs));
+      using P = BinaryKernelParams;
+      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
+      for (size_t i = 0; i < 4; ++i)
+        if (p.a[i] != p.b[i] && p.a[i] != 1 && p.b[i] != 1)
+          return InvalidInput("params '" + ParamKey(&P::a, i) + "' (" + std::to_string(p.a[i]) + ") and '" +
+                              ParamKey(&P::b, i) + "' (" + std::to_string(p.b[i]) + ") do not broadcast");
+      LATTE_ASSIGN_OR_RETURN(TensorId a, b.Input("a", Shape(p.a.begin(), p.a.end())));
+      LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Input("b", Shape(p.b.begin(), p.b.end())));
       return b.Op(k.op, name, {a, bt}, with_act({}));
     }
     case KernelFamily::kConcat: {
-      LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
-      LATTE_ASSIGN_OR_RETURN(auto h, r.Get("h"));
-      LATTE_ASSIGN_OR_RETURN(auto w, r.Get("w"));
-      LATTE_ASSIGN_OR_RETURN(auto c, r.Get("c"));
-      LATTE_ASSIGN_OR_RETURN(auto axis, r.Get("axis", 0, 3));
-      LATTE_ASSIGN_OR_RETURN(auto count, r.Get("inputs", 1, 4096));
-      const Shape out = {n, h, w, c};
+      using P = ConcatKernelParams;
+      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
+      const Shape out = {p.n, p.h, p.w, p.c};
       std::vector<TensorId> inputs;
       std::int64_t sum = 0;
-      for (std::int64_t i = 0; i < count; ++i) {
-        LATTE_ASSIGN_OR_RETURN(auto d, r.Get("d" + std::to_string(i)));
-        sum += d;
+      for (size_t i = 0; i < p.d.size(); ++i) {
+        sum += p.d[i];
         Shape s = out;
-        s[static_cast<size_t>(axis)] = d;
+        s[static_cast<size_t>(p.axis)] = p.d[i];
         LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x" + std::to_string(i), s));
         inputs.push_back(x);
       }
-      if (sum != out[static_cast<size_t>(axis)])
-        return InvalidInput("params d0..d" + std::to_string(count - 1) + " add up to " + std::to_string(sum) +
-                            ", the output has " + std::to_string(out[static_cast<size_t>(axis)]) + " along axis " +
-                            std::to_string(axis));
+      if (sum != out[static_cast<size_t>(p.axis)])
+        return InvalidInput("params " + ParamKey(&P::d, 0) + ".." + ParamKey(&P::d, p.d.size() - 1) + " add up to " +
+                            std::to_string(sum) + ", the output has " +
+                            std::to_string(out[static_cast<size_t>(p.axis)]) + " along axis " + std::to_string(p.axis));
       Attributes a = with_act({});
-      a.Set("axis", axis);
+      a.Set("axis", p.axis);
       return b.Op(k.op, name, inputs, a);
     }
     case KernelFamily::kResize: {
-      LATTE_ASSIGN_OR_RETURN(auto n, r.Get("n"));
-      LATTE_ASSIGN_OR_RETURN(auto ih, r.Get("ih"));
-      LATTE_ASSIGN_OR_RETURN(auto iw, r.Get("iw"));
-      LATTE_ASSIGN_OR_RETURN(auto c, r.Get("c"));
-      LATTE_ASSIGN_OR_RETURN(auto oh, r.Get("oh"));
-      LATTE_ASSIGN_OR_RETURN(auto ow, r.Get("ow"));
-      LATTE_ASSIGN_OR_RETURN(auto mode, r.Get("mode", 0, 1));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {n, ih, iw, c}));
+      LATTE_ASSIGN_OR_RETURN(const ResizeKernelParams p, ReadCheckedParams<ResizeKernelParams>(k));
+      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.ih, p.iw, p.c}));
       Attributes a = with_act({});
       a.Set("layout", std::string("NHWC"));
-      a.Set("mode", std::string(mode == 1 ? "bilinear" : "nearest"));
+      a.Set("mode", std::string(p.mode == 1 ? "bilinear" : "nearest"));
       // TFLite's usual semantics, which the backends run directly: half-pixel bilinear, flooring nearest.
-      a.Set("coordinate_transformation", std::string(mode == 1 ? "half_pixel" : "asymmetric"));
-      if (mode == 0) a.Set("nearest_mode", std::string("floor"));
-      a.Set("sizes", std::vector<std::int64_t>{oh, ow});
+      a.Set("coordinate_transformation", std::string(p.mode == 1 ? "half_pixel" : "asymmetric"));
+      if (p.mode == 0) a.Set("nearest_mode", std::string("floor"));
+      a.Set("sizes", std::vector<std::int64_t>{p.oh, p.ow});
       return b.Op(k.op, name, {x}, a);
     }
     case KernelFamily::kNone:
@@ -430,10 +352,8 @@ Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
     main_act = std::string(OpName(kernel.fused[0]));
     next = 1;
   }
-  ParamReader reader(kernel);
   KernelGraphBuilder b(seed);
-  LATTE_ASSIGN_OR_RETURN(TensorId out, BuildMain(kernel, reader, b, main_act));
-  LATTE_RETURN_IF_ERROR(reader.CheckNoOthers());
+  LATTE_ASSIGN_OR_RETURN(TensorId out, BuildMain(kernel, b, main_act));
   for (size_t i = next; i < kernel.fused.size(); ++i) {
     const OpKind f = kernel.fused[i];
     const std::string name = "fused" + std::to_string(i) + ":" + std::string(OpName(f));

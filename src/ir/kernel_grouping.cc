@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ir/kernel_graph.h"
+#include "ir/kernel_params.h"
 #include "ir/op_params.h"
 
 namespace latte {
@@ -140,14 +141,18 @@ Expected<std::pair<Shape, Shape>> ReducedSlice(const Shape& in, const Shape& out
   return std::make_pair(reduced_in, reduced_out);
 }
 
-void SetShape(Params& p, const char* const names[4], const Shape4& s) {
-  for (size_t i = 0; i < 4; ++i) p[names[i]] = s[i];
+// The stored params of a family's typed struct.
+template <class T>
+Params Stored(const T& typed) {
+  Kernel kernel;
+  WriteParams(typed, kernel);
+  return kernel.params;
 }
-constexpr const char* kNhwcNames[4] = {"n", "h", "w", "c"};
+
+NhwcParams NhwcOf(const Shape4& s) { return {s[0], s[1], s[2], s[3]}; }
 
 // The params of the main node alone, without its fused activation.
 Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
-  Params p;
   const KernelFamily family = KernelFamilyOf(node.kind);
   if (family == KernelFamily::kNone) return NoKernelFamily(node.kind);
   // Reshapes and transposes of rank > 4 are described at rank 4, as the same data movement.
@@ -170,16 +175,19 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
   switch (family) {
     case KernelFamily::kConv: {
       LATTE_ASSIGN_OR_RETURN(ConvParams c, GetConvParams(graph, node));
-      p = {{"n", c.batch}, {"ih", c.in_h}, {"iw", c.in_w}, {"ic", c.in_c}, {"oc", c.out_c}, {"kh", c.kernel_h},
-           {"kw", c.kernel_w}, {"sh", c.stride_h}, {"sw", c.stride_w}, {"dh", c.dilation_h}, {"dw", c.dilation_w},
-           {"g", c.groups}, {"pt", c.pads.top}, {"pl", c.pads.left}, {"pb", c.pads.bottom}, {"pr", c.pads.right},
-           {"bias", c.has_bias ? 1 : 0}};
-      if (node.kind == OpKind::kTransposeConv2D) p["oh"] = c.out_h, p["ow"] = c.out_w;
-      return p;
+      const bool transpose = node.kind == OpKind::kTransposeConv2D;  // only it stores its output size
+      return Stored(ConvKernelParams{.n = c.batch, .ih = c.in_h, .iw = c.in_w, .ic = c.in_c, .oc = c.out_c,
+                                     .kh = c.kernel_h, .kw = c.kernel_w, .sh = c.stride_h, .sw = c.stride_w,
+                                     .g = c.groups, .dh = c.dilation_h, .dw = c.dilation_w, .pt = c.pads.top,
+                                     .pl = c.pads.left, .pb = c.pads.bottom, .pr = c.pads.right,
+                                     .bias = c.has_bias ? 1 : 0,
+                                     .oh = transpose ? std::optional(c.out_h) : std::nullopt,
+                                     .ow = transpose ? std::optional(c.out_w) : std::nullopt,
+                                     .elmt_fused = std::nullopt});
     }
     case KernelFamily::kFullyConnected: {
       LATTE_ASSIGN_OR_RETURN(FullyConnectedParams f, GetFullyConnectedParams(graph, node));
-      return Params{{"m", f.rows}, {"k", f.in_features}, {"n", f.out_features}, {"bias", f.has_bias ? 1 : 0}};
+      return Stored(FullyConnectedKernelParams{f.rows, f.in_features, f.out_features, f.has_bias ? 1 : 0});
     }
     case KernelFamily::kMatMul: {
       LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
@@ -192,27 +200,24 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       const std::int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
       const std::int64_t out = y.num_elements().value_or(0);
       if (m < 1 || n < 1 || out % (m * n) != 0) return InvalidInput("matmul output " + ShapeToString(y.shape) + " is not batches of m×n");
-      return Params{{"b", out / (m * n)}, {"m", m}, {"k", k}, {"n", n}};
+      return Stored(MatMulKernelParams{out / (m * n), m, k, n});
     }
     case KernelFamily::kPool: {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
       // ceil_mode: the extra last window reads end padding; say so in pb/pr (same windows, same work).
       q.pads.bottom = std::max(q.pads.bottom, (q.out_h - 1) * q.stride_h + q.kernel_h - q.in_h - q.pads.top);
       q.pads.right = std::max(q.pads.right, (q.out_w - 1) * q.stride_w + q.kernel_w - q.in_w - q.pads.left);
-      return Params{{"n", q.batch}, {"ih", q.in_h}, {"iw", q.in_w}, {"c", q.channels}, {"kh", q.kernel_h},
-                    {"kw", q.kernel_w}, {"sh", q.stride_h}, {"sw", q.stride_w}, {"pt", q.pads.top},
-                    {"pl", q.pads.left}, {"pb", q.pads.bottom}, {"pr", q.pads.right}};
+      return Stored(PoolKernelParams{q.batch, q.in_h, q.in_w, q.channels, q.kernel_h, q.kernel_w, q.stride_h,
+                                     q.stride_w, q.pads.top, q.pads.left, q.pads.bottom, q.pads.right});
     }
     case KernelFamily::kGlobalPool: {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
-      return Params{{"n", q.batch}, {"h", q.in_h}, {"w", q.in_w}, {"c", q.channels}};
+      return Stored(NhwcParams{q.batch, q.in_h, q.in_w, q.channels});
     }
     case KernelFamily::kUnary:  // batch_norm says its layout; the others have none
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
-      return p;
+      return Stored(NhwcOf(Nhwc4(x->shape, node_nchw)));
     case KernelFamily::kReshape:
-      SetShape(p, kNhwcNames, Nhwc4(LeadingMerged(x->shape), node_nchw && rank == 4));
-      return p;
+      return Stored(NhwcOf(Nhwc4(LeadingMerged(x->shape), node_nchw && rank == 4)));
     case KernelFamily::kSoftmax: {
       const std::int64_t axis = node.attrs.GetInt("axis", -1);
       LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, std::max<std::int64_t>(rank, 1), nchw));
@@ -225,18 +230,13 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       }
       // Over the last axis of a 4-D tensor of an NCHW graph (attention's scores, not an image):
       // rows contiguous in memory, as a softmax over NHWC channels has them.
-      if (nchw && rank == 4 && (axis == -1 || axis == 3)) {
-        SetShape(p, kNhwcNames, Nhwc4(x->shape, false));
-        return p;
-      }
+      if (nchw && rank == 4 && (axis == -1 || axis == 3)) return Stored(NhwcOf(Nhwc4(x->shape, false)));
       if (rank > 0 && at != 3)
         return Unsupported("softmax over axis " + std::to_string(axis) + " of " + ShapeToString(x->shape) +
                            " is not over the channel (last NHWC) axis; kernel params describe only that");
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
-      return p;
+      return Stored(NhwcOf(Nhwc4(x->shape, nchw)));
     }
     case KernelFamily::kReduce: {
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
       std::int64_t bits = 0;
       auto axes = node.attrs.GetInts("axes");
       if (!axes || axes->empty()) {
@@ -251,8 +251,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
         }
       }
       if (bits == 0) return Unsupported("reduction of a scalar");
-      p["axes"] = bits;
-      return p;
+      return Stored(ReduceKernelParams{NhwcOf(Nhwc4(x->shape, nchw)), bits});
     }
     case KernelFamily::kBinary: {
       LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
@@ -262,53 +261,39 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
         padded.insert(padded.end(), s.begin(), s.end());
         return Nhwc4(padded, nchw);
       };
-      const Shape4 a4 = view(x->shape), b4 = view(b->shape);
-      const char* const a_names[4] = {"a0", "a1", "a2", "a3"};
-      const char* const b_names[4] = {"b0", "b1", "b2", "b3"};
-      SetShape(p, a_names, a4);
-      SetShape(p, b_names, b4);
-      return p;
+      return Stored(BinaryKernelParams{view(x->shape), view(b->shape)});
     }
     case KernelFamily::kConcat: {
       const auto out_rank = static_cast<std::int64_t>(y.shape.size());
       const std::int64_t axis = node.attrs.GetInt("axis", 0);
       LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, out_rank, nchw));
-      SetShape(p, kNhwcNames, Nhwc4(y.shape, nchw));
-      p["axis"] = at;
+      ConcatKernelParams concat{NhwcOf(Nhwc4(y.shape, nchw)), at, {}};
       const std::int64_t file_axis = axis < 0 ? axis + out_rank : axis;
-      std::int64_t count = 0;
       for (TensorId in : node.inputs) {
         LATTE_ASSIGN_OR_RETURN(const Tensor* t, KnownTensor(graph, in, "input"));
         if (static_cast<std::int64_t>(t->shape.size()) != out_rank) return InvalidInput("concat inputs differ in rank");
-        p["d" + std::to_string(count++)] = t->shape[static_cast<size_t>(file_axis)];
+        concat.d.push_back(t->shape[static_cast<size_t>(file_axis)]);
       }
-      p["inputs"] = count;
-      return p;
+      return Stored(concat);
     }
     case KernelFamily::kResize: {
       if (rank != 4) return InvalidInput("resize input must have rank 4");
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
-      p["ih"] = p["h"], p["iw"] = p["w"];
-      p.erase("h"), p.erase("w");
-      const Shape4 o = Nhwc4(y.shape, node_nchw);
-      p["oh"] = o[1], p["ow"] = o[2];
+      const Shape4 i = Nhwc4(x->shape, node_nchw), o = Nhwc4(y.shape, node_nchw);
       const std::string mode = node.attrs.GetString("mode", "nearest");
       if (mode != "nearest" && mode != "bilinear") return Unsupported("resize mode '" + mode + "' has no kernel params");
-      p["mode"] = mode == "bilinear" ? 1 : 0;
-      return p;
+      return Stored(ResizeKernelParams{i[0], i[1], i[2], i[3], o[1], o[2], mode == "bilinear" ? 1 : 0});
     }
     case KernelFamily::kPad: {
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, nchw));
+      PadKernelParams pad{NhwcOf(Nhwc4(x->shape, nchw)), {}};
       auto pads = node.attrs.GetInts("pads");
       if (!pads || static_cast<std::int64_t>(pads->size()) != 2 * rank)
         return InvalidInput("pad needs " + std::to_string(2 * rank) + " 'pads' values");
-      for (int i = 0; i < 8; ++i) p["p" + std::to_string(i)] = 0;
       for (std::int64_t a = 0; a < rank; ++a) {
         LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
-        p["p" + std::to_string(at)] = (*pads)[static_cast<size_t>(a)];
-        p["p" + std::to_string(at + 4)] = (*pads)[static_cast<size_t>(a + rank)];
+        pad.p[static_cast<size_t>(at)] = (*pads)[static_cast<size_t>(a)];
+        pad.p[static_cast<size_t>(at + 4)] = (*pads)[static_cast<size_t>(a + rank)];
       }
-      return p;
+      return Stored(pad);
     }
     case KernelFamily::kTranspose: {
       std::vector<std::int64_t> perm(static_cast<size_t>(rank));
@@ -331,7 +316,6 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
         image = false;
       }
       const auto shape_rank = static_cast<std::int64_t>(shape.size());
-      SetShape(p, kNhwcNames, Nhwc4(shape, image));
       std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
       if (image) {
         // out_nhwc[i] = out[P[i]] = x[perm[P[i]]] = x_nhwc[Q[perm[P[i]]]].
@@ -341,8 +325,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
         const std::int64_t pad = 4 - shape_rank;
         for (std::int64_t i = 0; i < shape_rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
       }
-      for (size_t i = 0; i < 4; ++i) p["perm" + std::to_string(i)] = nhwc_perm[i];
-      return p;
+      return Stored(TransposeKernelParams{NhwcOf(Nhwc4(shape, image)), nhwc_perm});
     }
     case KernelFamily::kSlice: {
       if (auto steps = node.attrs.GetInts("steps"))
@@ -350,16 +333,12 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
           if (step != 1) return Unsupported("a slice with steps other than 1 has no kernel params");
       if (y.shape.size() != x->shape.size()) return InvalidInput("slice output rank differs from its input's");
       LATTE_ASSIGN_OR_RETURN(auto reduced, ReducedSlice(x->shape, y.shape));
-      const char* const out_names[4] = {"on", "oh", "ow", "oc"};
-      SetShape(p, kNhwcNames, Nhwc4(reduced.first, false));
-      SetShape(p, out_names, Nhwc4(reduced.second, false));
-      return p;
+      const Shape4 out = Nhwc4(reduced.second, false);
+      return Stored(SliceKernelParams{NhwcOf(Nhwc4(reduced.first, false)), out[0], out[1], out[2], out[3]});
     }
     case KernelFamily::kDepthSpace: {
       if (rank != 4) return InvalidInput("input must have rank 4");
-      SetShape(p, kNhwcNames, Nhwc4(x->shape, node_nchw));
-      p["block"] = node.attrs.GetInt("block_size", 0);
-      return p;
+      return Stored(DepthSpaceKernelParams{NhwcOf(Nhwc4(x->shape, node_nchw)), node.attrs.GetInt("block_size", 0)});
     }
     case KernelFamily::kNone:
       break;
