@@ -7,15 +7,20 @@
 #include <vector>
 
 #include "db/store.h"
+#include "ir/kernel_params.h"
 
 namespace {
 
 latte::Kernel Conv(int i) {
   latte::Kernel kernel;
   kernel.op = latte::OpKind::kConv2D;
-  kernel.params = {{"n", 1},  {"ih", 8 + i % 97}, {"iw", 8 + i / 97 % 89}, {"ic", 16}, {"oc", 16 + i / 8633},
-                   {"kh", 3}, {"kw", 3}, {"sh", 1}, {"sw", 1}, {"dh", 1}, {"dw", 1}, {"g", 1},
-                   {"pt", 1}, {"pl", 1}, {"pb", 1}, {"pr", 1}, {"bias", 1}};
+  latte::ConvKernelParams p;
+  p.ih = 8 + i % 97, p.iw = 8 + i / 97 % 89, p.ic = 16, p.oc = 16 + i / 8633;
+  p.kh = p.kw = 3;
+  p.dh = p.dw = 1;
+  p.pt = p.pl = p.pb = p.pr = 1;
+  p.bias = 1;
+  latte::WriteParams(p, kernel);
   return kernel;
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "ir/graph_builder.h"
+#include "ir/kernel_params.h"
 #include "predict/features.h"
 #include "predict/fit.h"
 #include "predict/model_prediction.h"
@@ -25,9 +26,14 @@ Kernel RandomConv(std::mt19937& rng) {
   Kernel k;
   k.op = OpKind::kConv2D;
   std::int64_t kernel = pick({1, 3, 5}), stride = pick({1, 2}), h = pick({7, 14, 28, 56, 112});
-  k.params = {{"n", 1},      {"ih", h},      {"iw", h},      {"ic", pick({8, 16, 32, 64, 128})},
-              {"oc", pick({16, 32, 64, 128, 256})}, {"kh", kernel}, {"kw", kernel}, {"sh", stride},
-              {"sw", stride}, {"g", 1},       {"dh", 1},      {"dw", 1}};
+  ConvKernelParams p;  // no pads, no bias
+  p.ih = p.iw = h;
+  p.ic = pick({8, 16, 32, 64, 128});
+  p.oc = pick({16, 32, 64, 128, 256});
+  p.kh = p.kw = kernel;
+  p.sh = p.sw = stride;
+  p.dh = p.dw = 1;
+  WriteParams(p, k);
   return k;
 }
 
@@ -140,7 +146,9 @@ int main(int argc, char** argv) {
   std::vector<Kernel> queries;
   for (int i = 0; i < 200000; ++i) {
     Kernel k = RandomConv(rng);
-    k.params["ih"] = k.params["iw"] = 5 + static_cast<std::int64_t>(rng() % 120);  // mostly off the measured grid
+    ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+    p.ih = p.iw = 5 + static_cast<std::int64_t>(rng() % 120);  // mostly off the measured grid
+    WriteParams(p, k);
     queries.push_back(std::move(k));
   }
   Time("random kernels", pack, queries, "one core, best fitted model");

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "db/tensorrt_conv.h"
+#include "ir/kernel_params.h"
 #include "predict/pack.h"
 #include "predict/predictor.h"
 
@@ -53,13 +54,17 @@ Split RandomSplit(const TensorrtConvFile& file) {
 class OriginalMethod {
  public:
   explicit OriginalMethod(const std::vector<TrainingSample>& train) {
-    for (const TrainingSample& s : train) groups_[GroupKey(s.kernel)][{s.kernel.Param("oc"), s.kernel.Param("ih")}] = s.p50_ms;
+    for (const TrainingSample& s : train) {
+      const ConvKernelParams p = ReadParams<ConvKernelParams>(s.kernel);
+      groups_[GroupKey(s.kernel)][{p.oc, p.ih}] = s.p50_ms;
+    }
   }
   double Predict(const Kernel& k) const {
     auto g = groups_.find(GroupKey(k));
     if (g == groups_.end()) return std::numeric_limits<double>::quiet_NaN();
     const auto& points = g->second;
-    std::int64_t oc = k.Param("oc"), h = k.Param("ih");
+    const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+    const std::int64_t oc = p.oc, h = p.ih;
     auto exact = points.find({oc, h});
     if (exact != points.end()) return exact->second;
     double v = 0;
@@ -78,8 +83,9 @@ class OriginalMethod {
  private:
   using Points = std::map<std::pair<std::int64_t, std::int64_t>, double>;
   static std::string GroupKey(const Kernel& k) {
-    return k.Kind() + "|" + std::to_string(k.Param("n")) + "|" + std::to_string(k.Param("ic")) + "|" +
-           std::to_string(k.Param("kh")) + "|" + std::to_string(k.Param("sh")) + "|" + std::to_string(k.Param("elmt_fused"));
+    const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+    return k.Kind() + "|" + std::to_string(p.n) + "|" + std::to_string(p.ic) + "|" + std::to_string(p.kh) + "|" +
+           std::to_string(p.sh) + "|" + std::to_string(p.elmt_fused.value_or(0));
   }
   // Linear interpolation along Out_C (by_oc) or H between the nearest measured neighbours.
   static bool Along(const Points& points, std::int64_t oc, std::int64_t h, bool by_oc, double& out) {

@@ -14,6 +14,7 @@
 
 #include "core/text.h"
 #include "db/tensorrt_conv.h"
+#include "ir/kernel_params.h"
 #include "ir/op_params.h"
 
 namespace latte {
@@ -228,11 +229,12 @@ Expected<Kernel> MapConv(const std::vector<std::vector<std::int64_t>>& shapes, c
   LATTE_ASSIGN_OR_RETURN(Padding2D pads, ArgPads(args));
   Kernel kernel;
   kernel.op = groups > 1 && per_group == 1 ? OpKind::kDepthwiseConv2D : OpKind::kConv2D;
-  kernel.params = {{"n", in[0]},         {"ih", in[1]},          {"iw", in[2]},     {"ic", in[3]},
-                   {"oc", oc},           {"kh", kh},             {"kw", kw},        {"sh", stride.first},
-                   {"sw", stride.second}, {"dh", dilation.first}, {"dw", dilation.second},
-                   {"g", groups},        {"pt", pads.top},       {"pl", pads.left}, {"pb", pads.bottom},
-                   {"pr", pads.right},   {"bias", shapes.size() >= 3 ? 1 : 0}};
+  WriteParams(ConvKernelParams{.n = in[0], .ih = in[1], .iw = in[2], .ic = in[3], .oc = oc, .kh = kh, .kw = kw,
+                               .sh = stride.first, .sw = stride.second, .g = groups, .dh = dilation.first,
+                               .dw = dilation.second, .pt = pads.top, .pl = pads.left, .pb = pads.bottom,
+                               .pr = pads.right, .bias = shapes.size() >= 3 ? 1 : 0, .oh = std::nullopt,
+                               .ow = std::nullopt, .elmt_fused = std::nullopt},
+              kernel);
   return kernel;
 }
 
@@ -245,7 +247,7 @@ Expected<Kernel> MapPool(const std::vector<std::vector<std::int64_t>>& shapes, c
   Kernel kernel;
   if (ArgInt(args, "global_pooling").value_or(0) != 0) {
     kernel.op = max ? OpKind::kGlobalMaxPool : OpKind::kGlobalAvgPool;
-    kernel.params = {{"n", in[0]}, {"h", in[1]}, {"w", in[2]}, {"c", in[3]}};
+    WriteParams(NhwcParams{in[0], in[1], in[2], in[3]}, kernel);
     return kernel;
   }
   if (!args.count("kernel") && !args.count("kernels") && !args.count("kernel_h")) {
@@ -255,9 +257,9 @@ Expected<Kernel> MapPool(const std::vector<std::vector<std::int64_t>>& shapes, c
   LATTE_ASSIGN_OR_RETURN(auto stride, ArgPair(args, "stride", 1));
   LATTE_ASSIGN_OR_RETURN(Padding2D pads, ArgPads(args));
   kernel.op = max ? OpKind::kMaxPool2D : OpKind::kAvgPool2D;
-  kernel.params = {{"n", in[0]},          {"ih", in[1]},        {"iw", in[2]},        {"c", in[3]},
-                   {"kh", size.first},    {"kw", size.second},  {"sh", stride.first}, {"sw", stride.second},
-                   {"pt", pads.top},      {"pl", pads.left},    {"pb", pads.bottom},  {"pr", pads.right}};
+  WriteParams(PoolKernelParams{in[0], in[1], in[2], in[3], size.first, size.second, stride.first, stride.second,
+                               pads.top, pads.left, pads.bottom, pads.right},
+              kernel);
   return kernel;
 }
 
@@ -281,7 +283,7 @@ Expected<Kernel> MapFullyConnected(const std::vector<std::vector<std::int64_t>>&
   }
   Kernel kernel;
   kernel.op = OpKind::kFullyConnected;
-  kernel.params = {{"m", m}, {"k", k}, {"n", n}, {"bias", shapes.size() >= 3 ? 1 : 0}};
+  WriteParams(FullyConnectedKernelParams{m, k, n, shapes.size() >= 3 ? 1 : 0}, kernel);
   return kernel;
 }
 
@@ -293,10 +295,7 @@ Expected<Kernel> MapBinary(const std::vector<std::vector<std::int64_t>>& shapes,
   LATTE_ASSIGN_OR_RETURN(Shape4 b, Nhwc(shapes[1], nchw, "second input"));
   Kernel kernel;
   kernel.op = op;
-  for (int i = 0; i < 4; ++i) {
-    kernel.params["a" + std::to_string(i)] = a[i];
-    kernel.params["b" + std::to_string(i)] = b[i];
-  }
+  WriteParams(BinaryKernelParams{a, b}, kernel);
   return kernel;
 }
 
@@ -305,7 +304,7 @@ Expected<Kernel> MapUnary(const std::vector<std::vector<std::int64_t>>& shapes, 
   LATTE_ASSIGN_OR_RETURN(Shape4 in, Nhwc(shapes[0], nchw, "input"));
   Kernel kernel;
   kernel.op = op;
-  kernel.params = {{"n", in[0]}, {"h", in[1]}, {"w", in[2]}, {"c", in[3]}};
+  WriteParams(NhwcParams{in[0], in[1], in[2], in[3]}, kernel);
   return kernel;
 }
 
@@ -611,10 +610,12 @@ Expected<ParsedTable> ReadCsvTable(const std::string& path, std::string_view lat
       if (latency <= 0) return InvalidInput(fmt::format("column {}: latency {} is not positive", latency_column, latency));
       row.kernel.op = OpKind::kConv2D;
       row.kernel.dtype = dtype;
-      row.kernel.params = {{"n", shape[0]}, {"ih", shape[1]}, {"iw", shape[2]}, {"ic", shape[3]}, {"oc", filters},
-                           {"kh", k},       {"kw", k},        {"sh", stride},   {"sw", stride},   {"dh", 1},
-                           {"dw", 1},       {"g", 1},         {"pt", pt},       {"pl", pl},       {"pb", pb},
-                           {"pr", pr}};
+      // The table says no bias: that key stays absent.
+      WriteParams(ConvKernelParams{.n = shape[0], .ih = shape[1], .iw = shape[2], .ic = shape[3], .oc = filters,
+                                   .kh = k, .kw = k, .sh = stride, .sw = stride, .g = 1, .dh = 1, .dw = 1, .pt = pt,
+                                   .pl = pl, .pb = pb, .pr = pr, .bias = std::nullopt, .oh = std::nullopt,
+                                   .ow = std::nullopt, .elmt_fused = std::nullopt},
+                  row.kernel);
       row.stats = SingleFigureStats(scale == 1000 ? MsToUs(latency) : latency);
       return row;
     }();

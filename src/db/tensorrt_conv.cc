@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "ir/kernel_params.h"
 
 namespace latte {
 namespace {
@@ -66,10 +67,14 @@ Expected<TensorrtConvRow> ParseTensorrtConvLine(std::string_view line, DataType 
     return InvalidInput(fmt::format("Depthwise with Out_C {} not a multiple of In_C {}", oc, ic));
   }
   row.kernel.dtype = dtype;
-  row.kernel.params = {{"n", v[1]},  {"ic", ic},   {"ih", v[3]}, {"iw", v[4]},
-                       {"oc", oc},   {"kh", v[6]}, {"kw", v[6]}, {"sh", v[7]},
-                       {"sw", v[7]}, {"g", row.kernel.op == OpKind::kDepthwiseConv2D ? ic : 1},
-                       {"elmt_fused", v[8]}};
+  // The library's lines say no dilations, pads or bias: those keys stay absent.
+  ConvKernelParams conv;
+  conv.n = v[1], conv.ic = ic, conv.ih = v[3], conv.iw = v[4], conv.oc = oc;
+  conv.kh = conv.kw = v[6];
+  conv.sh = conv.sw = v[7];
+  conv.g = row.kernel.op == OpKind::kDepthwiseConv2D ? ic : 1;
+  conv.elmt_fused = v[8];
+  WriteParams(conv, row.kernel);
 
   if (latency_text.empty()) return InvalidInput("missing latency after '}'");
   double latency = 0;
@@ -120,20 +125,21 @@ Expected<std::string> FormatTensorrtConvLine(const Kernel& kernel, double latenc
   if (kernel.op == OpKind::kConv2D) type = "Regular";
   if (kernel.op == OpKind::kDepthwiseConv2D) type = "Depthwise";
   if (type == nullptr) return Unsupported("tensorrt-conv cannot express a " + kernel.Kind() + " kernel");
-  for (const char* name : {"n", "ic", "ih", "iw", "oc", "kh", "kw", "sh", "sw"}) {
-    if (!kernel.params.count(name)) return InvalidInput(std::string("kernel ") + kernel.Key() + " has no param " + name);
+  using P = ConvKernelParams;
+  for (std::int64_t P::*field : {&P::n, &P::ic, &P::ih, &P::iw, &P::oc, &P::kh, &P::kw, &P::sh, &P::sw}) {
+    if (!kernel.params.count(ParamKey(field)))
+      return InvalidInput("kernel " + kernel.Key() + " has no param " + ParamKey(field));
   }
-  auto p = [&](const char* name) { return kernel.Param(name); };
-  if (p("kh") != p("kw") || p("sh") != p("sw")) {
+  const P p = ReadParams<P>(kernel);
+  if (p.kh != p.kw || p.sh != p.sw) {
     return Unsupported("tensorrt-conv cannot express a non-square kernel or stride (" + kernel.Key() + ")");
   }
-  if (kernel.Param("dh", 1) != 1 || kernel.Param("dw", 1) != 1) {
+  if (p.dh.value_or(1) != 1 || p.dw.value_or(1) != 1) {
     return Unsupported("tensorrt-conv cannot express dilation (" + kernel.Key() + ")");
   }
-  std::int64_t expected_groups = kernel.op == OpKind::kDepthwiseConv2D ? p("ic") : 1;
-  if (kernel.Param("g", expected_groups) != expected_groups) {
-    return Unsupported("tensorrt-conv cannot express groups " + std::to_string(kernel.Param("g")) + " (" +
-                       kernel.Key() + ")");
+  // Absent, the groups are the ones the library's conv type has (ReadParams).
+  if (p.g != (kernel.op == OpKind::kDepthwiseConv2D ? p.ic : 1)) {
+    return Unsupported("tensorrt-conv cannot express groups " + std::to_string(p.g) + " (" + kernel.Key() + ")");
   }
   bool add_fused = false;
   for (OpKind f : kernel.fused) {
@@ -143,9 +149,9 @@ Expected<std::string> FormatTensorrtConvLine(const Kernel& kernel, double latenc
       return Unsupported("tensorrt-conv cannot express fused " + std::string(OpName(f)) + " (" + kernel.Key() + ")");
     }
   }
-  std::int64_t elmt = kernel.Param("elmt_fused", add_fused ? 1 : 0);
-  return fmt::format("{{{},{},{},{},{},{},{},{},{}}} {}", type, p("n"), p("ic"), p("ih"), p("iw"), p("oc"), p("kh"),
-                     p("sh"), elmt, latency_ms);
+  const std::int64_t elmt = p.elmt_fused.value_or(add_fused ? 1 : 0);
+  return fmt::format("{{{},{},{},{},{},{},{},{},{}}} {}", type, p.n, p.ic, p.ih, p.iw, p.oc, p.kh, p.sh, elmt,
+                     latency_ms);
 }
 
 }  // namespace latte

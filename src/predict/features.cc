@@ -1,15 +1,31 @@
 #include "predict/features.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "ir/kernel_params.h"
 #include "ir/op_kind.h"
 
 namespace latte {
 namespace {
+
+bool HasKey(const Kernel& kernel, const std::string& key) { return kernel.params.count(key) > 0; }
+
+// The keys whose presence says how a kernel of no other case is costed (the kinds of no family
+// that tables measured elsewhere map, such as quantize, store an NHWC tensor).
+struct PresenceKeys {
+  std::string a0 = ParamKey(&BinaryKernelParams::a, 0), b0 = ParamKey(&BinaryKernelParams::b, 0);
+  std::string a3 = ParamKey(&BinaryKernelParams::a, 3), b3 = ParamKey(&BinaryKernelParams::b, 3);
+  std::string h = ParamKey(&NhwcParams::h), w = ParamKey(&NhwcParams::w), c = ParamKey(&NhwcParams::c);
+};
+const PresenceKeys& Keys() {
+  static const PresenceKeys keys;
+  return keys;
+}
 
 // Output extent of a window sliding over `in` (pads already explicit).
 double WindowOut(double in, double pad_begin, double pad_end, double k, double stride, double dilation) {
@@ -31,37 +47,39 @@ void AddFusedTraffic(const Kernel& kernel, double element_size, KernelCost& cost
 KernelCost ComputeKernelCost(const Kernel& k) {
   KernelCost c;
   const double s = std::max<std::size_t>(1, DataTypeSize(k.dtype));
-  auto p = [&](const char* name, std::int64_t fallback = 0) { return static_cast<double>(k.Param(name, fallback)); };
   switch (k.op) {
     case OpKind::kConv2D:
     case OpKind::kDepthwiseConv2D:
     case OpKind::kTransposeConv2D: {
-      double n = p("n", 1), ih = p("ih"), iw = p("iw"), ic = p("ic"), oc = p("oc"), kh = p("kh", 1), kw = p("kw", 1);
-      double g = std::max(1.0, p("g", k.op == OpKind::kDepthwiseConv2D ? k.Param("ic") : 1));
+      const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+      double n = p.n, ih = p.ih, iw = p.iw, ic = p.ic, oc = p.oc, kh = p.kh, kw = p.kw;
+      double g = std::max<double>(1.0, p.g);
       if (k.op == OpKind::kTransposeConv2D) {
-        c.oh = p("oh", (ih - 1) * p("sh", 1) + kh);
-        c.ow = p("ow", (iw - 1) * p("sw", 1) + kw);
+        c.oh = p.oh ? *p.oh : (ih - 1) * p.sh + kh;
+        c.ow = p.ow ? *p.ow : (iw - 1) * p.sw + kw;
         c.macs = n * ih * iw * ic * kh * kw * oc / g;
       } else {
-        c.oh = WindowOut(ih, p("pt"), p("pb"), kh, p("sh", 1), p("dh", 1));
-        c.ow = WindowOut(iw, p("pl"), p("pr"), kw, p("sw", 1), p("dw", 1));
+        c.oh = WindowOut(ih, p.pt.value_or(0), p.pb.value_or(0), kh, p.sh, p.dh.value_or(1));
+        c.ow = WindowOut(iw, p.pl.value_or(0), p.pr.value_or(0), kw, p.sw, p.dw.value_or(1));
         c.macs = n * c.oh * c.ow * oc * kh * kw * ic / g;
       }
       c.out_elements = n * c.oh * c.ow * oc;
       c.in_bytes = n * ih * iw * ic * s;
-      c.weight_bytes = (kh * kw * ic / g * oc + (p("bias") > 0 ? oc : 0)) * s;
+      c.weight_bytes = (kh * kw * ic / g * oc + (p.bias.value_or(0) > 0 ? oc : 0)) * s;
       break;
     }
     case OpKind::kFullyConnected: {
-      double m = p("m", 1), kk = p("k"), nn = p("n");
+      const FullyConnectedKernelParams p = ReadParams<FullyConnectedKernelParams>(k);
+      double m = p.m, kk = p.k, nn = p.n;
       c.macs = m * kk * nn;
       c.out_elements = m * nn;
       c.in_bytes = m * kk * s;
-      c.weight_bytes = (kk * nn + (p("bias") > 0 ? nn : 0)) * s;
+      c.weight_bytes = (kk * nn + (p.bias > 0 ? nn : 0)) * s;
       break;
     }
     case OpKind::kMatMul: {
-      double b = p("b", 1), m = p("m"), kk = p("k"), nn = p("n");
+      const MatMulKernelParams p = ReadParams<MatMulKernelParams>(k);
+      double b = p.b, m = p.m, kk = p.k, nn = p.n;
       c.macs = b * m * kk * nn;
       c.out_elements = b * m * nn;
       c.in_bytes = b * (m * kk + kk * nn) * s;
@@ -69,21 +87,23 @@ KernelCost ComputeKernelCost(const Kernel& k) {
     }
     case OpKind::kMaxPool2D:
     case OpKind::kAvgPool2D: {
-      double n = p("n", 1), ch = p("c"), kh = p("kh", 1), kw = p("kw", 1);
-      c.oh = WindowOut(p("ih"), p("pt"), p("pb"), kh, p("sh", 1), 1);
-      c.ow = WindowOut(p("iw"), p("pl"), p("pr"), kw, p("sw", 1), 1);
+      const PoolKernelParams p = ReadParams<PoolKernelParams>(k);
+      double n = p.n, ch = p.c, kh = p.kh, kw = p.kw;
+      c.oh = WindowOut(p.ih, p.pt, p.pb, kh, p.sh, 1);
+      c.ow = WindowOut(p.iw, p.pl, p.pr, kw, p.sw, 1);
       c.out_elements = n * c.oh * c.ow * ch;
       c.macs = c.out_elements * kh * kw;
-      c.in_bytes = n * p("ih") * p("iw") * ch * s;
+      c.in_bytes = n * p.ih * p.iw * ch * s;
       break;
     }
     case OpKind::kSlice: {  // a copy of the part: read and written once, in runs along the axes kept whole
-      const char* const in_names[4] = {"n", "h", "w", "c"};
-      const char* const out_names[4] = {"on", "oh", "ow", "oc"};
+      const SliceKernelParams p = ReadParams<SliceKernelParams>(k);
+      const std::array<double, 4> in = {double(p.n), double(p.h), double(p.w), double(p.c)};
+      const std::array<double, 4> part = {double(p.on), double(p.oh), double(p.ow), double(p.oc)};
       double out = 1, run = 1;
       bool whole = true;
       for (int i = 3; i >= 0; --i) {
-        const double d = p(in_names[i], 1), o = p(out_names[i], 1);
+        const double d = in[static_cast<std::size_t>(i)], o = part[static_cast<std::size_t>(i)];
         out *= o;
         if (whole) run *= o;
         whole = whole && d == o;
@@ -95,21 +115,22 @@ KernelCost ComputeKernelCost(const Kernel& k) {
       break;
     }
     case OpKind::kResize: {
-      double n = p("n", 1), ch = p("c");
-      c.oh = p("oh");
-      c.ow = p("ow");
+      const ResizeKernelParams p = ReadParams<ResizeKernelParams>(k);
+      double n = p.n, ch = p.c;
+      c.oh = p.oh;
+      c.ow = p.ow;
       c.out_elements = n * c.oh * c.ow * ch;
-      c.macs = c.out_elements * (p("mode") == 1 ? 4 : 1);
-      c.in_bytes = n * p("ih") * p("iw") * ch * s;
+      c.macs = c.out_elements * (p.mode == 1 ? 4 : 1);
+      c.in_bytes = n * p.ih * p.iw * ch * s;
       break;
     }
     default: {
-      if (OpCategoryOf(k.op) == OpCategory::kElementwise && k.params.count("a0") && k.params.count("b0")) {
+      if (OpCategoryOf(k.op) == OpCategory::kElementwise && HasKey(k, Keys().a0) && HasKey(k, Keys().b0)) {
+        const BinaryKernelParams p = ReadParams<BinaryKernelParams>(k);
         double a = 1, b = 1, out = 1, shared = 1;  // shared: the innermost dims both operands walk alike
         bool sharing = true;
         for (int i = 3; i >= 0; --i) {
-          const std::string a_name = fmt::format("a{}", i), b_name = fmt::format("b{}", i);
-          double ai = p(a_name.c_str(), 1), bi = p(b_name.c_str(), 1);
+          const double ai = p.a[static_cast<std::size_t>(i)], bi = p.b[static_cast<std::size_t>(i)];
           a *= ai;
           b *= bi;
           out *= std::max(ai, bi);
@@ -121,11 +142,13 @@ KernelCost ComputeKernelCost(const Kernel& k) {
         c.out_elements = out;
         c.macs = out;
         c.in_bytes = (a + b) * s;
-      } else if (k.params.count("h") && k.params.count("w")) {
-        double n = p("n", 1), h = p("h"), w = p("w"), ch = p("c", 1);
+      } else if (HasKey(k, Keys().h) && HasKey(k, Keys().w)) {
+        const NhwcParams p = ReadParams<NhwcParams>(k);
+        double n = p.n, h = p.h, w = p.w, ch = HasKey(k, Keys().c) ? p.c : 1;
         double in = n * h * w * ch, out = in;
         if (k.op == OpKind::kPad) {
-          out = (n + p("p0") + p("p4")) * (h + p("p1") + p("p5")) * (w + p("p2") + p("p6")) * (ch + p("p3") + p("p7"));
+          const std::array<std::int64_t, 8> pads = ReadParams<PadKernelParams>(k).p;
+          out = (n + pads[0] + pads[4]) * (h + pads[1] + pads[5]) * (w + pads[2] + pads[6]) * (ch + pads[3] + pads[7]);
         } else if (k.op == OpKind::kGlobalAvgPool || k.op == OpKind::kGlobalMaxPool) {
           out = n * ch;
         }
@@ -169,19 +192,25 @@ const std::vector<std::string>& DerivedFeatureNames(int version) {
 }
 
 double VectorChannels(const Kernel& k) {
-  auto p = [&](const char* name, std::int64_t fallback = 0) { return static_cast<double>(k.Param(name, fallback)); };
   switch (k.op) {
     case OpKind::kConv2D:
-    case OpKind::kTransposeConv2D:
-      return p("oc") / std::max(1.0, p("g", 1));
+    case OpKind::kTransposeConv2D: {
+      const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+      return static_cast<double>(p.oc) / std::max<double>(1.0, p.g);
+    }
     case OpKind::kDepthwiseConv2D:
-      return p("oc");
+      return static_cast<double>(ReadParams<ConvKernelParams>(k).oc);
     case OpKind::kFullyConnected:
+      return static_cast<double>(ReadParams<FullyConnectedKernelParams>(k).n);
     case OpKind::kMatMul:
-      return p("n");
+      return static_cast<double>(ReadParams<MatMulKernelParams>(k).n);
     default:
-      if (k.params.count("c")) return p("c");
-      if (k.params.count("a3") && k.params.count("b3")) return std::max(p("a3"), p("b3"));
+      // Every family with one channel count (pools, resize, NHWC tensors) stores it as NhwcParams' c.
+      if (HasKey(k, Keys().c)) return static_cast<double>(ReadParams<NhwcParams>(k).c);
+      if (HasKey(k, Keys().a3) && HasKey(k, Keys().b3)) {
+        const BinaryKernelParams p = ReadParams<BinaryKernelParams>(k);
+        return static_cast<double>(std::max(p.a[3], p.b[3]));
+      }
       return 0;
   }
 }

@@ -8,6 +8,7 @@
 
 #include "core/stats.h"
 #include "ir/kernel_graph.h"
+#include "ir/kernel_params.h"
 #include "ir/shape_inference.h"
 #include "profile/space.h"
 #include "run/backend_registry.h"
@@ -18,14 +19,14 @@ namespace {
 Kernel Fc(std::int64_t k, std::int64_t n) {
   Kernel kernel;
   kernel.op = OpKind::kFullyConnected;
-  kernel.params = {{"m", 1}, {"k", k}, {"n", n}, {"bias", 1}};
+  WriteParams(FullyConnectedKernelParams{1, k, n, 1}, kernel);
   return kernel;
 }
 
 Kernel SameShapeBinary(OpKind op, std::int64_t h, std::int64_t w, std::int64_t c) {
   Kernel kernel;
   kernel.op = op;
-  kernel.params = {{"a0", 1}, {"a1", h}, {"a2", w}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", w}, {"b3", c}};
+  WriteParams(BinaryKernelParams{{1, h, w, c}, {1, h, w, c}}, kernel);
   return kernel;
 }
 

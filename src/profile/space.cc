@@ -10,6 +10,7 @@
 
 #include "import/import.h"
 #include "ir/kernel_graph.h"
+#include "ir/kernel_params.h"
 #include "profile/architectures.h"
 #include "run/graph_prep.h"
 
@@ -77,6 +78,34 @@ std::optional<OpKind> OpFromAlias(std::string_view text) {
   return OpFromName(text);
 }
 
+// A kernel of `op` with `params` (a family's typed struct, kernel_params.h).
+template <class T>
+Kernel KernelOf(OpKind op, const T& params) {
+  Kernel kernel;
+  kernel.op = op;
+  WriteParams(params, kernel);
+  return kernel;
+}
+
+// A conv's params with a bias and no dilation, its output size left to the caller.
+ConvKernelParams ConvParamsOf(I n, I ih, I iw, I ic, I oc, I kh, I kw, I sh, I sw, I groups) {
+  ConvKernelParams p;
+  p.n = n, p.ih = ih, p.iw = iw, p.ic = ic, p.oc = oc, p.kh = kh, p.kw = kw, p.sh = sh, p.sw = sw, p.g = groups;
+  p.dh = p.dw = 1;
+  p.bias = 1;
+  return p;
+}
+
+// `kernel` with its params read as P, changed by `change` and written back.
+template <class P, class Change>
+Kernel Changed(const Kernel& kernel, Change change) {
+  P params = ReadParams<P>(kernel);
+  change(params);
+  Kernel changed = kernel;
+  WriteParams(params, changed);
+  return changed;
+}
+
 Kernel WithFused(Kernel kernel, const Kernel& kind) {
   kernel.fused = kind.fused;
   kernel.dtype = kind.dtype;
@@ -87,81 +116,49 @@ Kernel WithFused(Kernel kernel, const Kernel& kind) {
 
 // Constructors for each family, exactly the params kernel.h documents.
 Kernel ConvLike(OpKind op, I n, I ih, I iw, I ic, I oc, I kh, I kw, I sh, I sw, I groups) {
-  Kernel k;
-  k.op = op;
-  auto [pt, pb] = SamePads(ih, kh, sh);
-  auto [pl, pr] = SamePads(iw, kw, sw);
-  k.params = {{"n", n},   {"ih", ih}, {"iw", iw}, {"ic", ic}, {"oc", oc}, {"kh", kh}, {"kw", kw},   {"sh", sh}, {"sw", sw},
-              {"dh", 1},  {"dw", 1},  {"g", groups}, {"pt", pt}, {"pl", pl}, {"pb", pb}, {"pr", pr}, {"bias", 1}};
-  return k;
+  ConvKernelParams p = ConvParamsOf(n, ih, iw, ic, oc, kh, kw, sh, sw, groups);
+  std::tie(p.pt, p.pb) = SamePads(ih, kh, sh);
+  std::tie(p.pl, p.pr) = SamePads(iw, kw, sw);
+  return KernelOf(op, p);
 }
 
-Kernel FcKernel(I m, I k, I n) {
-  Kernel kernel;
-  kernel.op = OpKind::kFullyConnected;
-  kernel.params = {{"m", m}, {"k", k}, {"n", n}, {"bias", 1}};
-  return kernel;
-}
+Kernel FcKernel(I m, I k, I n) { return KernelOf(OpKind::kFullyConnected, FullyConnectedKernelParams{m, k, n, 1}); }
 
 Kernel PoolKernel(OpKind op, I h, I w, I c, I k, I s) {
-  Kernel kernel;
-  kernel.op = op;
-  auto [pt, pb] = SamePads(h, k, s);
-  auto [pl, pr] = SamePads(w, k, s);
-  kernel.params = {{"n", 1},  {"ih", h}, {"iw", w}, {"c", c},   {"kh", k},  {"kw", k},
-                   {"sh", s}, {"sw", s}, {"pt", pt}, {"pl", pl}, {"pb", pb}, {"pr", pr}};
-  return kernel;
+  const auto [pt, pb] = SamePads(h, k, s);
+  const auto [pl, pr] = SamePads(w, k, s);
+  return KernelOf(op, PoolKernelParams{1, h, w, c, k, k, s, s, pt, pl, pb, pr});
 }
 
 Kernel ResizeKernel(I h, I w, I c, I scale, I mode) {
-  Kernel kernel;
-  kernel.op = OpKind::kResize;
-  kernel.params = {{"n", 1}, {"ih", h}, {"iw", w}, {"c", c}, {"oh", h * scale}, {"ow", w * scale}, {"mode", mode}};
-  return kernel;
+  return KernelOf(OpKind::kResize, ResizeKernelParams{1, h, w, c, h * scale, w * scale, mode});
 }
 
 Kernel TransposeConvKernel(I h, I w, I ic, I oc, I k, I s) {
-  Kernel kernel;
-  kernel.op = OpKind::kTransposeConv2D;
+  ConvKernelParams p = ConvParamsOf(1, h, w, ic, oc, k, k, s, s, 1);
   // No padding: the output is (in - 1) × stride + kernel.
-  kernel.params = {{"n", 1},  {"ih", h},  {"iw", w},  {"ic", ic}, {"oc", oc}, {"kh", k},  {"kw", k},
-                   {"sh", s}, {"sw", s},  {"dh", 1},  {"dw", 1},  {"g", 1},   {"pt", 0},  {"pl", 0},
-                   {"pb", 0}, {"pr", 0},  {"bias", 1}, {"oh", (h - 1) * s + k}, {"ow", (w - 1) * s + k}};
-  return kernel;
+  p.pt = p.pl = p.pb = p.pr = 0;
+  p.oh = (h - 1) * s + k;
+  p.ow = (w - 1) * s + k;
+  return KernelOf(OpKind::kTransposeConv2D, p);
 }
 
 namespace {
 
-Kernel MatMulKernel(I b, I m, I k, I n) {
-  Kernel kernel;
-  kernel.op = OpKind::kMatMul;
-  kernel.params = {{"b", b}, {"m", m}, {"k", k}, {"n", n}};
-  return kernel;
-}
+Kernel MatMulKernel(I b, I m, I k, I n) { return KernelOf(OpKind::kMatMul, MatMulKernelParams{b, m, k, n}); }
 
 Kernel ConcatKernel(I h, I w, I c0, I c1) {
-  Kernel kernel;
-  kernel.op = OpKind::kConcat;
-  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c0 + c1}, {"axis", 3}, {"inputs", 2}, {"d0", c0}, {"d1", c1}};
-  return kernel;
+  return KernelOf(OpKind::kConcat, ConcatKernelParams{{1, h, w, c0 + c1}, 3, {c0, c1}});
 }
 
-// A slice of an n h w c input to on oh ow oc, the params as kernel grouping reduces them (kernel.h).
+// A slice of an n h w c input to on oh ow oc, the params as kernel grouping reduces them (kernel_params.h).
 Kernel SliceKernel(std::array<I, 4> in, std::array<I, 4> out) {
-  Kernel kernel;
-  kernel.op = OpKind::kSlice;
-  kernel.params = {{"n", in[0]}, {"h", in[1]}, {"w", in[2]}, {"c", in[3]}, {"on", out[0]}, {"oh", out[1]}, {"ow", out[2]}, {"oc", out[3]}};
-  return kernel;
+  return KernelOf(OpKind::kSlice, SliceKernelParams{{in[0], in[1], in[2], in[3]}, out[0], out[1], out[2], out[3]});
 }
 
 Kernel PadKernel(I h, I w, I c) {
-  Kernel kernel;
-  kernel.op = OpKind::kPad;
-  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c}};
   // One pixel around the spatial dims (the pad before a stride-2 valid conv).
-  static const char* const kNames[] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
-  for (int i = 0; i < 8; ++i) kernel.params[kNames[i]] = (i % 4 == 1 || i % 4 == 2) ? 1 : 0;
-  return kernel;
+  return KernelOf(OpKind::kPad, PadKernelParams{{1, h, w, c}, {0, 1, 1, 0, 0, 1, 1, 0}});
 }
 
 // The grids behind --grid; values chosen as DESIGN.md describes the original systems.
@@ -299,23 +296,32 @@ bool SmallEnough(const Kernel& k) {
   constexpr I kMaxElements = I{1} << 24;
   const Family family = FamilyOf(k.op);
   if (family == Family::kConv) {
-    const I oh = (k.Param("ih") + k.Param("sh") - 1) / k.Param("sh");
-    const I ow = (k.Param("iw") + k.Param("sw") - 1) / k.Param("sw");
-    const I macs = oh * ow * k.Param("oc") * k.Param("kh") * k.Param("kw") * k.Param("ic") / k.Param("g");
-    return k.Param("ih") * k.Param("iw") * k.Param("ic") <= kMaxElements && oh * ow * k.Param("oc") <= kMaxElements &&
-           macs <= I{4} * 1000 * 1000 * 1000;
+    const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+    const I oh = (p.ih + p.sh - 1) / p.sh;
+    const I ow = (p.iw + p.sw - 1) / p.sw;
+    const I macs = oh * ow * p.oc * p.kh * p.kw * p.ic / p.g;
+    return p.ih * p.iw * p.ic <= kMaxElements && oh * ow * p.oc <= kMaxElements && macs <= I{4} * 1000 * 1000 * 1000;
   }
   if (family == Family::kTransposeConv) {
-    return k.Param("oh") * k.Param("ow") * k.Param("oc") <= kMaxElements;
+    const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+    return p.oh.value_or(0) * p.ow.value_or(0) * p.oc <= kMaxElements;
   }
-  if (family == Family::kMatMul) return k.Param("m") * k.Param("k") * k.Param("n") <= I{1} << 30;
+  if (family == Family::kMatMul) {
+    const MatMulKernelParams p = ReadParams<MatMulKernelParams>(k);
+    return p.m * p.k * p.n <= I{1} << 30;
+  }
   if (family == Family::kBinary) {  // the larger operand (the other may be broadcast)
-    return std::max(k.Param("a1"), k.Param("b1")) * std::max(k.Param("a2"), k.Param("b2")) *
-               std::max(k.Param("a3"), k.Param("b3")) <=
-           kMaxElements;
+    const auto [a, b] = ReadParams<BinaryKernelParams>(k);
+    return std::max(a[1], b[1]) * std::max(a[2], b[2]) * std::max(a[3], b[3]) <= kMaxElements;
   }
-  if (family == Family::kNhwc) return k.Param("h") * k.Param("h") * k.Param("c") <= kMaxElements;
-  if (family == Family::kSlice) return k.Param("n") * k.Param("h") * k.Param("w") * k.Param("c") <= kMaxElements;
+  if (family == Family::kNhwc) {
+    const NhwcParams p = ReadParams<NhwcParams>(k);
+    return p.h * p.h * p.c <= kMaxElements;
+  }
+  if (family == Family::kSlice) {
+    const NhwcParams p = ReadParams<NhwcParams>(k);
+    return p.n * p.h * p.w * p.c <= kMaxElements;
+  }
   return true;
 }
 
@@ -323,36 +329,57 @@ bool SmallEnough(const Kernel& k) {
 constexpr I kChannelStep = 8;
 I SizeStep(I size) { return std::max<I>(1, size / 8); }
 
-// Sets spatial size of a conv/pool-like kernel and recomputes SAME pads if it had them.
-void ResizeSpatial(Kernel& k, I ih, I iw, const Kernel& original) {
-  auto [opt, opb] = SamePads(original.Param("ih"), original.Param("kh"), original.Param("sh"), original.Param("dh", 1));
-  auto [opl, opr] = SamePads(original.Param("iw"), original.Param("kw"), original.Param("sw"), original.Param("dw", 1));
-  const bool was_same = original.Param("pt") == opt && original.Param("pb") == opb && original.Param("pl") == opl &&
-                        original.Param("pr") == opr;
-  k.params["ih"] = ih;
-  k.params["iw"] = iw;
-  if (was_same) {
-    auto [pt, pb] = SamePads(ih, k.Param("kh"), k.Param("sh"), k.Param("dh", 1));
-    auto [pl, pr] = SamePads(iw, k.Param("kw"), k.Param("sw"), k.Param("dw", 1));
-    k.params["pt"] = pt;
-    k.params["pb"] = pb;
-    k.params["pl"] = pl;
-    k.params["pr"] = pr;
+// A conv's or pool's window along H and W (a conv without pads or dilations read as 0 and 1).
+struct Window {
+  I ih, iw, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+};
+Window WindowOf(const Kernel& k) {
+  if (FamilyOf(k.op) == Family::kPool) {
+    const PoolKernelParams p = ReadParams<PoolKernelParams>(k);
+    return {p.ih, p.iw, p.kh, p.kw, p.sh, p.sw, 1, 1, p.pt, p.pl, p.pb, p.pr};
   }
+  const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+  return {p.ih, p.iw, p.kh, p.kw, p.sh, p.sw, p.dh.value_or(1), p.dw.value_or(1),
+          p.pt.value_or(0), p.pl.value_or(0), p.pb.value_or(0), p.pr.value_or(0)};
+}
+
+// Sets the spatial size of a conv or pool kernel (P: its params), and `pads` when given.
+template <class P>
+void SetSpatial(Kernel& k, I ih, I iw, const std::optional<std::array<I, 4>>& pads) {
+  P p = ReadParams<P>(k);
+  p.ih = ih;
+  p.iw = iw;
+  if (pads) p.pt = (*pads)[0], p.pb = (*pads)[1], p.pl = (*pads)[2], p.pr = (*pads)[3];
+  WriteParams(p, k);
+}
+
+// Sets the spatial size of a conv or pool kernel and recomputes SAME pads if it had them.
+void ResizeSpatial(Kernel& k, I ih, I iw) {
+  const Window o = WindowOf(k);
+  const auto [opt, opb] = SamePads(o.ih, o.kh, o.sh, o.dh);
+  const auto [opl, opr] = SamePads(o.iw, o.kw, o.sw, o.dw);
+  std::optional<std::array<I, 4>> pads;
+  if (o.pt == opt && o.pb == opb && o.pl == opl && o.pr == opr) {
+    const auto [pt, pb] = SamePads(ih, o.kh, o.sh, o.dh);
+    const auto [pl, pr] = SamePads(iw, o.kw, o.sw, o.dw);
+    pads = std::array<I, 4>{pt, pb, pl, pr};
+  }
+  if (FamilyOf(k.op) == Family::kPool) SetSpatial<PoolKernelParams>(k, ih, iw, pads);
+  else SetSpatial<ConvKernelParams>(k, ih, iw, pads);
 }
 
 // True when the window fits the padded input (an output of at least one pixel).
 bool WindowFits(const Kernel& k) {
-  const I eh = (k.Param("kh") - 1) * k.Param("dh", 1) + 1, ew = (k.Param("kw") - 1) * k.Param("dw", 1) + 1;
-  return k.Param("ih") + k.Param("pt") + k.Param("pb") >= eh && k.Param("iw") + k.Param("pl") + k.Param("pr") >= ew;
+  const Window w = WindowOf(k);
+  return w.ih + w.pt + w.pb >= (w.kh - 1) * w.dh + 1 && w.iw + w.pl + w.pr >= (w.kw - 1) * w.dw + 1;
 }
 
 bool AllPositive(const Kernel& k) {
-  for (const auto& [name, value] : k.params) {
-    // Pads, bias, axes, perm and mode may be 0; every size must be positive.
-    if (value <= 0 && name != "bias" && name != "axis" && name != "axes" && name != "mode" && name[0] != 'p') return false;
-  }
-  return true;
+  // Pads, flags, axes, permutations and modes may be 0; every size must be positive.
+  for (const auto& [name, value] : k.params)
+    if (value <= 0 && !ParamMayBeZero(name)) return false;
+  // A TensorRT library conv's elmt_fused=0 too stops a step: its lines are not stepped from.
+  return KernelFamilyOf(k.op) != KernelFamily::kConv || ReadParams<ConvKernelParams>(k).elmt_fused.value_or(1) > 0;
 }
 
 // Random draws per kind (RandomShares): a binary kind has three operand shapes to cover.
@@ -361,39 +388,27 @@ std::size_t RandomWeight(const Kernel& kind) { return FamilyOf(kind.op) == Famil
 }  // namespace
 
 Kernel NhwcKernel(OpKind op, I h, I w, I c) {
-  Kernel kernel;
-  kernel.op = op;
-  kernel.params = {{"n", 1}, {"h", h}, {"w", w}, {"c", c}};
+  const NhwcParams x{1, h, w, c};
   switch (op) {
     case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
-      kernel.params["axes"] = 6;  // H and W: the global-pooling reduction models use
-      break;
+      return KernelOf(op, ReduceKernelParams{x, 6});  // H and W: the global-pooling reduction models use
     case OpKind::kTranspose:  // NHWC → NCHW, the transpose models insert most
-      kernel.params.insert({{"perm0", 0}, {"perm1", 3}, {"perm2", 1}, {"perm3", 2}});
-      break;
+      return KernelOf(op, TransposeKernelParams{x, {0, 3, 1, 2}});
     case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
-      kernel.params["block"] = 2;
-      break;
+      return KernelOf(op, DepthSpaceKernelParams{x, 2});
     default:
-      break;
+      return KernelOf(op, x);
   }
-  return kernel;
 }
 
-Kernel BinaryKernel(OpKind op, I h, I w, I c) {
-  Kernel kernel;
-  kernel.op = op;
-  kernel.params = {{"a0", 1}, {"a1", h}, {"a2", w}, {"a3", c}, {"b0", 1}, {"b1", h}, {"b2", w}, {"b3", c}};
-  return kernel;
-}
+Kernel BinaryKernel(OpKind op, I h, I w, I c) { return KernelOf(op, BinaryKernelParams{{1, h, w, c}, {1, h, w, c}}); }
 
 Kernel BroadcastBinaryKernel(OpKind op, I h, I w, I c, char side, bool per_channel) {
-  Kernel kernel = BinaryKernel(op, h, w, c);
-  const std::string name(1, side);
-  kernel.params[name + "1"] = 1;
-  kernel.params[name + "2"] = 1;
-  if (!per_channel) kernel.params[name + "3"] = 1;
-  return kernel;
+  BinaryKernelParams p{{1, h, w, c}, {1, h, w, c}};
+  std::array<I, 4>& operand = side == 'a' ? p.a : p.b;
+  operand[1] = operand[2] = 1;
+  if (!per_channel) operand[3] = 1;
+  return KernelOf(op, p);
 }
 
 std::uint64_t SplitMix64::Next() {
@@ -602,77 +617,69 @@ std::vector<Kernel> NeighbourKernels(const Kernel& kernel) {
     switch (family) {
       case Family::kConv:
       case Family::kTransposeConv: {
-        const I g = kernel.Param("g", 1), ic = kernel.Param("ic"), oc = kernel.Param("oc");
-        if (g == ic && g > 1) {  // depthwise: channels move together, multiplier kept
-          Kernel k = kernel;
-          const I c = ic + delta * kChannelStep;
-          k.params["ic"] = c;
-          k.params["g"] = c;
-          k.params["oc"] = c * (oc / ic);
-          keep(k);
-        } else if (g == 1) {
-          Kernel k = kernel;
-          k.params["ic"] = ic + delta * kChannelStep;
-          keep(k);
-          k = kernel;
-          k.params["oc"] = oc + delta * kChannelStep;
-          keep(k);
+        using P = ConvKernelParams;
+        const P p = ReadParams<P>(kernel);
+        if (p.g == p.ic && p.g > 1) {  // depthwise: channels move together, multiplier kept
+          keep(Changed<P>(kernel, [&](P& q) {
+            q.ic = q.g = p.ic + delta * kChannelStep;
+            q.oc = q.ic * (p.oc / p.ic);
+          }));
+        } else if (p.g == 1) {
+          keep(Changed<P>(kernel, [&](P& q) { q.ic = p.ic + delta * kChannelStep; }));
+          keep(Changed<P>(kernel, [&](P& q) { q.oc = p.oc + delta * kChannelStep; }));
         }
         Kernel k = kernel;
-        ResizeSpatial(k, kernel.Param("ih") + delta * SizeStep(kernel.Param("ih")),
-                      kernel.Param("iw") + delta * SizeStep(kernel.Param("iw")), kernel);
+        ResizeSpatial(k, p.ih + delta * SizeStep(p.ih), p.iw + delta * SizeStep(p.iw));
         if (family == Family::kTransposeConv) {  // keep the output's extra rows (output padding)
-          k.params["oh"] = kernel.Param("oh") + (k.Param("ih") - kernel.Param("ih")) * kernel.Param("sh");
-          k.params["ow"] = kernel.Param("ow") + (k.Param("iw") - kernel.Param("iw")) * kernel.Param("sw");
+          k = Changed<P>(k, [&](P& q) {
+            q.oh = p.oh.value_or(0) + (q.ih - p.ih) * p.sh;
+            q.ow = p.ow.value_or(0) + (q.iw - p.iw) * p.sw;
+          });
         }
         keep(k);
         break;
       }
       case Family::kFullyConnected: {
-        Kernel k = kernel;
-        k.params["k"] = kernel.Param("k") + delta * kChannelStep;
-        keep(k);
-        k = kernel;
-        k.params["n"] = kernel.Param("n") + delta * kChannelStep;
-        keep(k);
+        using P = FullyConnectedKernelParams;
+        const P p = ReadParams<P>(kernel);
+        keep(Changed<P>(kernel, [&](P& q) { q.k = p.k + delta * kChannelStep; }));
+        keep(Changed<P>(kernel, [&](P& q) { q.n = p.n + delta * kChannelStep; }));
         break;
       }
       case Family::kPool: {
+        using P = PoolKernelParams;
+        const P p = ReadParams<P>(kernel);
+        keep(Changed<P>(kernel, [&](P& q) { q.c = p.c + delta * kChannelStep; }));
         Kernel k = kernel;
-        k.params["c"] = kernel.Param("c") + delta * kChannelStep;
-        keep(k);
-        k = kernel;
-        ResizeSpatial(k, kernel.Param("ih") + delta * SizeStep(kernel.Param("ih")),
-                      kernel.Param("iw") + delta * SizeStep(kernel.Param("iw")), kernel);
+        ResizeSpatial(k, p.ih + delta * SizeStep(p.ih), p.iw + delta * SizeStep(p.iw));
         keep(k);
         break;
       }
       case Family::kNhwc: {
         if (kernel.op == OpKind::kDepthToSpace || kernel.op == OpKind::kSpaceToDepth) break;  // divisibility
-        Kernel k = kernel;
-        k.params["c"] = kernel.Param("c") + delta * kChannelStep;
-        keep(k);
-        if (kernel.Param("h") > 1 || kernel.Param("w") > 1) {
-          k = kernel;
-          k.params["h"] = kernel.Param("h") + delta * SizeStep(kernel.Param("h"));
-          k.params["w"] = kernel.Param("w") + delta * SizeStep(kernel.Param("w"));
-          keep(k);
+        using P = NhwcParams;
+        const P p = ReadParams<P>(kernel);
+        keep(Changed<P>(kernel, [&](P& q) { q.c = p.c + delta * kChannelStep; }));
+        if (p.h > 1 || p.w > 1) {
+          keep(Changed<P>(kernel, [&](P& q) {
+            q.h = p.h + delta * SizeStep(p.h);
+            q.w = p.w + delta * SizeStep(p.w);
+          }));
         }
         break;
       }
       case Family::kBinary: {
         // Move a dim of both operands where they agree; a broadcast dim (1) stays.
+        using P = BinaryKernelParams;
+        const P p = ReadParams<P>(kernel);
         for (int dim : {3, 1}) {
-          Kernel k = kernel;
-          static const char* const kA[] = {"a0", "a1", "a2", "a3"};
-          static const char* const kB[] = {"b0", "b1", "b2", "b3"};
-          for (int d : dim == 3 ? std::vector<int>{3} : std::vector<int>{1, 2}) {
-            const std::string a = kA[d], b = kB[d];
-            const I step = dim == 3 ? kChannelStep : SizeStep(kernel.Param(a));
-            if (kernel.Param(a) > 1) k.params[a] = kernel.Param(a) + delta * step;
-            if (kernel.Param(b) == kernel.Param(a) && kernel.Param(b) > 1) k.params[b] = k.Param(a);
-          }
-          keep(k);
+          keep(Changed<P>(kernel, [&](P& q) {
+            for (std::size_t d : dim == 3 ? std::vector<std::size_t>{3} : std::vector<std::size_t>{1, 2}) {
+              const I step = dim == 3 ? kChannelStep : SizeStep(p.a[d]);
+              if (p.a[d] > 1) q.a[d] = p.a[d] + delta * step;
+              if (p.b[d] == p.a[d] && p.b[d] > 1) q.b[d] = q.a[d];
+            }
+          }));
         }
         break;
       }

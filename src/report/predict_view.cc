@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/text.h"
+#include "ir/kernel_params.h"
 #include "report/inspect_view.h"
 #include "report/text_table.h"
 
@@ -37,34 +38,44 @@ std::vector<std::string> NodeNames(const Graph& graph, const std::vector<NodeId>
 }
 
 std::string DescribeKernel(const Kernel& k) {
-  auto p = [&k](const char* name) { return k.Param(name); };
   if (IsConvLike(k.op)) {
-    std::string text = fmt::format("{}x{} s{}", p("kh"), p("kw"), p("sh"));
-    if (p("sw") != p("sh")) text += fmt::format("x{}", p("sw"));
-    if (p("dh") > 1 || p("dw") > 1) text += fmt::format(" d{}", p("dh"));
-    if (k.op == OpKind::kConv2D && p("g") > 1) text += fmt::format(" g{}", p("g"));
-    return text + fmt::format(" {}→{} @{}x{}", p("ic"), p("oc"), p("ih"), p("iw"));
+    const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+    std::string text = fmt::format("{}x{} s{}", p.kh, p.kw, p.sh);
+    if (p.sw != p.sh) text += fmt::format("x{}", p.sw);
+    if (p.dh.value_or(0) > 1 || p.dw.value_or(0) > 1) text += fmt::format(" d{}", p.dh.value_or(0));
+    if (k.op == OpKind::kConv2D && p.g > 1) text += fmt::format(" g{}", p.g);
+    return text + fmt::format(" {}→{} @{}x{}", p.ic, p.oc, p.ih, p.iw);
   }
   switch (k.op) {
-    case OpKind::kFullyConnected:
-      return fmt::format("{}x{}→{}", p("m"), p("k"), p("n"));
-    case OpKind::kMatMul:
-      return fmt::format("{}x[{}x{}]·[{}x{}]", p("b"), p("m"), p("k"), p("k"), p("n"));
+    case OpKind::kFullyConnected: {
+      const FullyConnectedKernelParams p = ReadParams<FullyConnectedKernelParams>(k);
+      return fmt::format("{}x{}→{}", p.m, p.k, p.n);
+    }
+    case OpKind::kMatMul: {
+      const MatMulKernelParams p = ReadParams<MatMulKernelParams>(k);
+      return fmt::format("{}x[{}x{}]·[{}x{}]", p.b, p.m, p.k, p.k, p.n);
+    }
     case OpKind::kMaxPool2D:
-    case OpKind::kAvgPool2D:
-      return fmt::format("{}x{} s{} c{} @{}x{}", p("kh"), p("kw"), p("sh"), p("c"), p("ih"), p("iw"));
-    case OpKind::kResize:
-      return fmt::format("{}x{}→{}x{} c{}", p("ih"), p("iw"), p("oh"), p("ow"), p("c"));
+    case OpKind::kAvgPool2D: {
+      const PoolKernelParams p = ReadParams<PoolKernelParams>(k);
+      return fmt::format("{}x{} s{} c{} @{}x{}", p.kh, p.kw, p.sh, p.c, p.ih, p.iw);
+    }
+    case OpKind::kResize: {
+      const ResizeKernelParams p = ReadParams<ResizeKernelParams>(k);
+      return fmt::format("{}x{}→{}x{} c{}", p.ih, p.iw, p.oh, p.ow, p.c);
+    }
     default:
       break;
   }
-  if (k.params.count("a0")) {
-    return fmt::format("{}x{}x{}x{} ⊙ {}x{}x{}x{}", p("a0"), p("a1"), p("a2"), p("a3"), p("b0"), p("b1"), p("b2"), p("b3"));
+  // The other kinds by the params they have: two operand shapes, or one NHWC tensor.
+  if (k.params.count(ParamKey(&BinaryKernelParams::a, 0))) {
+    const auto [a, b] = ReadParams<BinaryKernelParams>(k);
+    return fmt::format("{}x{}x{}x{} ⊙ {}x{}x{}x{}", a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]);
   }
-  if (k.params.count("n") && k.params.count("h") && k.params.count("w") && k.params.count("c")) {
-    return fmt::format("{}x{}x{}x{}", p("n"), p("h"), p("w"), p("c"));
-  }
-  return "";
+  for (std::int64_t NhwcParams::*dim : {&NhwcParams::n, &NhwcParams::h, &NhwcParams::w, &NhwcParams::c})
+    if (!k.params.count(ParamKey(dim))) return "";
+  const NhwcParams x = ReadParams<NhwcParams>(k);
+  return fmt::format("{}x{}x{}x{}", x.n, x.h, x.w, x.c);
 }
 
 std::string DescribePack(const Pack& pack) {
@@ -205,10 +216,11 @@ std::string PredictView::Csv() const {
     const std::vector<std::string> names = NodeNames(graph_, layer.nodes, layer.names);
     std::string conv_columns = ",,,,,";
     if (IsConvLike(k.op)) {
-      conv_columns = fmt::format("{},{},{},{},{},{}", k.Param("kh"), k.Param("oc"), k.Param("ic"), k.Param("ih"),
-                                 k.Param("iw"), k.Param("sh"));
+      const ConvKernelParams p = ReadParams<ConvKernelParams>(k);
+      conv_columns = fmt::format("{},{},{},{},{},{}", p.kh, p.oc, p.ic, p.ih, p.iw, p.sh);
     } else if (k.op == OpKind::kFullyConnected) {
-      conv_columns = fmt::format("1,{},{},1,1,1", k.Param("n"), k.Param("k"));
+      const FullyConnectedKernelParams p = ReadParams<FullyConnectedKernelParams>(k);
+      conv_columns = fmt::format("1,{},{},1,1,1", p.n, p.k);
     }
     out += fmt::format("{},{},{:.6f},{},{},{:.6f},{},{},{},{:.6f}\n", CsvField(names.front()), conv_columns,
                        layer.ms(), k.Kind(), CsvField(DescribeKernel(k)), layer.prediction.spread_ms,
