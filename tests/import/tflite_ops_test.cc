@@ -215,7 +215,7 @@ TEST(TfliteOpsTest, BinaryAndUnaryOps) {
   }
   for (auto [builtin, kind] : {std::pair{kRelu, OpKind::kRelu}, std::pair{kRelu6, OpKind::kRelu6},
                                std::pair{kLogistic, OpKind::kSigmoid}, std::pair{kHardSwish, OpKind::kHardSwish},
-                               std::pair{kRound, OpKind::kRound}}) {
+                               std::pair{kRound, OpKind::kRound}, std::pair{kSquare, OpKind::kSquare}}) {
     Graph g = ImportChecked(OneOp(builtin, {1, 8, 8, 3}, 0, {}));
     EXPECT_EQ(g.node(0).kind, kind);
     EXPECT_FALSE(g.node(0).attrs.Has("activation"));

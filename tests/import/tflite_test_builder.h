@@ -26,7 +26,7 @@ constexpr std::int32_t kAdd = 0, kAvgPool = 1, kConcat = 2, kConv = 3, kDepthwis
                        kDequantize = 6, kFullyConnected = 9, kLogistic = 14, kMaxPool = 17, kMul = 18, kRelu = 19,
                        kRelu6 = 21, kReshape = 22, kResizeBilinear = 23, kSoftmax = 25, kCustom = 32, kPad = 34,
                        kTranspose = 39, kMean = 40, kSub = 41, kSqueeze = 43, kStridedSlice = 45, kSplit = 49,
-                       kLess = 58, kTransposeConv = 67, kSum = 74, kLeakyRelu = 98, kRound = 116, kHardSwish = 117, kDensify = 124,
+                       kLess = 58, kTransposeConv = 67, kSum = 74, kSquare = 92, kLeakyRelu = 98, kRound = 116, kHardSwish = 117, kDensify = 124,
                        kStablehloAdd = 163;
 
 /// A table given field by field: what an options table or any other small table holds.

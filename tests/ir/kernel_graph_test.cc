@@ -83,6 +83,7 @@ TEST(KernelGraphTest, DenseAndPoolFamiliesRoundTrip) {
   ExpectRoundTrip(MakeKernel(OpKind::kMaxPool2D, pool));
   ExpectRoundTrip(MakeKernel(OpKind::kAvgPool2D, pool, {OpKind::kRelu}));
   ExpectRoundTrip(MakeKernel(OpKind::kGlobalAvgPool, {{"n", 2}, {"h", 7}, {"w", 5}, {"c", 16}}));
+  ExpectRoundTrip(MakeKernel(OpKind::kSquare, {{"n", 1}, {"h", 7}, {"w", 5}, {"c", 16}}));
   ExpectRoundTrip(MakeKernel(OpKind::kGlobalMaxPool, {{"n", 1}, {"h", 3}, {"w", 3}, {"c", 8}}));
 }
 

@@ -338,6 +338,7 @@ TEST(OnednnOps, UnaryOpsMatchReference) {
       {OpKind::kAbs, {}, [](float v) { return std::abs(v); }},
       {OpKind::kHardSwish, {}, [](float v) { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; }},
       {OpKind::kRound, {}, [](float v) { return std::nearbyint(v); }},  // halves to even
+      {OpKind::kSquare, {}, [](float v) { return v * v; }},
       {OpKind::kSigmoid, Attrs({{"activation", std::string("relu_n1_to_1")}}), [](float v) { return 1.0f / (1.0f + std::exp(-v)); }},
       {OpKind::kAbs, Attrs({{"activation", std::string("relu6")}}), [](float v) { return std::min(std::abs(v), 6.0f); }},
   };

@@ -137,6 +137,7 @@ TEST(OrtOps, ComposedElementwiseOps) {
       {OpKind::kRsqrt, [](float a, float) { return 1.0f / std::sqrt(a); }},
       {OpKind::kGelu, [](float a, float) { return 0.5f * a * (1.0f + std::erf(a / std::sqrt(2.0f))); }},
       {OpKind::kRelu6, [](float a, float) { return std::min(std::max(a, 0.0f), 6.0f); }},
+      {OpKind::kSquare, [](float a, float) { return a * a; }},  // ONNX has no Square: Mul(x, x)
   };
   for (const Case& c : cases) {
     const bool binary = c.kind == OpKind::kSquaredDifference;

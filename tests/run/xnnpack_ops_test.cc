@@ -318,6 +318,7 @@ TEST(XnnpackOps, UnaryOpsMatchReference) {
       {OpKind::kCeil, {}, [](float v) { return std::ceil(v); }},
       {OpKind::kRound, {}, [](float v) { return std::nearbyint(v); }},  // halves to even
       {OpKind::kSqrt, {}, [](float v) { return std::sqrt(v); }, 0.0f},
+      {OpKind::kSquare, {}, [](float v) { return v * v; }},
       // A fused activation on an op without an output range: a clamp after it.
       {OpKind::kSigmoid, Attrs({{"activation", std::string("relu_n1_to_1")}}), [](float v) { return 1.0f / (1.0f + std::exp(-v)); }},
       {OpKind::kNeg, Attrs({{"activation", std::string("relu")}}), [](float v) { return std::max(-v, 0.0f); }},

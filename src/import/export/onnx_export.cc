@@ -385,6 +385,7 @@ class Exporter {
       case K::kRelu6: Clip(io, 0.0, 6.0); return Status::Ok();
       case K::kReluN1To1: Clip(io, -1.0, 1.0); return Status::Ok();
       case K::kClip: Clip(io, a.GetFloat("min", -INFINITY), a.GetFloat("max", INFINITY)); return Status::Ok();
+      case K::kSquare: Add("Mul", {io.x, io.x}, {io.out}); return Status::Ok();
       case K::kRsqrt: {
         std::string s = Temp(io.out + "_sqrt");
         Add("Sqrt", {io.x}, {s}, "sqrt");

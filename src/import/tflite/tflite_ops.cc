@@ -584,6 +584,7 @@ Expected<Node> Mapper::Map() {
     case kRsqrt: return Unary(OpKind::kRsqrt);
     case kAbs: return Unary(OpKind::kAbs);
     case kNeg: return Unary(OpKind::kNeg);
+    case kSquare: return Unary(OpKind::kSquare);
     case kFloor: return Unary(OpKind::kFloor);
     case kCeil: return Unary(OpKind::kCeil);
     case kRound: return Unary(OpKind::kRound);

@@ -121,7 +121,7 @@ enum BuiltinOp : std::int32_t {
   kSqueeze = 43, kStridedSlice = 45, kExp = 47, kSplit = 49, kLogSoftmax = 50, kCast = 53, kPrelu = 54,
   kMaximum = 55, kMinimum = 57, kNeg = 59, kPadV2 = 60, kSlice = 65, kTransposeConv = 67, kExpandDims = 70,
   kLog = 73, kSum = 74, kSqrt = 75, kRsqrt = 76, kPow = 78, kReduceMax = 82, kReduceMin = 89,
-  kResizeNearestNeighbor = 97, kLeakyRelu = 98, kSquaredDifference = 99, kMirrorPad = 100, kAbs = 101,
+  kSquare = 92, kResizeNearestNeighbor = 97, kLeakyRelu = 98, kSquaredDifference = 99, kMirrorPad = 100, kAbs = 101,
   kSplitV = 102, kCeil = 104, kElu = 111, kQuantize = 114, kRound = 116, kHardSwish = 117, kDensify = 124,
   kBatchMatMul = 126, kPlaceholderForGreaterOpCodes = 127, kGelu = 150, kRelu0To1 = 152,
 };

@@ -341,6 +341,7 @@ const SimpleEltwise kSimpleEltwise[] = {
     {OpKind::kSigmoid, dnnl::algorithm::eltwise_logistic},
     {OpKind::kTanh, dnnl::algorithm::eltwise_tanh},
     {OpKind::kAbs, dnnl::algorithm::eltwise_abs},
+    {OpKind::kSquare, dnnl::algorithm::eltwise_square},
     {OpKind::kHardSwish, dnnl::algorithm::eltwise_hardswish},
     {OpKind::kRound, dnnl::algorithm::eltwise_round},  // halves to even, as ONNX and TFLite round
 };

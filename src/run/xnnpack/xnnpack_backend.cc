@@ -441,6 +441,7 @@ constexpr SimpleUnaryOp kSimpleUnary[] = {
     {OpKind::kHardSwish, xnn_create_hardswish_nc_f32, xnn_setup_hardswish_nc_f32},
     {OpKind::kAbs, xnn_create_abs_nc_f32, xnn_setup_abs_nc_f32},
     {OpKind::kNeg, xnn_create_negate_nc_f32, xnn_setup_negate_nc_f32},
+    {OpKind::kSquare, xnn_create_square_nc_f32, xnn_setup_square_nc_f32},
     {OpKind::kFloor, xnn_create_floor_nc_f32, xnn_setup_floor_nc_f32},
     {OpKind::kCeil, xnn_create_ceiling_nc_f32, xnn_setup_ceiling_nc_f32},
     {OpKind::kRound, xnn_create_bankers_rounding_nc_f32, xnn_setup_bankers_rounding_nc_f32},
