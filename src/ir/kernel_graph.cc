@@ -94,236 +94,276 @@ Status WindowFits(const std::string& k_name, std::int64_t k, std::int64_t dilati
   return Status::Ok();
 }
 
-// Builds the main node; returns its output. `act` is the fused activation the node carries.
-// The params are read checked (kernel_params.h): each present, in range, no other.
-Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::string& act) {
-  using K = OpKind;
-  const std::string name(OpName(k.op));
-  auto with_act = [&](Attributes a) {
+// The main node being built: its kernel, the builder, its name and the fused activation it carries.
+struct MainNode {
+  const Kernel& k;
+  KernelGraphBuilder& b;
+  std::string name;
+  std::string act;
+  Attributes WithAct(Attributes a) const {
     if (!act.empty()) a.Set("activation", act);
     return a;
-  };
+  }
+};
+
+// One function per kernel family: each reads the params checked (kernel_params.h: each present, in
+// range, no other) and adds the main node, returning its output.
+Expected<TensorId> BuildConv(const MainNode& m) {
+  using K = OpKind;
+  using P = ConvKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  const std::int64_t ic = p.ic, oc = p.oc, kh = p.kh, kw = p.kw, sh = p.sh, sw = p.sw, g = p.g;
+  const std::int64_t dh = *p.dh, dw = *p.dw, pt = *p.pt, pl = *p.pl, pb = *p.pb, pr = *p.pr;
+  const std::string g_is = "param '" + ParamKey(&P::g) + "' (" + std::to_string(g) + ")";
+  if (ic % g != 0) return InvalidInput(g_is + " does not divide ic (" + std::to_string(ic) + ")");
+  if (oc % g != 0) return InvalidInput(g_is + " does not divide oc (" + std::to_string(oc) + ")");
+  Attributes a = m.WithAct(SpatialAttrs(sh, sw, pt, pl, pb, pr));
+  a.Set("dilations", std::vector<std::int64_t>{dh, dw});
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.ih, p.iw, ic}));
+  TensorId w;
+  if (m.k.op == K::kDepthwiseConv2D) {
+    if (g != ic) return InvalidInput(g_is + " must equal ic (" + std::to_string(ic) + ") for depthwise_conv2d");
+    a.Set("filter_layout", std::string("1HWO"));
+    a.Set("groups", ic);
+    a.Set("depth_multiplier", oc / ic);
+    LATTE_ASSIGN_OR_RETURN(w, m.b.Weights("w", {1, kh, kw, oc}, kh * kw));
+  } else {
+    a.Set("filter_layout", std::string("OHWI"));
+    a.Set("groups", g);
+    LATTE_ASSIGN_OR_RETURN(w, m.b.Weights("w", {oc, kh, kw, ic / g}, kh * kw * (ic / g)));
+  }
+  if (m.k.op == K::kTransposeConv2D) {
+    const std::int64_t oh = *p.oh, ow = *p.ow;
+    // The output size is what the pads leave of the full output, plus output padding < stride.
+    const std::int64_t extra_h = oh + pt + pb - ((p.ih - 1) * sh + (kh - 1) * dh + 1);
+    const std::int64_t extra_w = ow + pl + pr - ((p.iw - 1) * sw + (kw - 1) * dw + 1);
+    if (extra_h < 0 || extra_h >= std::max(sh, dh))
+      return InvalidInput("param '" + ParamKey(&P::oh) + "' (" + std::to_string(oh) +
+                          ") does not follow from ih, kh, sh, dh, pt and pb");
+    if (extra_w < 0 || extra_w >= std::max(sw, dw))
+      return InvalidInput("param '" + ParamKey(&P::ow) + "' (" + std::to_string(ow) +
+                          ") does not follow from iw, kw, sw, dw, pl and pr");
+    if (extra_h != 0 || extra_w != 0) a.Set("output_padding", std::vector<std::int64_t>{extra_h, extra_w});
+  } else {
+    LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kh), kh, dh, "height", p.ih, pt, pb));
+    LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kw), kw, dw, "width", p.iw, pl, pr));
+  }
+  std::vector<TensorId> inputs = {x, w};
+  if (*p.bias) {
+    LATTE_ASSIGN_OR_RETURN(TensorId bt, m.b.Weights("bias", {oc}, 1));
+    inputs.push_back(bt);
+  }
+  return m.b.Op(m.k.op, m.name, inputs, a);
+}
+
+Expected<TensorId> BuildFullyConnected(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const FullyConnectedKernelParams p, ReadCheckedParams<FullyConnectedKernelParams>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.m, p.k}));
+  LATTE_ASSIGN_OR_RETURN(TensorId w, m.b.Weights("w", {p.n, p.k}, p.k));
+  std::vector<TensorId> inputs = {x, w};
+  if (p.bias) {
+    LATTE_ASSIGN_OR_RETURN(TensorId bt, m.b.Weights("bias", {p.n}, 1));
+    inputs.push_back(bt);
+  }
+  Attributes a = m.WithAct({});
+  a.Set("weights_layout", std::string("OI"));
+  return m.b.Op(m.k.op, m.name, inputs, a);
+}
+
+Expected<TensorId> BuildMatMul(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const MatMulKernelParams p, ReadCheckedParams<MatMulKernelParams>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId a, m.b.Input("a", {p.b, p.m, p.k}));
+  LATTE_ASSIGN_OR_RETURN(TensorId bm, m.b.Input("b", {p.b, p.k, p.n}));
+  return m.b.Op(m.k.op, m.name, {a, bm}, m.WithAct({}));
+}
+
+Expected<TensorId> BuildPool(const MainNode& m) {
+  using P = PoolKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kh), p.kh, 1, "height", p.ih, p.pt, p.pb));
+  LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kw), p.kw, 1, "width", p.iw, p.pl, p.pr));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.ih, p.iw, p.c}));
+  Attributes a = m.WithAct(SpatialAttrs(p.sh, p.sw, p.pt, p.pl, p.pb, p.pr));
+  a.Set("kernel", std::vector<std::int64_t>{p.kh, p.kw});
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+Expected<TensorId> BuildNhwcOp(const MainNode& m) {
+  using K = OpKind;
+  LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(m.k));
+  Attributes a = m.WithAct({});
+  std::vector<TensorId> inputs;
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  inputs.push_back(x);
+  if (KernelFamilyOf(m.k.op) == KernelFamily::kGlobalPool) a.Set("layout", std::string("NHWC"));
+  if (KernelFamilyOf(m.k.op) == KernelFamily::kSoftmax) a.Set("axis", std::int64_t{3});
+  if (m.k.op == K::kClip) a.Set("min", 0.0), a.Set("max", 6.0);
+  if (m.k.op == K::kLeakyRelu) a.Set("alpha", 0.2);
+  if (m.k.op == K::kElu) a.Set("alpha", 1.0);
+  if (m.k.op == K::kPRelu) {
+    LATTE_ASSIGN_OR_RETURN(TensorId slope, m.b.Weights("slope", {p.c}, 1));
+    inputs.push_back(slope);
+  }
+  if (m.k.op == K::kBatchNorm) {  // inference: scale, bias, mean, then a variance above 0
+    for (const char* param : {"scale", "bias", "mean"}) {
+      LATTE_ASSIGN_OR_RETURN(TensorId t, m.b.Weights(param, {p.c}, 1));
+      inputs.push_back(t);
+    }
+    LATTE_ASSIGN_OR_RETURN(TensorId var, m.b.Constant("var", {p.c}, 1.0f));
+    inputs.push_back(var);
+    a.Set("epsilon", 1e-5);
+    a.Set("layout", std::string("NHWC"));
+  }
+  return m.b.Op(m.k.op, m.name, inputs, a);
+}
+
+Expected<TensorId> BuildReshape(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  Attributes a = m.WithAct({});
+  a.Set("shape", std::vector<std::int64_t>{p.n, p.h * p.w * p.c});  // reshape alone (BuildKernelGraph)
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+Expected<TensorId> BuildReduce(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const ReduceKernelParams p, ReadCheckedParams<ReduceKernelParams>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  std::vector<std::int64_t> axes;
+  for (std::int64_t i = 0; i < 4; ++i)
+    if (p.axes & (std::int64_t{1} << i)) axes.push_back(i);
+  Attributes a = m.WithAct({});
+  a.Set("axes", axes);
+  a.Set("keepdims", std::int64_t{1});
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+Expected<TensorId> BuildTranspose(const MainNode& m) {
+  using P = TransposeKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  std::vector<bool> seen(4, false);
+  for (std::int64_t v : p.perm) {
+    if (seen[static_cast<size_t>(v)])
+      return InvalidInput("params " + ParamKey(&P::perm, 0) + ".." + ParamKey(&P::perm, 3) +
+                          " are not a permutation (repeat " + std::to_string(v) + ")");
+    seen[static_cast<size_t>(v)] = true;
+  }
+  Attributes a = m.WithAct({});
+  a.Set("perm", std::vector<std::int64_t>(p.perm.begin(), p.perm.end()));
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+Expected<TensorId> BuildPad(const MainNode& m) {
+  using P = PadKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  const Shape shape = {p.n, p.h, p.w, p.c};
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", shape));
+  for (size_t i = 0; i < 4; ++i)  // negative pads crop; they may not empty a dimension
+    if (shape[i] + p.p[i] + p.p[i + 4] < 1)
+      return InvalidInput("params '" + ParamKey(&P::p, i) + "' and '" + ParamKey(&P::p, i + 4) + "' (" +
+                          std::to_string(p.p[i]) + ", " + std::to_string(p.p[i + 4]) + ") leave dimension " +
+                          std::to_string(i) + " empty");
+  Attributes a = m.WithAct({});
+  a.Set("pads", std::vector<std::int64_t>(p.p.begin(), p.p.end()));
+  a.Set("mode", std::string("constant"));
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+Expected<TensorId> BuildDepthSpace(const MainNode& m) {
+  using K = OpKind;
+  using P = DepthSpaceKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  if (m.k.op == K::kDepthToSpace && p.c % (p.block * p.block) != 0)
+    return InvalidInput("param '" + ParamKey(&P::c) + "' (" + std::to_string(p.c) +
+                        ") is not divisible by block² (" + std::to_string(p.block * p.block) + ")");
+  if (m.k.op == K::kSpaceToDepth && (p.h % p.block != 0 || p.w % p.block != 0))
+    return InvalidInput("params '" + ParamKey(&P::h) + "' and '" + ParamKey(&P::w) + "' (" + std::to_string(p.h) +
+                        ", " + std::to_string(p.w) + ") are not divisible by block (" + std::to_string(p.block) +
+                        ")");
+  Attributes a = m.WithAct({});
+  a.Set("layout", std::string("NHWC"));
+  a.Set("block_size", p.block);
+  a.Set("mode", std::string("DCR"));
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+// the part at the start of each axis: where it starts costs nothing
+Expected<TensorId> BuildSlice(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const SliceKernelParams p, ReadCheckedParams<SliceKernelParams>(m.k));
+  Attributes a = m.WithAct({});
+  a.Set("starts", std::vector<std::int64_t>{0, 0, 0, 0});
+  a.Set("ends", std::vector<std::int64_t>{p.on, p.oh, p.ow, p.oc});
+  a.Set("axes", std::vector<std::int64_t>{0, 1, 2, 3});
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+Expected<TensorId> BuildBinary(const MainNode& m) {
+  using P = BinaryKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  for (size_t i = 0; i < 4; ++i)
+    if (p.a[i] != p.b[i] && p.a[i] != 1 && p.b[i] != 1)
+      return InvalidInput("params '" + ParamKey(&P::a, i) + "' (" + std::to_string(p.a[i]) + ") and '" +
+                          ParamKey(&P::b, i) + "' (" + std::to_string(p.b[i]) + ") do not broadcast");
+  LATTE_ASSIGN_OR_RETURN(TensorId a, m.b.Input("a", Shape(p.a.begin(), p.a.end())));
+  LATTE_ASSIGN_OR_RETURN(TensorId bt, m.b.Input("b", Shape(p.b.begin(), p.b.end())));
+  return m.b.Op(m.k.op, m.name, {a, bt}, m.WithAct({}));
+}
+
+Expected<TensorId> BuildConcat(const MainNode& m) {
+  using P = ConcatKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  const Shape out = {p.n, p.h, p.w, p.c};
+  std::vector<TensorId> inputs;
+  std::int64_t sum = 0;
+  for (size_t i = 0; i < p.d.size(); ++i) {
+    sum += p.d[i];
+    Shape s = out;
+    s[static_cast<size_t>(p.axis)] = p.d[i];
+    LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input(fmt::format("x{}", i), s));
+    inputs.push_back(x);
+  }
+  if (sum != out[static_cast<size_t>(p.axis)])
+    return InvalidInput("params " + ParamKey(&P::d, 0) + ".." + ParamKey(&P::d, p.d.size() - 1) + " add up to " +
+                        std::to_string(sum) + ", the output has " +
+                        std::to_string(out[static_cast<size_t>(p.axis)]) + " along axis " + std::to_string(p.axis));
+  Attributes a = m.WithAct({});
+  a.Set("axis", p.axis);
+  return m.b.Op(m.k.op, m.name, inputs, a);
+}
+
+Expected<TensorId> BuildResize(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const ResizeKernelParams p, ReadCheckedParams<ResizeKernelParams>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.ih, p.iw, p.c}));
+  Attributes a = m.WithAct({});
+  a.Set("layout", std::string("NHWC"));
+  a.Set("mode", std::string(p.mode == 1 ? "bilinear" : "nearest"));
+  // TFLite's usual semantics, which the backends run directly: half-pixel bilinear, flooring nearest.
+  a.Set("coordinate_transformation", std::string(p.mode == 1 ? "half_pixel" : "asymmetric"));
+  if (p.mode == 0) a.Set("nearest_mode", std::string("floor"));
+  a.Set("sizes", std::vector<std::int64_t>{p.oh, p.ow});
+  return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+// Builds the main node; returns its output. `act` is the fused activation the node carries.
+Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::string& act) {
+  const MainNode m{k, b, std::string(OpName(k.op)), act};
   switch (KernelFamilyOf(k.op)) {
-    case KernelFamily::kConv: {
-      using P = ConvKernelParams;
-      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
-      const std::int64_t ic = p.ic, oc = p.oc, kh = p.kh, kw = p.kw, sh = p.sh, sw = p.sw, g = p.g;
-      const std::int64_t dh = *p.dh, dw = *p.dw, pt = *p.pt, pl = *p.pl, pb = *p.pb, pr = *p.pr;
-      const std::string g_is = "param '" + ParamKey(&P::g) + "' (" + std::to_string(g) + ")";
-      if (ic % g != 0) return InvalidInput(g_is + " does not divide ic (" + std::to_string(ic) + ")");
-      if (oc % g != 0) return InvalidInput(g_is + " does not divide oc (" + std::to_string(oc) + ")");
-      Attributes a = with_act(SpatialAttrs(sh, sw, pt, pl, pb, pr));
-      a.Set("dilations", std::vector<std::int64_t>{dh, dw});
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.ih, p.iw, ic}));
-      TensorId w;
-      if (k.op == K::kDepthwiseConv2D) {
-        if (g != ic) return InvalidInput(g_is + " must equal ic (" + std::to_string(ic) + ") for depthwise_conv2d");
-        a.Set("filter_layout", std::string("1HWO"));
-        a.Set("groups", ic);
-        a.Set("depth_multiplier", oc / ic);
-        LATTE_ASSIGN_OR_RETURN(w, b.Weights("w", {1, kh, kw, oc}, kh * kw));
-      } else {
-        a.Set("filter_layout", std::string("OHWI"));
-        a.Set("groups", g);
-        LATTE_ASSIGN_OR_RETURN(w, b.Weights("w", {oc, kh, kw, ic / g}, kh * kw * (ic / g)));
-      }
-      if (k.op == K::kTransposeConv2D) {
-        const std::int64_t oh = *p.oh, ow = *p.ow;
-        // The output size is what the pads leave of the full output, plus output padding < stride.
-        const std::int64_t extra_h = oh + pt + pb - ((p.ih - 1) * sh + (kh - 1) * dh + 1);
-        const std::int64_t extra_w = ow + pl + pr - ((p.iw - 1) * sw + (kw - 1) * dw + 1);
-        if (extra_h < 0 || extra_h >= std::max(sh, dh))
-          return InvalidInput("param '" + ParamKey(&P::oh) + "' (" + std::to_string(oh) +
-                              ") does not follow from ih, kh, sh, dh, pt and pb");
-        if (extra_w < 0 || extra_w >= std::max(sw, dw))
-          return InvalidInput("param '" + ParamKey(&P::ow) + "' (" + std::to_string(ow) +
-                              ") does not follow from iw, kw, sw, dw, pl and pr");
-        if (extra_h != 0 || extra_w != 0) a.Set("output_padding", std::vector<std::int64_t>{extra_h, extra_w});
-      } else {
-        LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kh), kh, dh, "height", p.ih, pt, pb));
-        LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kw), kw, dw, "width", p.iw, pl, pr));
-      }
-      std::vector<TensorId> inputs = {x, w};
-      if (*p.bias) {
-        LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Weights("bias", {oc}, 1));
-        inputs.push_back(bt);
-      }
-      return b.Op(k.op, name, inputs, a);
-    }
-    case KernelFamily::kFullyConnected: {
-      LATTE_ASSIGN_OR_RETURN(const FullyConnectedKernelParams p, ReadCheckedParams<FullyConnectedKernelParams>(k));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.m, p.k}));
-      LATTE_ASSIGN_OR_RETURN(TensorId w, b.Weights("w", {p.n, p.k}, p.k));
-      std::vector<TensorId> inputs = {x, w};
-      if (p.bias) {
-        LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Weights("bias", {p.n}, 1));
-        inputs.push_back(bt);
-      }
-      Attributes a = with_act({});
-      a.Set("weights_layout", std::string("OI"));
-      return b.Op(k.op, name, inputs, a);
-    }
-    case KernelFamily::kMatMul: {
-      LATTE_ASSIGN_OR_RETURN(const MatMulKernelParams p, ReadCheckedParams<MatMulKernelParams>(k));
-      LATTE_ASSIGN_OR_RETURN(TensorId a, b.Input("a", {p.b, p.m, p.k}));
-      LATTE_ASSIGN_OR_RETURN(TensorId bm, b.Input("b", {p.b, p.k, p.n}));
-      return b.Op(k.op, name, {a, bm}, with_act({}));
-    }
-    case KernelFamily::kPool: {
-      using P = PoolKernelParams;
-      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
-      LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kh), p.kh, 1, "height", p.ih, p.pt, p.pb));
-      LATTE_RETURN_IF_ERROR(WindowFits(ParamKey(&P::kw), p.kw, 1, "width", p.iw, p.pl, p.pr));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.ih, p.iw, p.c}));
-      Attributes a = with_act(SpatialAttrs(p.sh, p.sw, p.pt, p.pl, p.pb, p.pr));
-      a.Set("kernel", std::vector<std::int64_t>{p.kh, p.kw});
-      return b.Op(k.op, name, {x}, a);
-    }
-    case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: {
-      LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(k));
-      Attributes a = with_act({});
-      std::vector<TensorId> inputs;
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
-      inputs.push_back(x);
-      if (KernelFamilyOf(k.op) == KernelFamily::kGlobalPool) a.Set("layout", std::string("NHWC"));
-      if (KernelFamilyOf(k.op) == KernelFamily::kSoftmax) a.Set("axis", std::int64_t{3});
-      if (k.op == K::kClip) a.Set("min", 0.0), a.Set("max", 6.0);
-      if (k.op == K::kLeakyRelu) a.Set("alpha", 0.2);
-      if (k.op == K::kElu) a.Set("alpha", 1.0);
-      if (k.op == K::kPRelu) {
-        LATTE_ASSIGN_OR_RETURN(TensorId slope, b.Weights("slope", {p.c}, 1));
-        inputs.push_back(slope);
-      }
-      if (k.op == K::kBatchNorm) {  // inference: scale, bias, mean, then a variance above 0
-        for (const char* param : {"scale", "bias", "mean"}) {
-          LATTE_ASSIGN_OR_RETURN(TensorId t, b.Weights(param, {p.c}, 1));
-          inputs.push_back(t);
-        }
-        LATTE_ASSIGN_OR_RETURN(TensorId var, b.Constant("var", {p.c}, 1.0f));
-        inputs.push_back(var);
-        a.Set("epsilon", 1e-5);
-        a.Set("layout", std::string("NHWC"));
-      }
-      return b.Op(k.op, name, inputs, a);
-    }
-    case KernelFamily::kReshape: {
-      LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(k));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
-      Attributes a = with_act({});
-      a.Set("shape", std::vector<std::int64_t>{p.n, p.h * p.w * p.c});  // reshape alone (BuildKernelGraph)
-      return b.Op(k.op, name, {x}, a);
-    }
-    case KernelFamily::kReduce: {
-      LATTE_ASSIGN_OR_RETURN(const ReduceKernelParams p, ReadCheckedParams<ReduceKernelParams>(k));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
-      std::vector<std::int64_t> axes;
-      for (std::int64_t i = 0; i < 4; ++i)
-        if (p.axes & (std::int64_t{1} << i)) axes.push_back(i);
-      Attributes a = with_act({});
-      a.Set("axes", axes);
-      a.Set("keepdims", std::int64_t{1});
-      return b.Op(k.op, name, {x}, a);
-    }
-    case KernelFamily::kTranspose: {
-      using P = TransposeKernelParams;
-      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
-      std::vector<bool> seen(4, false);
-      for (std::int64_t v : p.perm) {
-        if (seen[static_cast<size_t>(v)])
-          return InvalidInput("params " + ParamKey(&P::perm, 0) + ".." + ParamKey(&P::perm, 3) +
-                              " are not a permutation (repeat " + std::to_string(v) + ")");
-        seen[static_cast<size_t>(v)] = true;
-      }
-      Attributes a = with_act({});
-      a.Set("perm", std::vector<std::int64_t>(p.perm.begin(), p.perm.end()));
-      return b.Op(k.op, name, {x}, a);
-    }
-    case KernelFamily::kPad: {
-      using P = PadKernelParams;
-      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
-      const Shape shape = {p.n, p.h, p.w, p.c};
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", shape));
-      for (size_t i = 0; i < 4; ++i)  // negative pads crop; they may not empty a dimension
-        if (shape[i] + p.p[i] + p.p[i + 4] < 1)
-          return InvalidInput("params '" + ParamKey(&P::p, i) + "' and '" + ParamKey(&P::p, i + 4) + "' (" +
-                              std::to_string(p.p[i]) + ", " + std::to_string(p.p[i + 4]) + ") leave dimension " +
-                              std::to_string(i) + " empty");
-      Attributes a = with_act({});
-      a.Set("pads", std::vector<std::int64_t>(p.p.begin(), p.p.end()));
-      a.Set("mode", std::string("constant"));
-      return b.Op(k.op, name, {x}, a);
-    }
-    case KernelFamily::kDepthSpace: {
-      using P = DepthSpaceKernelParams;
-      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
-      if (k.op == K::kDepthToSpace && p.c % (p.block * p.block) != 0)
-        return InvalidInput("param '" + ParamKey(&P::c) + "' (" + std::to_string(p.c) +
-                            ") is not divisible by block² (" + std::to_string(p.block * p.block) + ")");
-      if (k.op == K::kSpaceToDepth && (p.h % p.block != 0 || p.w % p.block != 0))
-        return InvalidInput("params '" + ParamKey(&P::h) + "' and '" + ParamKey(&P::w) + "' (" + std::to_string(p.h) +
-                            ", " + std::to_string(p.w) + ") are not divisible by block (" + std::to_string(p.block) +
-                            ")");
-      Attributes a = with_act({});
-      a.Set("layout", std::string("NHWC"));
-      a.Set("block_size", p.block);
-      a.Set("mode", std::string("DCR"));
-      return b.Op(k.op, name, {x}, a);
-    }
-    case KernelFamily::kSlice: {  // the part at the start of each axis: where it starts costs nothing
-      LATTE_ASSIGN_OR_RETURN(const SliceKernelParams p, ReadCheckedParams<SliceKernelParams>(k));
-      Attributes a = with_act({});
-      a.Set("starts", std::vector<std::int64_t>{0, 0, 0, 0});
-      a.Set("ends", std::vector<std::int64_t>{p.on, p.oh, p.ow, p.oc});
-      a.Set("axes", std::vector<std::int64_t>{0, 1, 2, 3});
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.h, p.w, p.c}));
-      return b.Op(k.op, name, {x}, a);
-    }
-    case KernelFamily::kBinary: {
-      using P = BinaryKernelParams;
-      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
-      for (size_t i = 0; i < 4; ++i)
-        if (p.a[i] != p.b[i] && p.a[i] != 1 && p.b[i] != 1)
-          return InvalidInput("params '" + ParamKey(&P::a, i) + "' (" + std::to_string(p.a[i]) + ") and '" +
-                              ParamKey(&P::b, i) + "' (" + std::to_string(p.b[i]) + ") do not broadcast");
-      LATTE_ASSIGN_OR_RETURN(TensorId a, b.Input("a", Shape(p.a.begin(), p.a.end())));
-      LATTE_ASSIGN_OR_RETURN(TensorId bt, b.Input("b", Shape(p.b.begin(), p.b.end())));
-      return b.Op(k.op, name, {a, bt}, with_act({}));
-    }
-    case KernelFamily::kConcat: {
-      using P = ConcatKernelParams;
-      LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(k));
-      const Shape out = {p.n, p.h, p.w, p.c};
-      std::vector<TensorId> inputs;
-      std::int64_t sum = 0;
-      for (size_t i = 0; i < p.d.size(); ++i) {
-        sum += p.d[i];
-        Shape s = out;
-        s[static_cast<size_t>(p.axis)] = p.d[i];
-        LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x" + std::to_string(i), s));
-        inputs.push_back(x);
-      }
-      if (sum != out[static_cast<size_t>(p.axis)])
-        return InvalidInput("params " + ParamKey(&P::d, 0) + ".." + ParamKey(&P::d, p.d.size() - 1) + " add up to " +
-                            std::to_string(sum) + ", the output has " +
-                            std::to_string(out[static_cast<size_t>(p.axis)]) + " along axis " + std::to_string(p.axis));
-      Attributes a = with_act({});
-      a.Set("axis", p.axis);
-      return b.Op(k.op, name, inputs, a);
-    }
-    case KernelFamily::kResize: {
-      LATTE_ASSIGN_OR_RETURN(const ResizeKernelParams p, ReadCheckedParams<ResizeKernelParams>(k));
-      LATTE_ASSIGN_OR_RETURN(TensorId x, b.Input("x", {p.n, p.ih, p.iw, p.c}));
-      Attributes a = with_act({});
-      a.Set("layout", std::string("NHWC"));
-      a.Set("mode", std::string(p.mode == 1 ? "bilinear" : "nearest"));
-      // TFLite's usual semantics, which the backends run directly: half-pixel bilinear, flooring nearest.
-      a.Set("coordinate_transformation", std::string(p.mode == 1 ? "half_pixel" : "asymmetric"));
-      if (p.mode == 0) a.Set("nearest_mode", std::string("floor"));
-      a.Set("sizes", std::vector<std::int64_t>{p.oh, p.ow});
-      return b.Op(k.op, name, {x}, a);
-    }
+    case KernelFamily::kConv: return BuildConv(m);
+    case KernelFamily::kFullyConnected: return BuildFullyConnected(m);
+    case KernelFamily::kMatMul: return BuildMatMul(m);
+    case KernelFamily::kPool: return BuildPool(m);
+    case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: return BuildNhwcOp(m);
+    case KernelFamily::kReshape: return BuildReshape(m);
+    case KernelFamily::kReduce: return BuildReduce(m);
+    case KernelFamily::kTranspose: return BuildTranspose(m);
+    case KernelFamily::kPad: return BuildPad(m);
+    case KernelFamily::kDepthSpace: return BuildDepthSpace(m);
+    case KernelFamily::kSlice: return BuildSlice(m);
+    case KernelFamily::kBinary: return BuildBinary(m);
+    case KernelFamily::kConcat: return BuildConcat(m);
+    case KernelFamily::kResize: return BuildResize(m);
     case KernelFamily::kNone:
       break;
   }
