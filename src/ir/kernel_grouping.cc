@@ -152,6 +152,133 @@ Params Stored(const T& typed) {
 NhwcParams NhwcOf(const Shape4& s) { return {s[0], s[1], s[2], s[3]}; }
 
 // The params of the main node alone, without its fused activation.
+// matmul: the batches of the output, and m k n after the transposes the node asks for.
+Expected<Params> MatMulKernelParamsOf(const Graph& graph, const Node& node, const Tensor& x, const Tensor& y) {
+  LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
+  Shape a_shape = x.shape, b_shape = b->shape;
+  if (a_shape.empty() || b_shape.empty()) return InvalidInput("matmul of a scalar");
+  if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
+  if (b_shape.size() == 1) b_shape.push_back(1);
+  if (node.attrs.GetInt("transpose_a", 0)) std::swap(a_shape[a_shape.size() - 1], a_shape[a_shape.size() - 2]);
+  if (node.attrs.GetInt("transpose_b", 0)) std::swap(b_shape[b_shape.size() - 1], b_shape[b_shape.size() - 2]);
+  const std::int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
+  const std::int64_t out = y.num_elements().value_or(0);
+  if (m < 1 || n < 1 || out % (m * n) != 0) return InvalidInput("matmul output " + ShapeToString(y.shape) + " is not batches of m×n");
+  return Stored(MatMulKernelParams{out / (m * n), m, k, n});
+
+}
+
+// softmax: over the channels (the last NHWC axis), or over the contiguous rows of a 4-D tensor's last axis.
+Expected<Params> SoftmaxKernelParamsOf(const Node& node, const Tensor& x, bool nchw) {
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  const std::int64_t axis = node.attrs.GetInt("axis", -1);
+  LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, std::max<std::int64_t>(rank, 1), nchw));
+  if (rank > 0 && node.attrs.GetInt("coerce_2d", 0) != 0) {
+    const std::int64_t a = axis < 0 ? axis + rank : axis;
+    for (std::int64_t d = a + 1; d < rank; ++d)
+      if (x.shape[static_cast<size_t>(d)] != 1)
+        return Unsupported("softmax over the flattened dims from axis " + std::to_string(axis) + " of " +
+                           ShapeToString(x.shape) + " has no kernel params (only over the channel axis)");
+  }
+  // Over the last axis of a 4-D tensor of an NCHW graph (attention's scores, not an image):
+  // rows contiguous in memory, as a softmax over NHWC channels has them.
+  if (nchw && rank == 4 && (axis == -1 || axis == 3)) return Stored(NhwcOf(Nhwc4(x.shape, false)));
+  if (rank > 0 && at != 3)
+    return Unsupported("softmax over axis " + std::to_string(axis) + " of " + ShapeToString(x.shape) +
+                       " is not over the channel (last NHWC) axis; kernel params describe only that");
+  return Stored(NhwcOf(Nhwc4(x.shape, nchw)));
+
+}
+
+// A reduction: the input, and its axes as NHWC bits.
+Expected<Params> ReduceKernelParamsOf(const Node& node, const Tensor& x, bool nchw) {
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t bits = 0;
+  auto axes = node.attrs.GetInts("axes");
+  if (!axes || axes->empty()) {
+    for (std::int64_t a = 0; a < rank; ++a) {
+      LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
+      bits |= std::int64_t{1} << at;
+    }
+  } else {
+    for (std::int64_t a : *axes) {
+      LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
+      bits |= std::int64_t{1} << at;
+    }
+  }
+  if (bits == 0) return Unsupported("reduction of a scalar");
+  return Stored(ReduceKernelParams{NhwcOf(Nhwc4(x.shape, nchw)), bits});
+
+}
+
+// concat: the output, the NHWC axis, and each input's size along it.
+Expected<Params> ConcatKernelParamsOf(const Graph& graph, const Node& node, const Tensor& y, bool nchw) {
+  const auto out_rank = static_cast<std::int64_t>(y.shape.size());
+  const std::int64_t axis = node.attrs.GetInt("axis", 0);
+  LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, out_rank, nchw));
+  ConcatKernelParams concat{NhwcOf(Nhwc4(y.shape, nchw)), at, {}};
+  const std::int64_t file_axis = axis < 0 ? axis + out_rank : axis;
+  for (TensorId in : node.inputs) {
+    LATTE_ASSIGN_OR_RETURN(const Tensor* t, KnownTensor(graph, in, "input"));
+    if (static_cast<std::int64_t>(t->shape.size()) != out_rank) return InvalidInput("concat inputs differ in rank");
+    concat.d.push_back(t->shape[static_cast<size_t>(file_axis)]);
+  }
+  return Stored(concat);
+
+}
+
+// pad: the input, and the pads of each NHWC axis.
+Expected<Params> PadKernelParamsOf(const Node& node, const Tensor& x, bool nchw) {
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  PadKernelParams pad{NhwcOf(Nhwc4(x.shape, nchw)), {}};
+  auto pads = node.attrs.GetInts("pads");
+  if (!pads || static_cast<std::int64_t>(pads->size()) != 2 * rank)
+    return InvalidInput("pad needs " + std::to_string(2 * rank) + " 'pads' values");
+  for (std::int64_t a = 0; a < rank; ++a) {
+    LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
+    pad.p[static_cast<size_t>(at)] = (*pads)[static_cast<size_t>(a)];
+    pad.p[static_cast<size_t>(at + 4)] = (*pads)[static_cast<size_t>(a + rank)];
+  }
+  return Stored(pad);
+
+}
+
+// transpose: the input, and the permutation of its NHWC view (rank > 4 reduced first).
+Expected<Params> TransposeKernelParamsOf(const Node& node, const Tensor& x, bool nchw) {
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::vector<std::int64_t> perm(static_cast<size_t>(rank));
+  if (auto attr = node.attrs.GetInts("perm"); attr && !attr->empty()) perm = *attr;
+  else for (std::int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = rank - 1 - i;
+  if (static_cast<std::int64_t>(perm.size()) != rank) return InvalidInput("transpose perm does not match the rank");
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (auto& v : perm) {
+    if (v < -rank || v >= rank) return InvalidInput("transpose perm value " + std::to_string(v));
+    if (v < 0) v += rank;
+    if (seen[static_cast<size_t>(v)]) return InvalidInput("transpose perm repeats axis " + std::to_string(v));
+    seen[static_cast<size_t>(v)] = true;
+  }
+  // Beyond rank 4, the same movement at a lower rank, its shape not an NCHW image's.
+  Shape shape = x.shape;
+  bool image = nchw && rank == 4;
+  if (rank > 4) {
+    LATTE_ASSIGN_OR_RETURN(auto reduced, ReducedTranspose(shape, perm));
+    std::tie(shape, perm) = reduced;
+    image = false;
+  }
+  const auto shape_rank = static_cast<std::int64_t>(shape.size());
+  std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
+  if (image) {
+    // out_nhwc[i] = out[P[i]] = x[perm[P[i]]] = x_nhwc[Q[perm[P[i]]]].
+    for (size_t i = 0; i < 4; ++i)
+      nhwc_perm[i] = kNchwToNhwc[static_cast<size_t>(perm[static_cast<size_t>(kNhwcFromNchw[i])])];
+  } else {
+    const std::int64_t pad = 4 - shape_rank;
+    for (std::int64_t i = 0; i < shape_rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
+  }
+  return Stored(TransposeKernelParams{NhwcOf(Nhwc4(shape, image)), nhwc_perm});
+
+}
+
 Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
   const KernelFamily family = KernelFamilyOf(node.kind);
   if (family == KernelFamily::kNone) return NoKernelFamily(node.kind);
@@ -189,19 +316,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       LATTE_ASSIGN_OR_RETURN(FullyConnectedParams f, GetFullyConnectedParams(graph, node));
       return Stored(FullyConnectedKernelParams{f.rows, f.in_features, f.out_features, f.has_bias ? 1 : 0});
     }
-    case KernelFamily::kMatMul: {
-      LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
-      Shape a_shape = x->shape, b_shape = b->shape;
-      if (a_shape.empty() || b_shape.empty()) return InvalidInput("matmul of a scalar");
-      if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
-      if (b_shape.size() == 1) b_shape.push_back(1);
-      if (node.attrs.GetInt("transpose_a", 0)) std::swap(a_shape[a_shape.size() - 1], a_shape[a_shape.size() - 2]);
-      if (node.attrs.GetInt("transpose_b", 0)) std::swap(b_shape[b_shape.size() - 1], b_shape[b_shape.size() - 2]);
-      const std::int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
-      const std::int64_t out = y.num_elements().value_or(0);
-      if (m < 1 || n < 1 || out % (m * n) != 0) return InvalidInput("matmul output " + ShapeToString(y.shape) + " is not batches of m×n");
-      return Stored(MatMulKernelParams{out / (m * n), m, k, n});
-    }
+    case KernelFamily::kMatMul: return MatMulKernelParamsOf(graph, node, *x, y);
     case KernelFamily::kPool: {
       LATTE_ASSIGN_OR_RETURN(PoolParams q, GetPoolParams(graph, node));
       // ceil_mode: the extra last window reads end padding; say so in pb/pr (same windows, same work).
@@ -218,41 +333,8 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       return Stored(NhwcOf(Nhwc4(x->shape, node_nchw)));
     case KernelFamily::kReshape:
       return Stored(NhwcOf(Nhwc4(LeadingMerged(x->shape), node_nchw && rank == 4)));
-    case KernelFamily::kSoftmax: {
-      const std::int64_t axis = node.attrs.GetInt("axis", -1);
-      LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, std::max<std::int64_t>(rank, 1), nchw));
-      if (rank > 0 && node.attrs.GetInt("coerce_2d", 0) != 0) {
-        const std::int64_t a = axis < 0 ? axis + rank : axis;
-        for (std::int64_t d = a + 1; d < rank; ++d)
-          if (x->shape[static_cast<size_t>(d)] != 1)
-            return Unsupported("softmax over the flattened dims from axis " + std::to_string(axis) + " of " +
-                               ShapeToString(x->shape) + " has no kernel params (only over the channel axis)");
-      }
-      // Over the last axis of a 4-D tensor of an NCHW graph (attention's scores, not an image):
-      // rows contiguous in memory, as a softmax over NHWC channels has them.
-      if (nchw && rank == 4 && (axis == -1 || axis == 3)) return Stored(NhwcOf(Nhwc4(x->shape, false)));
-      if (rank > 0 && at != 3)
-        return Unsupported("softmax over axis " + std::to_string(axis) + " of " + ShapeToString(x->shape) +
-                           " is not over the channel (last NHWC) axis; kernel params describe only that");
-      return Stored(NhwcOf(Nhwc4(x->shape, nchw)));
-    }
-    case KernelFamily::kReduce: {
-      std::int64_t bits = 0;
-      auto axes = node.attrs.GetInts("axes");
-      if (!axes || axes->empty()) {
-        for (std::int64_t a = 0; a < rank; ++a) {
-          LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
-          bits |= std::int64_t{1} << at;
-        }
-      } else {
-        for (std::int64_t a : *axes) {
-          LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
-          bits |= std::int64_t{1} << at;
-        }
-      }
-      if (bits == 0) return Unsupported("reduction of a scalar");
-      return Stored(ReduceKernelParams{NhwcOf(Nhwc4(x->shape, nchw)), bits});
-    }
+    case KernelFamily::kSoftmax: return SoftmaxKernelParamsOf(node, *x, nchw);
+    case KernelFamily::kReduce: return ReduceKernelParamsOf(node, *x, nchw);
     case KernelFamily::kBinary: {
       LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(1), "input"));
       // Pad both to the output's rank first (numpy broadcasting), then view as NHWC.
@@ -263,19 +345,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       };
       return Stored(BinaryKernelParams{view(x->shape), view(b->shape)});
     }
-    case KernelFamily::kConcat: {
-      const auto out_rank = static_cast<std::int64_t>(y.shape.size());
-      const std::int64_t axis = node.attrs.GetInt("axis", 0);
-      LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(axis, out_rank, nchw));
-      ConcatKernelParams concat{NhwcOf(Nhwc4(y.shape, nchw)), at, {}};
-      const std::int64_t file_axis = axis < 0 ? axis + out_rank : axis;
-      for (TensorId in : node.inputs) {
-        LATTE_ASSIGN_OR_RETURN(const Tensor* t, KnownTensor(graph, in, "input"));
-        if (static_cast<std::int64_t>(t->shape.size()) != out_rank) return InvalidInput("concat inputs differ in rank");
-        concat.d.push_back(t->shape[static_cast<size_t>(file_axis)]);
-      }
-      return Stored(concat);
-    }
+    case KernelFamily::kConcat: return ConcatKernelParamsOf(graph, node, y, nchw);
     case KernelFamily::kResize: {
       if (rank != 4) return InvalidInput("resize input must have rank 4");
       const Shape4 i = Nhwc4(x->shape, node_nchw), o = Nhwc4(y.shape, node_nchw);
@@ -283,50 +353,8 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       if (mode != "nearest" && mode != "bilinear") return Unsupported("resize mode '" + mode + "' has no kernel params");
       return Stored(ResizeKernelParams{i[0], i[1], i[2], i[3], o[1], o[2], mode == "bilinear" ? 1 : 0});
     }
-    case KernelFamily::kPad: {
-      PadKernelParams pad{NhwcOf(Nhwc4(x->shape, nchw)), {}};
-      auto pads = node.attrs.GetInts("pads");
-      if (!pads || static_cast<std::int64_t>(pads->size()) != 2 * rank)
-        return InvalidInput("pad needs " + std::to_string(2 * rank) + " 'pads' values");
-      for (std::int64_t a = 0; a < rank; ++a) {
-        LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
-        pad.p[static_cast<size_t>(at)] = (*pads)[static_cast<size_t>(a)];
-        pad.p[static_cast<size_t>(at + 4)] = (*pads)[static_cast<size_t>(a + rank)];
-      }
-      return Stored(pad);
-    }
-    case KernelFamily::kTranspose: {
-      std::vector<std::int64_t> perm(static_cast<size_t>(rank));
-      if (auto attr = node.attrs.GetInts("perm"); attr && !attr->empty()) perm = *attr;
-      else for (std::int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = rank - 1 - i;
-      if (static_cast<std::int64_t>(perm.size()) != rank) return InvalidInput("transpose perm does not match the rank");
-      std::vector<bool> seen(static_cast<size_t>(rank), false);
-      for (auto& v : perm) {
-        if (v < -rank || v >= rank) return InvalidInput("transpose perm value " + std::to_string(v));
-        if (v < 0) v += rank;
-        if (seen[static_cast<size_t>(v)]) return InvalidInput("transpose perm repeats axis " + std::to_string(v));
-        seen[static_cast<size_t>(v)] = true;
-      }
-      // Beyond rank 4, the same movement at a lower rank, its shape not an NCHW image's.
-      Shape shape = x->shape;
-      bool image = nchw && rank == 4;
-      if (rank > 4) {
-        LATTE_ASSIGN_OR_RETURN(auto reduced, ReducedTranspose(shape, perm));
-        std::tie(shape, perm) = reduced;
-        image = false;
-      }
-      const auto shape_rank = static_cast<std::int64_t>(shape.size());
-      std::array<std::int64_t, 4> nhwc_perm = {0, 1, 2, 3};
-      if (image) {
-        // out_nhwc[i] = out[P[i]] = x[perm[P[i]]] = x_nhwc[Q[perm[P[i]]]].
-        for (size_t i = 0; i < 4; ++i)
-          nhwc_perm[i] = kNchwToNhwc[static_cast<size_t>(perm[static_cast<size_t>(kNhwcFromNchw[i])])];
-      } else {
-        const std::int64_t pad = 4 - shape_rank;
-        for (std::int64_t i = 0; i < shape_rank; ++i) nhwc_perm[static_cast<size_t>(pad + i)] = perm[static_cast<size_t>(i)] + pad;
-      }
-      return Stored(TransposeKernelParams{NhwcOf(Nhwc4(shape, image)), nhwc_perm});
-    }
+    case KernelFamily::kPad: return PadKernelParamsOf(node, *x, nchw);
+    case KernelFamily::kTranspose: return TransposeKernelParamsOf(node, *x, nchw);
     case KernelFamily::kSlice: {
       if (auto steps = node.attrs.GetInts("steps"))
         for (std::int64_t step : *steps)
