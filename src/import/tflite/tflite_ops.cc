@@ -183,6 +183,19 @@ class Mapper {
   Expected<Node> Slice();
   Expected<Node> Split();
   Expected<Node> SplitV();
+  Expected<Node> FullyConnected();
+  Expected<Node> BatchMatMul();
+  Expected<Node> Concatenation();
+  Expected<Node> Elu();
+  Expected<Node> Relu0To1();
+  Expected<Node> LeakyRelu();
+  Expected<Node> Cast();
+  Expected<Node> Softmax();
+  Expected<Node> Transpose();
+  Expected<Node> Squeeze();
+  Expected<Node> ExpandDims();
+  Expected<Node> Gather();
+  Expected<Node> DepthSpace();
 
   const TfModel& model_;
   const TfOperator& op_;
@@ -523,22 +536,160 @@ Expected<Node> Mapper::SplitV() {
   return std::move(node_);
 }
 
+// FULLY_CONNECTED: weights [out, in] (OI), keep_num_dims, a fused activation.
+Expected<Node> Mapper::FullyConnected() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(2));
+  LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kFullyConnectedOptions, "FullyConnectedOptions"));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t keep, o.Scalar<std::uint8_t>(fully_connected_options::kKeepNumDims, 0));
+  node_.kind = OpKind::kFullyConnected;
+  node_.attrs.Set("weights_layout", std::string("OI"));
+  node_.attrs.Set("keep_num_dims", std::int64_t{keep != 0});
+  LATTE_RETURN_IF_ERROR(SetActivation(o, fully_connected_options::kActivation));
+  KeepInputs({0, 1, 2});
+  return std::move(node_);
+}
+
+// BATCH_MATMUL: adj_x / adj_y are transposes of the operands' last two axes.
+Expected<Node> Mapper::BatchMatMul() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(2));
+  LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kBatchMatMulOptions, "BatchMatMulOptions"));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_x, o.Scalar<std::uint8_t>(batch_matmul_options::kAdjX, 0));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_y, o.Scalar<std::uint8_t>(batch_matmul_options::kAdjY, 0));
+  node_.kind = OpKind::kMatMul;
+  node_.attrs.Set("transpose_a", std::int64_t{adj_x != 0});
+  node_.attrs.Set("transpose_b", std::int64_t{adj_y != 0});
+  KeepInputs({0, 1});
+  return std::move(node_);
+}
+
+// CONCATENATION along an axis, with a fused activation; every input present.
+Expected<Node> Mapper::Concatenation() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(1));
+  LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kConcatenationOptions, "ConcatenationOptions"));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(concatenation_options::kAxis, 0));
+  node_.kind = OpKind::kConcat;
+  node_.attrs.Set("axis", std::int64_t{axis});
+  LATTE_RETURN_IF_ERROR(SetActivation(o, concatenation_options::kActivation));
+  for (TensorId t : node_.inputs)
+    if (t == kNoTensor) return Fail("has a missing input");
+  return std::move(node_);
+}
+
+// ELU: TFLite's has alpha 1.
+Expected<Node> Mapper::Elu() {
+  LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kElu));
+  n.attrs.Set("alpha", 1.0);
+  return n;
+}
+
+// RELU_0_TO_1: a clip to [0, 1].
+Expected<Node> Mapper::Relu0To1() {
+  LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kClip));
+  n.attrs.Set("min", 0.0);
+  n.attrs.Set("max", 1.0);
+  return n;
+}
+
+// LEAKY_RELU with its alpha.
+Expected<Node> Mapper::LeakyRelu() {
+  LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kLeakyReluOptions, "LeakyReluOptions"));
+  LATTE_ASSIGN_OR_RETURN(float alpha, o.Scalar<float>(kLeakyReluAlpha, 0.0f));
+  LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kLeakyRelu));
+  n.attrs.Set("alpha", static_cast<double>(alpha));
+  return n;
+}
+
+// CAST to the output tensor's type.
+Expected<Node> Mapper::Cast() {
+  LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kCast));
+  n.attrs.Set("to", std::string(DataTypeName(Out(0)->dtype)));
+  return n;
+}
+
+// SOFTMAX (with its beta) and LOG_SOFTMAX: over the last axis.
+Expected<Node> Mapper::Softmax() {
+  const bool log = op_.builtin == kLogSoftmax;
+  double beta = 1.0;
+  if (!log) {
+    LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kSoftmaxOptions, "SoftmaxOptions"));
+    LATTE_ASSIGN_OR_RETURN(float b, o.Scalar<float>(kSoftmaxBeta, 1.0f));
+    beta = b;
+  }
+  LATTE_ASSIGN_OR_RETURN(Node n, Unary(log ? OpKind::kLogSoftmax : OpKind::kSoftmax));
+  n.attrs.Set("axis", std::int64_t{-1});
+  n.attrs.Set("beta", beta);
+  return n;
+}
+
+// TRANSPOSE by a constant permutation.
+Expected<Node> Mapper::Transpose() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(2));
+  LATTE_ASSIGN_OR_RETURN(auto perm, ConstInts(1));
+  if (!perm) return RunTime("a permutation");
+  node_.kind = OpKind::kTranspose;
+  node_.attrs.Set("perm", *perm);
+  KeepInputs({0});
+  return std::move(node_);
+}
+
+// SQUEEZE of the listed dims (all size-1 dims when none).
+Expected<Node> Mapper::Squeeze() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(1));
+  LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kSqueezeOptions, "SqueezeOptions"));
+  LATTE_ASSIGN_OR_RETURN(std::vector<std::int32_t> dims, o.Scalars<std::int32_t>(kSqueezeDims));
+  node_.kind = OpKind::kSqueeze;
+  if (!dims.empty()) node_.attrs.Set("axes", Ints(dims.begin(), dims.end()));
+  KeepInputs({0});
+  return std::move(node_);
+}
+
+// EXPAND_DIMS by one constant axis: an unsqueeze.
+Expected<Node> Mapper::ExpandDims() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(2));
+  LATTE_ASSIGN_OR_RETURN(auto axis, ConstInts(1));
+  if (!axis) return RunTime("an axis");
+  if (axis->size() != 1) return Fail("axis has " + std::to_string(axis->size()) + " values, expected 1");
+  node_.kind = OpKind::kUnsqueeze;
+  node_.attrs.Set("axes", *axis);
+  KeepInputs({0});
+  return std::move(node_);
+}
+
+// GATHER along an axis (batch_dims 0 only).
+Expected<Node> Mapper::Gather() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(2));
+  LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kGatherOptions, "GatherOptions"));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(gather_options::kAxis, 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t batch_dims, o.Scalar<std::int32_t>(gather_options::kBatchDims, 0));
+  if (batch_dims != 0) return Opaque("GATHER with batch_dims is not supported by Latte");
+  node_.kind = OpKind::kGather;
+  node_.attrs.Set("axis", std::int64_t{axis});
+  KeepInputs({0, 1});
+  return std::move(node_);
+}
+
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH: NHWC, blocks ordered as TF does (DCR).
+Expected<Node> Mapper::DepthSpace() {
+  const bool to_space = op_.builtin == kDepthToSpace;
+  LATTE_RETURN_IF_ERROR(NeedInputs(1));
+  LATTE_ASSIGN_OR_RETURN(FbTable o, to_space ? Options(kDepthToSpaceOptions, "DepthToSpaceOptions")
+                                             : Options(kSpaceToDepthOptions, "SpaceToDepthOptions"));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t block, o.Scalar<std::int32_t>(kBlockSize, 0));
+  if (block < 1) return Fail("block_size is " + std::to_string(block));
+  node_.kind = to_space ? OpKind::kDepthToSpace : OpKind::kSpaceToDepth;
+  node_.attrs.Set("layout", std::string("NHWC"));
+  node_.attrs.Set("block_size", std::int64_t{block});
+  node_.attrs.Set("mode", std::string("DCR"));  // TF orders the depth as (block row, block col, channel)
+  KeepInputs({0});
+  return std::move(node_);
+}
+
 Expected<Node> Mapper::Map() {
   switch (op_.builtin) {
     case kConv2D: return Conv();
     case kDepthwiseConv2D: return DepthwiseConv();
     case kTransposeConv: return TransposeConv();
-    case kFullyConnected: {
-      LATTE_RETURN_IF_ERROR(NeedInputs(2));
-      LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kFullyConnectedOptions, "FullyConnectedOptions"));
-      LATTE_ASSIGN_OR_RETURN(std::uint8_t keep, o.Scalar<std::uint8_t>(fully_connected_options::kKeepNumDims, 0));
-      node_.kind = OpKind::kFullyConnected;
-      node_.attrs.Set("weights_layout", std::string("OI"));
-      node_.attrs.Set("keep_num_dims", std::int64_t{keep != 0});
-      LATTE_RETURN_IF_ERROR(SetActivation(o, fully_connected_options::kActivation));
-      KeepInputs({0, 1, 2});
-      return std::move(node_);
-    }
+    case kFullyConnected: return FullyConnected();
     case kAveragePool2D: return Pool(OpKind::kAvgPool2D);
     case kMaxPool2D: return Pool(OpKind::kMaxPool2D);
     case kAdd: return Binary(OpKind::kAdd, kAddOptions, "AddOptions");
@@ -550,28 +701,8 @@ Expected<Node> Mapper::Map() {
     case kSquaredDifference: return Binary(OpKind::kSquaredDifference, kNoOptions, "");
     case kPow: return Binary(OpKind::kPow, kNoOptions, "");
     case kPrelu: return Binary(OpKind::kPRelu, kNoOptions, "");
-    case kBatchMatMul: {
-      LATTE_RETURN_IF_ERROR(NeedInputs(2));
-      LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kBatchMatMulOptions, "BatchMatMulOptions"));
-      LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_x, o.Scalar<std::uint8_t>(batch_matmul_options::kAdjX, 0));
-      LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_y, o.Scalar<std::uint8_t>(batch_matmul_options::kAdjY, 0));
-      node_.kind = OpKind::kMatMul;
-      node_.attrs.Set("transpose_a", std::int64_t{adj_x != 0});
-      node_.attrs.Set("transpose_b", std::int64_t{adj_y != 0});
-      KeepInputs({0, 1});
-      return std::move(node_);
-    }
-    case kConcatenation: {
-      LATTE_RETURN_IF_ERROR(NeedInputs(1));
-      LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kConcatenationOptions, "ConcatenationOptions"));
-      LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(concatenation_options::kAxis, 0));
-      node_.kind = OpKind::kConcat;
-      node_.attrs.Set("axis", std::int64_t{axis});
-      LATTE_RETURN_IF_ERROR(SetActivation(o, concatenation_options::kActivation));
-      for (TensorId t : node_.inputs)
-        if (t == kNoTensor) return Fail("has a missing input");
-      return std::move(node_);
-    }
+    case kBatchMatMul: return BatchMatMul();
+    case kConcatenation: return Concatenation();
     case kLogistic: return Unary(OpKind::kSigmoid);
     case kRelu: return Unary(OpKind::kRelu);
     case kRelu6: return Unary(OpKind::kRelu6);
@@ -591,43 +722,12 @@ Expected<Node> Mapper::Map() {
     case kGelu: return Unary(OpKind::kGelu);
     case kQuantize: return Unary(OpKind::kQuantize);
     case kDequantize: return Unary(OpKind::kDequantize);  // of an activation (constants were folded)
-    case kElu: {
-      LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kElu));
-      n.attrs.Set("alpha", 1.0);
-      return n;
-    }
-    case kRelu0To1: {
-      LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kClip));
-      n.attrs.Set("min", 0.0);
-      n.attrs.Set("max", 1.0);
-      return n;
-    }
-    case kLeakyRelu: {
-      LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kLeakyReluOptions, "LeakyReluOptions"));
-      LATTE_ASSIGN_OR_RETURN(float alpha, o.Scalar<float>(kLeakyReluAlpha, 0.0f));
-      LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kLeakyRelu));
-      n.attrs.Set("alpha", static_cast<double>(alpha));
-      return n;
-    }
-    case kCast: {
-      LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kCast));
-      n.attrs.Set("to", std::string(DataTypeName(Out(0)->dtype)));
-      return n;
-    }
+    case kElu: return Elu();
+    case kRelu0To1: return Relu0To1();
+    case kLeakyRelu: return LeakyRelu();
+    case kCast: return Cast();
     case kSoftmax:
-    case kLogSoftmax: {
-      const bool log = op_.builtin == kLogSoftmax;
-      double beta = 1.0;
-      if (!log) {
-        LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kSoftmaxOptions, "SoftmaxOptions"));
-        LATTE_ASSIGN_OR_RETURN(float b, o.Scalar<float>(kSoftmaxBeta, 1.0f));
-        beta = b;
-      }
-      LATTE_ASSIGN_OR_RETURN(Node n, Unary(log ? OpKind::kLogSoftmax : OpKind::kSoftmax));
-      n.attrs.Set("axis", std::int64_t{-1});
-      n.attrs.Set("beta", beta);
-      return n;
-    }
+    case kLogSoftmax: return Softmax();
     case kReshape: return Reshape();
     case kResizeBilinear: return Resize(true);
     case kResizeNearestNeighbor: return Resize(false);
@@ -638,60 +738,12 @@ Expected<Node> Mapper::Map() {
     case kSum: return Reduce(OpKind::kReduceSum);
     case kReduceMax: return Reduce(OpKind::kReduceMax);
     case kReduceMin: return Reduce(OpKind::kReduceMin);
-    case kTranspose: {
-      LATTE_RETURN_IF_ERROR(NeedInputs(2));
-      LATTE_ASSIGN_OR_RETURN(auto perm, ConstInts(1));
-      if (!perm) return RunTime("a permutation");
-      node_.kind = OpKind::kTranspose;
-      node_.attrs.Set("perm", *perm);
-      KeepInputs({0});
-      return std::move(node_);
-    }
-    case kSqueeze: {
-      LATTE_RETURN_IF_ERROR(NeedInputs(1));
-      LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kSqueezeOptions, "SqueezeOptions"));
-      LATTE_ASSIGN_OR_RETURN(std::vector<std::int32_t> dims, o.Scalars<std::int32_t>(kSqueezeDims));
-      node_.kind = OpKind::kSqueeze;
-      if (!dims.empty()) node_.attrs.Set("axes", Ints(dims.begin(), dims.end()));
-      KeepInputs({0});
-      return std::move(node_);
-    }
-    case kExpandDims: {
-      LATTE_RETURN_IF_ERROR(NeedInputs(2));
-      LATTE_ASSIGN_OR_RETURN(auto axis, ConstInts(1));
-      if (!axis) return RunTime("an axis");
-      if (axis->size() != 1) return Fail("axis has " + std::to_string(axis->size()) + " values, expected 1");
-      node_.kind = OpKind::kUnsqueeze;
-      node_.attrs.Set("axes", *axis);
-      KeepInputs({0});
-      return std::move(node_);
-    }
-    case kGather: {
-      LATTE_RETURN_IF_ERROR(NeedInputs(2));
-      LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kGatherOptions, "GatherOptions"));
-      LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(gather_options::kAxis, 0));
-      LATTE_ASSIGN_OR_RETURN(std::int32_t batch_dims, o.Scalar<std::int32_t>(gather_options::kBatchDims, 0));
-      if (batch_dims != 0) return Opaque("GATHER with batch_dims is not supported by Latte");
-      node_.kind = OpKind::kGather;
-      node_.attrs.Set("axis", std::int64_t{axis});
-      KeepInputs({0, 1});
-      return std::move(node_);
-    }
+    case kTranspose: return Transpose();
+    case kSqueeze: return Squeeze();
+    case kExpandDims: return ExpandDims();
+    case kGather: return Gather();
     case kSpaceToDepth:
-    case kDepthToSpace: {
-      const bool to_space = op_.builtin == kDepthToSpace;
-      LATTE_RETURN_IF_ERROR(NeedInputs(1));
-      LATTE_ASSIGN_OR_RETURN(FbTable o, to_space ? Options(kDepthToSpaceOptions, "DepthToSpaceOptions")
-                                                 : Options(kSpaceToDepthOptions, "SpaceToDepthOptions"));
-      LATTE_ASSIGN_OR_RETURN(std::int32_t block, o.Scalar<std::int32_t>(kBlockSize, 0));
-      if (block < 1) return Fail("block_size is " + std::to_string(block));
-      node_.kind = to_space ? OpKind::kDepthToSpace : OpKind::kSpaceToDepth;
-      node_.attrs.Set("layout", std::string("NHWC"));
-      node_.attrs.Set("block_size", std::int64_t{block});
-      node_.attrs.Set("mode", std::string("DCR"));  // TF orders the depth as (block row, block col, channel)
-      KeepInputs({0});
-      return std::move(node_);
-    }
+    case kDepthToSpace: return DepthSpace();
     case kStridedSlice: return StridedSlice();
     case kSlice: return Slice();
     case kSplit: return Split();
