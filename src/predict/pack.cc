@@ -149,6 +149,8 @@ Expected<TrainingRanges> TrainingRanges::FromJson(const nlohmann::json& json) {
 }
 
 NhwcBackends Pack::NhwcBackendNames() const {
+  // A pack written before packs said it: the backends that took NHWC then were these two (the only
+  // place a backend's layout is read from its name, and only for such old packs).
   const bool nhwc = info.backend_takes_nhwc.value_or(info.backend == "xnnpack" || info.backend == "onednn");
   return nhwc ? NhwcBackends{info.backend} : NhwcBackends{};
 }
