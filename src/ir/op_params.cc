@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 #include <limits>
 
 namespace latte {
@@ -84,11 +85,8 @@ Expected<std::int64_t> ConvOutputSize(std::int64_t in, std::int64_t kernel, std:
 Expected<ConvParams> GetConvParams(const Graph& graph, const Node& node) {
   ConvParams p;
   LATTE_ASSIGN_OR_RETURN(p.nhwc, IsNhwc(node));
-  LATTE_ASSIGN_OR_RETURN(auto nchw, ActivationNCHW(graph, node, p.nhwc));
-  p.batch = nchw[0];
-  p.in_c = nchw[1];
-  p.in_h = nchw[2];
-  p.in_w = nchw[3];
+  LATTE_ASSIGN_OR_RETURN(const auto nchw, ActivationNCHW(graph, node, p.nhwc));
+  std::tie(p.batch, p.in_c, p.in_h, p.in_w) = std::tuple_cat(nchw);
   if (node.input(1) == kNoTensor) return InvalidInput("has no weights input");
   const Tensor& w = graph.tensor(node.inputs[1]);
   if (!w.fully_known() || w.shape.size() != 4)
@@ -188,11 +186,8 @@ Expected<ConvParams> GetConvParams(const Graph& graph, const Node& node) {
 Expected<PoolParams> GetPoolParams(const Graph& graph, const Node& node) {
   PoolParams p;
   LATTE_ASSIGN_OR_RETURN(p.nhwc, IsNhwc(node));
-  LATTE_ASSIGN_OR_RETURN(auto nchw, ActivationNCHW(graph, node, p.nhwc));
-  p.batch = nchw[0];
-  p.channels = nchw[1];
-  p.in_h = nchw[2];
-  p.in_w = nchw[3];
+  LATTE_ASSIGN_OR_RETURN(const auto nchw, ActivationNCHW(graph, node, p.nhwc));
+  std::tie(p.batch, p.channels, p.in_h, p.in_w) = std::tuple_cat(nchw);
   if (node.kind == OpKind::kGlobalAvgPool || node.kind == OpKind::kGlobalMaxPool) {
     p.kernel_h = p.in_h, p.kernel_w = p.in_w, p.out_h = 1, p.out_w = 1;
     return p;

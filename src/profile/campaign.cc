@@ -29,14 +29,8 @@ std::string WhyNot(const Status& status) {
 }  // namespace
 
 MeasureOptions KernelMeasureOptions() {
-  MeasureOptions options;
-  options.warmup_runs = 2;
-  options.min_warmup_secs = 0.02;
-  options.num_runs = 20;
-  options.min_secs = 0.1;
-  options.max_secs = 10;
-  options.max_remeasures = 1;
-  return options;
+  return {.warmup_runs = 2, .min_warmup_secs = 0.02, .num_runs = 20, .min_secs = 0.1, .max_secs = 10,
+          .max_remeasures = 1};
 }
 
 Kernel ReferenceKernel() { return ConvKernel(OpKind::kConv2D, 28, 28, 32, 32, 3, 1); }

@@ -19,13 +19,7 @@
 namespace latte {
 
 MeasureOptions GraphContextOptions::GraphContextMeasureOptions() {
-  MeasureOptions options;
-  options.warmup_runs = 3;
-  options.num_runs = 30;
-  options.min_secs = 0.3;
-  options.max_secs = 20;
-  options.max_remeasures = 1;
-  return options;
+  return {.warmup_runs = 3, .num_runs = 30, .min_secs = 0.3, .max_secs = 20, .max_remeasures = 1};
 }
 
 Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, const std::string& name,
