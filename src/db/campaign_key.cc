@@ -45,7 +45,8 @@ std::optional<T> Number(const std::string& text) {
   return value;
 }
 
-nlohmann::json SpaceJson(const std::string& space) { return nlohmann::json::parse(space, nullptr, false); }
+// A stored JSON text (a key's space or settings); discarded when it does not parse.
+nlohmann::json ParseJson(const std::string& text) { return nlohmann::json::parse(text, nullptr, false); }
 
 }  // namespace
 
@@ -54,7 +55,7 @@ std::string MeasureSettings(int warmup_runs, int num_runs, double min_secs) {
 }
 
 std::string CampaignKey::Strategy() const {
-  const nlohmann::json json = SpaceJson(space);
+  const nlohmann::json json = ParseJson(space);
   if (!json.is_object()) return "";
   for (const char* name : {"strategy", "graphs"}) {
     if (json.contains(name) && json[name].is_string()) return json[name].get<std::string>();
@@ -63,14 +64,14 @@ std::string CampaignKey::Strategy() const {
 }
 
 std::optional<std::int64_t> CampaignKey::Seed() const {
-  const nlohmann::json json = SpaceJson(space);
+  const nlohmann::json json = ParseJson(space);
   if (!json.is_object() || !json.contains("seed") || !json["seed"].is_number_integer()) return std::nullopt;
   return json["seed"].is_number_unsigned() ? static_cast<std::int64_t>(json["seed"].get<std::uint64_t>())
                                            : json["seed"].get<std::int64_t>();
 }
 
 std::string CampaignKey::CommandText() const {
-  const nlohmann::json s = SpaceJson(settings);
+  const nlohmann::json s = ParseJson(settings);
   auto get = [&](const char* name) -> nlohmann::json { return s.is_object() && s.contains(name) ? s[name] : nullptr; };
   auto text = [&](const char* name) { return get(name).is_string() ? get(name).get<std::string>() : std::string(); };
   if (kind == kImportCampaign) {
