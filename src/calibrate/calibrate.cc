@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/device.h"
+#include "ir/fusion_rules.h"
 #include "ir/kernel_graph.h"
 #include "calibrate/adapt.h"
 #include "run/backend.h"
@@ -160,7 +161,8 @@ class Phases {
   Status Run() {
     std::vector<std::string> kinds = options_.kinds;
     for (const std::string& rule : result_.fusion_rules) {
-      if (std::find(kinds.begin(), kinds.end(), rule) == kinds.end()) kinds.push_back(rule);
+      const std::string kind = FusionRuleKind(rule);  // a conditional rule's kind is measured as any other
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
     }
     if (!options_.models.empty()) {  // the kernels users asked about come first
       SamplerConfig sampler;
@@ -286,6 +288,7 @@ Expected<StoreFit> FitCalibration(const CalibrateOptions& options, const Backend
   request.db = options.db;
   request.filter.backend = options.backend;
   request.backend_takes_nhwc = backend.takes_nhwc;
+  request.nchwc_block = backend.nchwc_block;
   request.filter.threads = options.num_threads;
   request.filter.precision = "fp32";
   request.filter.device = ReadDeviceFingerprint().Key();

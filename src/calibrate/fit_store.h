@@ -37,6 +37,9 @@ struct StoreFitRequest {
   double prior_reference_us = 0;
   /// Written into the pack (PackInfo::backend_takes_nhwc): the backend's registration says it.
   std::optional<bool> backend_takes_nhwc;
+  /// The backend's NCHWc block (BackendFactory::nchwc_block): with `fusion_rules` unset, a measured
+  /// residual kind becomes a rule that holds where that pass fuses it ("conv2d+add@nchwc16").
+  int nchwc_block = 0;
 };
 
 struct StoreFit {

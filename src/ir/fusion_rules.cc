@@ -40,9 +40,22 @@ FusionRules FusionRules::Default() {
   return rules;
 }
 
+std::string FusionRuleKind(const std::string& rule) { return rule.substr(0, rule.find('@')); }
+
 Expected<FusionRules> FusionRules::FromKinds(const std::vector<std::string>& kinds) {
   FusionRules rules;
-  for (const std::string& kind : kinds) {
+  for (const std::string& rule : kinds) {
+    const std::string kind = FusionRuleKind(rule);
+    int block = 0;
+    if (kind.size() != rule.size()) {
+      const std::string condition = rule.substr(kind.size() + 1);
+      if (condition == "nchwc8") block = 8;
+      else if (condition == "nchwc16") block = 16;
+      else return InvalidInput("fusion rule '" + rule + "': unknown condition '" + condition + "' (nchwc8 or nchwc16)");
+      if (rules.nchwc_block_ != 0 && rules.nchwc_block_ != block)
+        return InvalidInput("fusion rule '" + rule + "': a second NCHWc block (the rules have nchwc" +
+                            std::to_string(rules.nchwc_block_) + ")");
+    }
     LATTE_ASSIGN_OR_RETURN(Kernel k, ParseKernelKind(kind));
     if (k.fused.empty()) return InvalidInput("fusion rule '" + kind + "' fuses nothing (expected main+follower)");
     if (KernelFamilyOf(k.op) == KernelFamily::kNone) return InvalidInput("fusion rule '" + kind + "': " + NoKernelFamily(k.op).message());
@@ -50,8 +63,19 @@ Expected<FusionRules> FusionRules::FromKinds(const std::vector<std::string>& kin
       if (!IsFusableFollower(f))
         return InvalidInput("fusion rule '" + kind + "': " + std::string(OpName(f)) +
                             " cannot follow inside a kernel (only one-input activations and binary elementwise ops)");
-    rules.kinds_.insert(k.Kind());
+    if (block == 0) {
+      rules.kinds_.insert(k.Kind());
+    } else {
+      rules.nchwc_kinds_.insert(k.Kind());
+      rules.nchwc_block_ = block;
+    }
   }
+  return rules;
+}
+
+std::vector<std::string> FusionRules::Rules() const {
+  std::vector<std::string> rules(kinds_.begin(), kinds_.end());
+  for (const std::string& kind : nchwc_kinds_) rules.push_back(kind + "@nchwc" + std::to_string(nchwc_block_));
   return rules;
 }
 
@@ -65,10 +89,6 @@ Expected<FusionRules> FusionRules::FromJson(const nlohmann::json& json) {
   return FromKinds(kinds);
 }
 
-nlohmann::json FusionRules::ToJson() const {
-  nlohmann::json out = nlohmann::json::array();
-  for (const std::string& kind : kinds_) out.push_back(kind);
-  return out;
-}
+nlohmann::json FusionRules::ToJson() const { return Rules(); }
 
 }  // namespace latte

@@ -19,6 +19,9 @@ namespace latte {
 /// The kernel kinds ("conv2d+relu", "conv2d+add+relu") a backend runs as one unit. A node's own
 /// "activation" attribute is always fused whatever the rules say (the backend runs it fused);
 /// the rules decide only whether separate follower nodes are absorbed.
+///
+/// A rule may hold only where the graph allows it: "conv2d+add@nchwc16" is fused where ONNX
+/// Runtime's NCHWc pass with a block of 16 fuses it (ir/nchwc_layout), and run apart elsewhere.
 class FusionRules {
  public:
   FusionRules() = default;
@@ -29,17 +32,29 @@ class FusionRules {
   static Expected<FusionRules> FromKinds(const std::vector<std::string>& kinds);
   /// Inverse of ToJson(): an array of kind strings. Fails naming the bad element.
   static Expected<FusionRules> FromJson(const nlohmann::json& json);
-  /// A sorted array of kind strings.
+  /// Rules(): the unconditional kinds sorted, then the conditional ones.
   nlohmann::json ToJson() const;
 
-  /// True when a kernel of this kind (Kernel::Kind()) is one unit under these rules.
+  /// True when a kernel of this kind (Kernel::Kind()) is one unit under these rules, wherever it is.
   bool Allows(const std::string& kind) const { return kinds_.count(kind) != 0; }
+  /// True when this kind is one unit only where the NCHWc pass fuses it (NchwcBlock() says the block).
+  bool AllowsWhereNchwcFuses(const std::string& kind) const { return nchwc_kinds_.count(kind) != 0; }
+  /// The NCHWc block of the conditional rules; 0 when there are none.
+  int NchwcBlock() const { return nchwc_block_; }
+  /// The unconditional kinds.
   const std::set<std::string>& kinds() const { return kinds_; }
+  /// Every rule as written: the unconditional kinds and "kind@nchwcN".
+  std::vector<std::string> Rules() const;
   bool operator==(const FusionRules& other) const = default;
 
  private:
   std::set<std::string> kinds_;
+  std::set<std::string> nchwc_kinds_;
+  int nchwc_block_ = 0;
 };
+
+/// The kind a rule fuses, without its condition: "conv2d+add" for "conv2d+add@nchwc16".
+std::string FusionRuleKind(const std::string& rule);
 
 /// Ops that may follow a main op inside one kernel: one-input activations and binary elementwise ops.
 bool IsFusableFollower(OpKind kind);

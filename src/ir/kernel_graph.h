@@ -47,9 +47,14 @@ struct KernelGrouping {
   std::vector<UncoveredNode> uncovered;
 };
 
+/// True when a node of `graph` says its layout is NCHW (an ONNX file's graph, or one laid out for
+/// a backend that keeps it); false for NHWC graphs and graphs with no spatial node.
+bool IsNchwGraph(const Graph& graph);
+
 /// Walks the nodes in topological order; each node not yet taken becomes a main node and absorbs
 /// its follower chain while the follower is the single consumer of the previous output, that output
-/// is not a graph output, and the resulting kind is allowed by `rules`. Fails only on a cycle.
+/// is not a graph output, and the resulting kind is allowed by `rules` (a conditional rule where
+/// ir/nchwc_layout's plan of this graph runs the chain as one). Fails only on a cycle.
 Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules& rules);
 
 /// The same with the decision as a function: may `chain` (main node first) run as one kernel of

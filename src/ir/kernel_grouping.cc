@@ -10,6 +10,7 @@
 
 #include "ir/kernel_graph.h"
 #include "ir/kernel_params.h"
+#include "ir/nchwc_layout.h"
 #include "ir/op_params.h"
 
 namespace latte {
@@ -27,11 +28,6 @@ OpKind ClampKind(const Node& node) {
   if (lo == 0.0 && hi == 6.0) return OpKind::kRelu6;
   if (lo == -1.0 && hi == 1.0) return OpKind::kReluN1To1;
   return OpKind::kClip;
-}
-
-bool IsNchwGraph(const Graph& graph) {
-  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                     [](const Node& n) { return n.attrs.GetString("layout", "") == "NCHW"; });
 }
 
 // NCHW axis → position in NHWC, and NHWC position → NCHW axis.
@@ -422,6 +418,11 @@ Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& no
 
 }  // namespace
 
+bool IsNchwGraph(const Graph& graph) {
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                     [](const Node& n) { return n.attrs.GetString("layout", "") == "NCHW"; });
+}
+
 Expected<Kernel> KernelOfNodes(const Graph& graph, const std::vector<NodeId>& nodes) {
   auto kernel = KernelOfChain(graph, nodes, IsNchwGraph(graph));
   if (!kernel.ok() && !nodes.empty() && nodes[0] >= 0 && static_cast<size_t>(nodes[0]) < graph.num_nodes())
@@ -430,7 +431,13 @@ Expected<Kernel> KernelOfNodes(const Graph& graph, const std::vector<NodeId>& no
 }
 
 Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules& rules) {
-  return GroupIntoKernels(graph, [&rules](const std::vector<NodeId>&, const std::string& kind) { return rules.Allows(kind); });
+  if (rules.NchwcBlock() == 0)
+    return GroupIntoKernels(graph, [&rules](const std::vector<NodeId>&, const std::string& kind) { return rules.Allows(kind); });
+  // Conditional rules: fused where ORT's NCHWc pass fuses the chain in this graph.
+  LATTE_ASSIGN_OR_RETURN(NchwcPlan plan, PlanNchwc(graph, rules.NchwcBlock()));
+  return GroupIntoKernels(graph, [&rules, &plan](const std::vector<NodeId>& chain, const std::string& kind) {
+    return rules.Allows(kind) || (rules.AllowsWhereNchwcFuses(kind) && NchwcRunsAsOne(plan, chain));
+  });
 }
 
 Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredicate& may_fuse) {

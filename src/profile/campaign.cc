@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ir/kernel_graph.h"
+#include "ir/nchwc_layout.h"
 #include "profile/space.h"
 #include "run/executor.h"
 
@@ -57,15 +58,36 @@ Expected<Measurement> MeasureRuns(Executor& executor, const RunOptions& run, con
 constexpr int kLayoutShareRuns = 5;
 
 // A whole-graph backend's kernel measured alone, as a model runs it: without the fixed cost of a
-// run, and without the share of the run its layout changes took.
-Status AsKernelTime(Executor& executor, double run_cost_us, Measurement& m) {
+// run, and without the share of the run its layout changes took, or, in a graph with `helpers`
+// (nodes that only feed the kernel or read its result, BuildBlockedResidualGraph), the share the
+// helpers took: the layout changes there are theirs (the kernel sits between blocked helpers).
+Status AsKernelTime(Executor& executor, double run_cost_us, const std::vector<NodeId>& helpers, Measurement& m) {
   std::vector<double> node_us;
   double layout_us = 0;
   for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR(executor.RunProfiled(node_us, &layout_us));
-  double total_us = 0;
-  for (double v : node_us) total_us += v;
-  m = WithoutRunCosts(std::move(m), run_cost_us, total_us > 0 ? layout_us / total_us : 0.0);
+  double total_us = 0, helper_us = 0;
+  for (std::size_t i = 0; i < node_us.size(); ++i) {
+    total_us += node_us[i];
+    const std::vector<NodeId>& sources = executor.entries().at(i).sources;
+    if (std::any_of(sources.begin(), sources.end(),
+                    [&](NodeId n) { return std::find(helpers.begin(), helpers.end(), n) != helpers.end(); }))
+      helper_us += node_us[i];
+  }
+  const double removed_us = helpers.empty() ? layout_us : helper_us;
+  m = WithoutRunCosts(std::move(m), run_cost_us, total_us > 0 ? removed_us / total_us : 0.0);
   return Status::Ok();
+}
+
+// The graph that measures `kernel` on `backend`: BuildKernelGraph's, or for a residual kind on a
+// backend with an NCHWc pass, one whose residual operand that pass holds blocked (so it fuses the
+// add as it does in a model), with the nodes that make it so.
+Expected<BlockedResidualGraph> MeasuredGraph(const Kernel& kernel, const std::string& backend,
+                                             const BackendRegistry& registry) {
+  const BackendFactory* factory = registry.Find(backend);
+  if (factory != nullptr && factory->nchwc_block > 0 && IsNchwcResidualKind(kernel))
+    return BuildBlockedResidualGraph(kernel, factory->nchwc_block);
+  LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(kernel));
+  return BlockedResidualGraph{std::move(graph), {}};
 }
 
 }  // namespace
@@ -104,12 +126,12 @@ Expected<double> WholeGraphRunCostUs(const std::string& backend, const BackendRe
 
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
                                     const RunOptions& run, const MeasureOptions& measure) {
-  LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(kernel));
-  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph, backend, registry, run));
+  LATTE_ASSIGN_OR_RETURN(BlockedResidualGraph graph, MeasuredGraph(kernel, backend, registry));
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph.graph, backend, registry, run));
   LATTE_ASSIGN_OR_RETURN(Measurement m, MeasureRuns(*executor, run, measure));
   if (executor->RunsWholeGraph()) {
     LATTE_ASSIGN_OR_RETURN(double run_cost_us, WholeGraphRunCostUs(backend, registry, run));
-    LATTE_RETURN_IF_ERROR(AsKernelTime(*executor, run_cost_us, m));
+    LATTE_RETURN_IF_ERROR(AsKernelTime(*executor, run_cost_us, graph.helpers, m));
   }
   return m;
 }

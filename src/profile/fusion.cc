@@ -182,9 +182,13 @@ Expected<FusionReport> DetectFusion(const FusionOptions& options, const BackendR
     LATTE_ASSIGN_OR_RETURN(std::vector<Kernel> shapes, FusionShapes(chain_kind));
     FusionDecision decision;
     decision.kind = shapes.front().Kind();
-    if (std::find(declared.begin(), declared.end(), decision.kind) != declared.end()) {
+    // A declared rule, conditional or not, is the backend's word: not timed.
+    auto rule = std::find_if(declared.begin(), declared.end(),
+                             [&](const std::string& r) { return FusionRuleKind(r) == decision.kind; });
+    if (rule != declared.end()) {
       decision.fused = decision.declared = true;
-      log << "fusion " << decision.kind << ": fused by construction (declared by " << report.backend << ")\n";
+      log << "fusion " << decision.kind << ": fused by construction (declared by " << report.backend
+          << (*rule != decision.kind ? ", where the graph allows: " + *rule : std::string()) << ")\n";
       report.decisions.push_back(std::move(decision));
       continue;
     }

@@ -29,6 +29,11 @@ struct BackendFactory {
   /// pack fits each kind on its clamp siblings' samples too (FitOptions::clamps_run_apart). ONNX
   /// Runtime runs an add's or a mul's as a Clip node of its own: +66% on a 56×56×64 add.
   std::set<OpKind> clamps_run_apart = {};
+  /// The channel block of ONNX Runtime's NCHWc layout pass on this CPU (ir/nchwc_layout), 0 for a
+  /// backend without one. Such a backend runs a residual add inside the conv before it only where
+  /// the pass holds both operands blocked: its residual kinds are conditional fusion rules, and
+  /// are measured with a blocked residual operand.
+  int nchwc_block = 0;
 };
 
 class BackendRegistry {

@@ -14,6 +14,7 @@
 
 #include "import/import.h"
 #include "ir/kernel_graph.h"
+#include "ir/nchwc_layout.h"
 #include "run/benchmark.h"
 #include "run/executor.h"
 #include "run/onednn/onednn_backend.h"
@@ -259,6 +260,39 @@ TEST(OrtBackend, SaysWhichOpsItClampsApart) {
             (std::set<OpKind>{OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv}));
   EXPECT_TRUE(Registry().Find("xnnpack")->clamps_run_apart.empty());
   EXPECT_TRUE(Registry().Find("onednn")->clamps_run_apart.empty());
+}
+
+// The NCHWc pass as ir/nchwc_layout models it, checked against ORT itself: a residual add whose
+// other operand is a graph input runs as a node of its own; fed from a blocked producer
+// (BuildBlockedResidualGraph), ORT runs it inside the conv, and the add's node has no event.
+TEST(OrtBackend, RunsAResidualAddInsideTheConvWhereTheNchwcPassHoldsBothOperandsBlocked) {
+  const BackendFactory* ort = Registry().Find("ort");
+  ASSERT_NE(ort, nullptr);
+  if (ort->nchwc_block == 0) GTEST_SKIP() << "no NCHWc pass on this CPU";
+  Kernel kernel;
+  kernel.op = OpKind::kConv2D;
+  kernel.params = {{"n", 1},  {"ih", 28}, {"iw", 28}, {"ic", 32}, {"oc", 32}, {"kh", 3}, {"kw", 3}, {"sh", 1},
+                   {"sw", 1}, {"g", 1},   {"dh", 1},  {"dw", 1},  {"pt", 1},  {"pl", 1}, {"pb", 1}, {"pr", 1}, {"bias", 1}};
+  kernel.fused = {OpKind::kAdd, OpKind::kRelu};
+  auto add_us = [&](const Graph& graph) -> double {
+    auto executor = Executor::Create(graph, On("ort"), Registry(), RunOptions{});
+    EXPECT_TRUE(executor.ok()) << executor.status().message();
+    if (!executor.ok()) return -1;
+    FillRandomInputs(graph, (*executor)->buffers());
+    std::vector<double> us;
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE((*executor)->RunProfiled(us).ok());
+    for (std::size_t i = 0; i < (*executor)->entries().size(); ++i)
+      for (NodeId source : (*executor)->entries()[i].sources)
+        if (graph.node(source).kind == OpKind::kAdd) return us[i];
+    ADD_FAILURE() << "no entry for the add";
+    return -1;
+  };
+  auto plain = BuildKernelGraph(kernel);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_GT(add_us(*plain), 0.0) << "a graph input is never blocked: the add runs apart";
+  auto blocked = BuildBlockedResidualGraph(kernel, ort->nchwc_block);
+  ASSERT_TRUE(blocked.ok()) << blocked.status().message();
+  EXPECT_EQ(add_us(blocked->graph), 0.0) << "both operands blocked: the add runs inside the conv";
 }
 
 // Events of one profiled run: a conv ORT wrapped in reorders, a hard-swish it split into two

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "import/export/onnx_export.h"
+#include "ir/nchwc_layout.h"
 
 #if LATTE_HAVE_ORT
 // The API table comes from the dlopen'ed library (Ort::InitApi), never from a link-time symbol.
@@ -378,11 +379,19 @@ Expected<std::unique_ptr<PreparedGraph>> OrtBackend::PrepareGraph(const Graph& g
 
 #endif  // LATTE_HAVE_ORT
 
+std::vector<std::string> OrtBackend::FusedByConstruction() const {
+  std::vector<std::string> kinds = FoldedActivationKinds();
+  if (const int block = HostNchwcBlock(); block > 0)
+    for (const std::string& kind : NchwcResidualKinds()) kinds.push_back(kind + "@nchwc" + std::to_string(block));
+  return kinds;
+}
+
 void RegisterOrtBackend(BackendRegistry& registry) {
   registry.RegisterBuiltin({"ort", "ONNX Runtime, CPU execution provider (whole graphs as one ONNX model)",
                             [](const RunOptions& options) { return OrtBackend::Create(options); },
                             /*takes_nhwc=*/false,  // the exported graph in its own layout
-                            /*clamps_run_apart=*/{OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv}});
+                            /*clamps_run_apart=*/{OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv},
+                            /*nchwc_block=*/HostNchwcBlock()});
 }
 
 }  // namespace latte

@@ -37,6 +37,9 @@ class OrtBackend : public Backend {
   Support Supports(const Graph& graph, NodeId node) const override;
   /// A session over the node exported alone.
   Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) override;
+  /// The activations folded into the op before them (ORT's level-2 Conv+activation fusion), and
+  /// the residual kinds where its NCHWc pass fuses them ("conv2d+add@nchwc16", ir/nchwc_layout).
+  std::vector<std::string> FusedByConstruction() const override;
   bool RunsWholeGraphs() const override { return true; }
   /// A session over the whole graph exported. Per-node times come from ORT's own profiler
   /// (run-level profiling), mapped back to Latte's nodes by the exported node names.

@@ -1,0 +1,59 @@
+#pragma once
+// What ONNX Runtime's CPU provider makes of a float graph at its highest optimization level on
+// x86: its NCHWc pass holds activations in blocks of channels and runs a residual add (and a relu
+// after it) inside the conv that produced one operand. A kernel measured alone cannot show that
+// fusion (its add's other operand is a graph input, never blocked), and the same add runs as a
+// node of its own where an operand is not blocked (after a pad, say): whether ORT fuses depends on
+// the graph around the add, so grouping asks this plan. The facts are those of ORT's
+// nchwc_transformer (read, not copied): which ops it converts and when it fuses.
+
+#include <vector>
+
+#include "core/status.h"
+#include "ir/graph.h"
+#include "ir/kernel.h"
+
+namespace latte {
+
+/// Per tensor and node of one graph, what the NCHWc pass does with a channel block of `block`.
+struct NchwcPlan {
+  int block = 0;
+  std::vector<bool> blocked;       // per tensor: held in the blocked layout
+  std::vector<NodeId> fused_into;  // per node: the conv that runs this add or activation inside it, or -1
+  std::size_t fused_adds = 0;      // residual adds run inside a conv
+};
+
+/// The channel block ONNX Runtime's NCHWc pass uses on this CPU: 16 with AVX-512F, 8 on other
+/// x86-64 CPUs, 0 where it has no such pass.
+int HostNchwcBlock();
+
+/// Walks `graph` (either layout: a graph in NHWC is read as ORT sees it once the exporter's
+/// transposes around its spatial ops have cancelled) in topological order. A graph with a cycle
+/// or a node whose shapes are unknown is walked as far as it can be read; an op it cannot read
+/// holds nothing blocked. `block` must be 8 or 16.
+Expected<NchwcPlan> PlanNchwc(const Graph& graph, int block);
+
+/// True when ORT runs every follower of `chain` (its main node first) inside the main node,
+/// a conv: the add that the pass fused into it, and a relu it fused after the add.
+bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain);
+
+/// The kernel kinds ORT runs fused only where its NCHWc pass fuses them: a conv2d with a residual
+/// add, and with a relu or relu6 after it ("conv2d+add+relu6": the add inside the conv, the clamp
+/// a node of its own, as ORT runs it).
+const std::vector<std::string>& NchwcResidualKinds();
+bool IsNchwcResidualKind(const Kernel& kernel);
+
+/// The one-kernel graph of a residual kind as ORT runs it in a model: BuildKernelGraph's, with the
+/// add's other operand and the conv's input (of a block of channels or more) made by blocked ops
+/// (1×1 convs from graph inputs of one channel) and the result read by a 1×1 conv (so the
+/// exporter's layout transposes cancel around the kernel, as between a model's convs, and a relu
+/// after the add stays inside the conv). `helpers` are those nodes, whose time is not the kernel's. kUnsupported when the pass would not convert
+/// the kernel's conv (its channels not aligned to `block`: ORT runs conv and add apart, which
+/// the plain kernels measure).
+struct BlockedResidualGraph {
+  Graph graph;
+  std::vector<NodeId> helpers;
+};
+Expected<BlockedResidualGraph> BuildBlockedResidualGraph(const Kernel& kernel, int block, unsigned seed = 0);
+
+}  // namespace latte

@@ -1,0 +1,253 @@
+// ONNX Runtime's NCHWc pass as ir/nchwc_layout models it: which residual adds (and relus after
+// them) run inside the conv before them, on small graphs whose answer follows from the pass's
+// rules; conditional fusion rules; and the one-kernel graph that makes ORT fuse a residual kind.
+
+#include <gtest/gtest.h>
+
+#include "ir/fusion_rules.h"
+#include "ir/graph_builder.h"
+#include "ir/kernel_graph.h"
+#include "ir/kernel_params.h"
+#include "ir/nchwc_layout.h"
+
+namespace latte {
+namespace {
+
+// Builds NCHW graphs as an ONNX file gives them.
+class Nchw {
+ public:
+  TensorId Input(std::int64_t c, std::int64_t hw = 8) { return b_.Input("x" + std::to_string(n_++), {1, c, hw, hw}); }
+  TensorId Conv(TensorId x, std::int64_t out_c, const std::string& activation = "none", std::int64_t k = 1) {
+    const std::int64_t in_c = b_.graph().tensor(x).shape[1];
+    TensorId w = b_.Constant("w" + std::to_string(n_), {out_c, in_c, k, k});
+    Attributes a;
+    a.Set("layout", std::string("NCHW"));
+    a.Set("filter_layout", std::string("OIHW"));
+    a.Set("padding", std::string("same"));
+    a.Set("strides", std::vector<std::int64_t>{1, 1});
+    a.Set("activation", activation);
+    return Op(OpKind::kConv2D, {x, w}, a);
+  }
+  TensorId Op(OpKind kind, std::vector<TensorId> inputs, Attributes a = {}) {
+    const std::string name = std::string(OpName(kind)) + std::to_string(n_++);
+    TensorId out = b_.Op1(kind, name, std::move(inputs), std::move(a));
+    const Tensor& first = b_.graph().tensor(b_.graph().node(Last()).inputs[0]);
+    Tensor& t = b_.graph().mutable_tensor(out);
+    t.shape = first.shape;  // every op here keeps its first input's shape but the convs (set below)
+    t.shape_known = true;
+    if (kind == OpKind::kConv2D) t.shape[1] = b_.graph().tensor(b_.graph().node(Last()).inputs[1]).shape[0];
+    return out;
+  }
+  TensorId Pad(TensorId x) {  // zero channels appended: not an op the NCHWc pass converts
+    Attributes a;
+    a.Set("pads", std::vector<std::int64_t>{0, 0, 0, 0, 0, 0, 0, 0});
+    return Op(OpKind::kPad, {x}, a);
+  }
+  NodeId Last() { return static_cast<NodeId>(b_.graph().num_nodes() - 1); }
+  Graph Finish(TensorId out) {
+    auto g = b_.Finish({out});
+    EXPECT_TRUE(g.ok()) << g.status().message();
+    return std::move(g).value();
+  }
+
+ private:
+  GraphBuilder b_;
+  int n_ = 0;
+};
+
+Attributes Act(const std::string& activation) {
+  Attributes a;
+  a.Set("activation", activation);
+  return a;
+}
+
+// y = conv_a(x) with a relu; z = relu(conv_b(y) + y): the residual block of a ResNet.
+struct ResidualBlock {
+  Graph graph;
+  NodeId conv_b = -1, add = -1, relu = -1;
+};
+ResidualBlock Residual(std::int64_t c, const std::string& conv_b_activation = "none") {
+  Nchw g;
+  TensorId y = g.Conv(g.Input(c), c, "relu", 3);
+  TensorId b = g.Conv(y, c, conv_b_activation);
+  ResidualBlock block;
+  block.conv_b = g.Last();
+  TensorId sum = g.Op(OpKind::kAdd, {b, y});
+  block.add = g.Last();
+  TensorId out = g.Op(OpKind::kRelu, {sum});
+  block.relu = g.Last();
+  block.graph = g.Finish(out);
+  return block;
+}
+
+TEST(NchwcLayout, AResidualAddAndTheReluAfterItRunInsideTheConvBeforeThem) {
+  ResidualBlock block = Residual(32);
+  auto plan = PlanNchwc(block.graph, 16);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->fused_into[block.add], block.conv_b);
+  EXPECT_EQ(plan->fused_into[block.relu], block.conv_b);
+  EXPECT_EQ(plan->fused_adds, 1u);
+  EXPECT_TRUE(NchwcRunsAsOne(*plan, {block.conv_b, block.add, block.relu}));
+  EXPECT_TRUE(NchwcRunsAsOne(*plan, {block.conv_b, block.add}));
+  EXPECT_TRUE(plan->blocked[block.graph.node(block.relu).outputs[0]]);
+}
+
+TEST(NchwcLayout, ChannelsUnderOneBlockAreReadDirectlyButUnalignedOnesAreNotConverted) {
+  EXPECT_EQ(PlanNchwc(Residual(8).graph, 16)->fused_adds, 1u);   // under 16: the conv reads NCHW directly
+  EXPECT_EQ(PlanNchwc(Residual(24).graph, 16)->fused_adds, 0u);  // 24: neither under 16 nor a multiple
+  EXPECT_EQ(PlanNchwc(Residual(24).graph, 8)->fused_adds, 1u);   // a multiple of 8 (AVX2's block)
+}
+
+TEST(NchwcLayout, AConvWithItsOwnActivationTakesNoAdd) {
+  ResidualBlock block = Residual(32, "relu");
+  auto plan = PlanNchwc(block.graph, 16);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->fused_into[block.add], -1);
+  EXPECT_FALSE(NchwcRunsAsOne(*plan, {block.conv_b, block.add}));
+  EXPECT_TRUE(plan->blocked[block.graph.node(block.add).outputs[0]]) << "both operands blocked: the add stays blocked";
+}
+
+TEST(NchwcLayout, AnOperandFromAPadIsNotBlockedSoTheAddRunsApart) {
+  Nchw g;
+  TensorId y = g.Conv(g.Input(32), 32, "relu", 3);
+  TensorId b = g.Conv(y, 32);
+  const NodeId conv_b = g.Last();
+  TensorId sum = g.Op(OpKind::kAdd, {b, g.Pad(y)});
+  const NodeId add = g.Last();
+  Graph graph = g.Finish(sum);
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->fused_into[add], -1);
+  EXPECT_FALSE(plan->blocked[graph.node(add).outputs[0]]);
+  EXPECT_TRUE(plan->blocked[graph.node(conv_b).outputs[0]]);
+}
+
+TEST(NchwcLayout, AConvWhoseOutputIsReadTwiceTakesNoAdd) {
+  Nchw g;
+  TensorId y = g.Conv(g.Input(32), 32, "relu", 3);
+  TensorId b = g.Conv(y, 32);
+  const NodeId conv_b = g.Last();
+  TensorId sum = g.Op(OpKind::kAdd, {b, y});
+  const NodeId add = g.Last();
+  TensorId out = g.Op(OpKind::kMul, {sum, b});  // conv_b's output read again
+  Graph graph = g.Finish(out);
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->fused_into[add], -1);
+  EXPECT_FALSE(NchwcRunsAsOne(*plan, {conv_b, add}));
+}
+
+TEST(NchwcLayout, AClampAfterTheAddRunsApartWhileTheAddStaysInside) {
+  Nchw g;
+  TensorId y = g.Conv(g.Input(32), 32, "relu6", 3);  // level-2 fusion: a clamp inside the conv keeps it blocked
+  TensorId b = g.Conv(y, 32);
+  const NodeId conv_b = g.Last();
+  TensorId sum = g.Op(OpKind::kAdd, {b, y});
+  const NodeId add = g.Last();
+  TensorId out = g.Op(OpKind::kRelu6, {sum});
+  const NodeId clamp = g.Last();
+  Graph graph = g.Finish(out);
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->fused_into[add], conv_b);
+  EXPECT_EQ(plan->fused_into[clamp], -1);
+  EXPECT_TRUE(NchwcRunsAsOne(*plan, {conv_b, add}));
+  EXPECT_FALSE(NchwcRunsAsOne(*plan, {conv_b, add, clamp}));
+  EXPECT_FALSE(plan->blocked[graph.node(clamp).outputs[0]]);
+}
+
+TEST(NchwcLayout, AnAddsOwnReluSixAttributeLeavesItInsideTheConvAndUnblocksItsOutput) {
+  Nchw g;
+  TensorId y = g.Conv(g.Input(16), 16, "relu", 3);
+  TensorId b = g.Conv(y, 16);
+  const NodeId conv_b = g.Last();
+  TensorId sum = g.Op(OpKind::kAdd, {b, y}, Act("relu6"));
+  const NodeId add = g.Last();
+  Graph graph = g.Finish(sum);
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->fused_into[add], conv_b);
+  EXPECT_FALSE(plan->blocked[graph.node(add).outputs[0]]);
+}
+
+TEST(NchwcLayout, OnlyABlockOfEightOrSixteenIsAccepted) {
+  EXPECT_EQ(PlanNchwc(Residual(16).graph, 4).status().code(), StatusCode::kInvalidInput);
+}
+
+TEST(NchwcFusionRules, ARuleMayHoldOnlyWhereTheNchwcPassFuses) {
+  auto rules = FusionRules::FromKinds({"conv2d+relu", "conv2d+add@nchwc16", "conv2d+add+relu@nchwc16"});
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  EXPECT_TRUE(rules->Allows("conv2d+relu"));
+  EXPECT_FALSE(rules->Allows("conv2d+add"));
+  EXPECT_TRUE(rules->AllowsWhereNchwcFuses("conv2d+add"));
+  EXPECT_EQ(rules->NchwcBlock(), 16);
+  EXPECT_EQ(rules->ToJson(), nlohmann::json({"conv2d+relu", "conv2d+add@nchwc16", "conv2d+add+relu@nchwc16"}));
+  auto again = FusionRules::FromJson(rules->ToJson());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *rules);
+  EXPECT_EQ(FusionRuleKind("conv2d+add@nchwc16"), "conv2d+add");
+  EXPECT_EQ(FusionRuleKind("conv2d+add"), "conv2d+add");
+
+  auto unknown = FusionRules::FromKinds({"conv2d+add@always"});
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(unknown.status().message().find("unknown condition 'always'"), std::string::npos) << unknown.status().message();
+  EXPECT_FALSE(FusionRules::FromKinds({"conv2d+add@nchwc8", "conv2d+add+relu@nchwc16"}).ok());
+}
+
+TEST(NchwcFusionRules, GroupingFusesTheResidualWhereThePassDoesAndNowhereElse) {
+  auto rules = FusionRules::FromKinds({"conv2d+relu", "conv2d+add+relu@nchwc16", "conv2d+add@nchwc16"});
+  ASSERT_TRUE(rules.ok());
+  auto kinds = [&](const Graph& graph) {
+    std::vector<std::string> out;
+    auto grouping = GroupIntoKernels(graph, *rules);
+    EXPECT_TRUE(grouping.ok()) << grouping.status().message();
+    for (const KernelGroup& group : grouping->kernels) out.push_back(group.kernel.Kind());
+    return out;
+  };
+  EXPECT_EQ(kinds(Residual(32).graph), (std::vector<std::string>{"conv2d+relu", "conv2d+add+relu"}));
+  EXPECT_EQ(kinds(Residual(24).graph), (std::vector<std::string>{"conv2d+relu", "conv2d", "add", "relu"}))
+      << "24 channels: ORT does not convert the conv, so the add runs apart";
+}
+
+Kernel ResidualKernel(std::int64_t channels) {
+  Kernel kernel;
+  kernel.op = OpKind::kConv2D;
+  ConvKernelParams p;
+  p.ih = p.iw = 14;
+  p.ic = p.oc = channels;
+  p.kh = p.kw = 3;
+  p.dh = p.dw = 1;
+  p.pt = p.pl = p.pb = p.pr = 1;
+  p.bias = 1;
+  WriteParams(p, kernel);
+  kernel.fused = {OpKind::kAdd, OpKind::kRelu};
+  return kernel;
+}
+
+TEST(NchwcResidualGraph, FeedsTheAddABlockedOperandFromAHelperNodeTheKernelDoesNotOwn) {
+  const Kernel kernel = ResidualKernel(32);
+  auto built = BuildBlockedResidualGraph(kernel, 16);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const Graph& graph = built->graph;
+  ASSERT_TRUE(graph.Validate().ok());
+  ASSERT_EQ(built->helpers.size(), 3u);  // the residual's and the input's producers, the result's reader
+  std::vector<NodeId> kernel_nodes;
+  for (std::size_t i = 0; i < graph.num_nodes(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    if (std::find(built->helpers.begin(), built->helpers.end(), id) == built->helpers.end()) kernel_nodes.push_back(id);
+    else EXPECT_EQ(graph.node(id).kind, OpKind::kConv2D);
+  }
+  auto again = KernelOfNodes(graph, kernel_nodes);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->Key(), kernel.Key());
+  // The pass fuses the add (and the relu after it) into the kernel's conv, not into a helper.
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->fused_adds, 1u);
+  EXPECT_TRUE(NchwcRunsAsOne(*plan, kernel_nodes));
+
+  EXPECT_EQ(BuildBlockedResidualGraph(ResidualKernel(24), 16).status().code(), StatusCode::kUnsupported);
+}
+
+}  // namespace
+}  // namespace latte
