@@ -94,22 +94,20 @@ class Mapper {
     return Ints{vh, vw};
   }
 
-  // Where a conv's options table keeps its geometry (Conv2DOptions and DepthwiseConv2DOptions
-  // number the same fields differently).
-  struct ConvFields {
-    Field padding, stride_h, stride_w, dilation_h, dilation_w, activation;
-  };
-  // An NHWC conv's layout, strides, dilations, padding and fused activation from `options`.
-  Status SetConvGeometry(const FbTable& options, const char* filter_layout, const ConvFields& f) {
+  // An NHWC conv's layout, strides, dilations, padding and fused activation from `options`, a
+  // `kTable` (Conv2DOptions and DepthwiseConv2DOptions name these fields alike, at other ids).
+  template <const auto& kTable>
+  Status SetConvGeometry(const FbTable& options, const char* filter_layout) {
     node_.attrs.Set("layout", std::string("NHWC"));
     node_.attrs.Set("filter_layout", std::string(filter_layout));
-    LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(options, f.stride_h, f.stride_w, 0, "strides"));
-    LATTE_ASSIGN_OR_RETURN(Ints dilations, Pair(options, f.dilation_h, f.dilation_w, 1, "dilations"));
-    LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(options, f.padding));
+    LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(options, kTable["stride_h"], kTable["stride_w"], 0, "strides"));
+    LATTE_ASSIGN_OR_RETURN(Ints dilations,
+                           Pair(options, kTable["dilation_h_factor"], kTable["dilation_w_factor"], 1, "dilations"));
+    LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(options, kTable["padding"]));
     node_.attrs.Set("strides", strides);
     node_.attrs.Set("dilations", dilations);
     node_.attrs.Set("padding", padding);
-    return SetActivation(options, f.activation);
+    return SetActivation(options, kTable["fused_activation_function"]);
   }
 
   // Integer values of constant input i (a shape, axes, paddings: a few values, read into an
@@ -207,9 +205,7 @@ Expected<Node> Mapper::Conv() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kConv2DOptions, "Conv2DOptions"));
   node_.kind = OpKind::kConv2D;
-  namespace f = conv2d_options;
-  LATTE_RETURN_IF_ERROR(SetConvGeometry(
-      o, "OHWI", {f::kPadding, f::kStrideH, f::kStrideW, f::kDilationH, f::kDilationW, f::kActivation}));
+  LATTE_RETURN_IF_ERROR(SetConvGeometry<schema::Conv2DOptions>(o, "OHWI"));
   // TFLite runs a grouped conv when the input has a multiple of the filter's channels.
   const TfTensor* w = In(1);
   auto in_c = Channels(0);
@@ -224,10 +220,9 @@ Expected<Node> Mapper::DepthwiseConv() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kDepthwiseConv2DOptions, "DepthwiseConv2DOptions"));
   node_.kind = OpKind::kDepthwiseConv2D;
-  namespace f = depthwise_options;
-  LATTE_RETURN_IF_ERROR(SetConvGeometry(
-      o, "1HWO", {f::kPadding, f::kStrideH, f::kStrideW, f::kDilationH, f::kDilationW, f::kActivation}));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t multiplier, o.Scalar<std::int32_t>(depthwise_options::kDepthMultiplier, 0));
+  LATTE_RETURN_IF_ERROR(SetConvGeometry<schema::DepthwiseConv2DOptions>(o, "1HWO"));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t multiplier,
+                         o.Scalar<std::int32_t>(schema::DepthwiseConv2DOptions["depth_multiplier"], 0));
   // Newer converters leave depth_multiplier unset: the shapes say it.
   const TfTensor* w = In(1);
   if (auto in_c = Channels(0)) {
@@ -256,12 +251,12 @@ Expected<Node> Mapper::TransposeConv() {
   node_.attrs.Set("layout", std::string("NHWC"));
   node_.attrs.Set("filter_layout", std::string("OHWI"));
   node_.attrs.Set("output_shape", *output_shape);
-  LATTE_ASSIGN_OR_RETURN(Ints strides,
-                         Pair(o, transpose_conv_options::kStrideH, transpose_conv_options::kStrideW, 0, "strides"));
-  LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(o, transpose_conv_options::kPadding));
+  constexpr const auto& f = schema::TransposeConvOptions;
+  LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(o, f["stride_h"], f["stride_w"], 0, "strides"));
+  LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(o, f["padding"]));
   node_.attrs.Set("strides", strides);
   node_.attrs.Set("padding", padding);
-  LATTE_RETURN_IF_ERROR(SetActivation(o, transpose_conv_options::kActivation));
+  LATTE_RETURN_IF_ERROR(SetActivation(o, f["fused_activation_function"]));
   KeepInputs({2, 1, 3});
   return std::move(node_);
 }
@@ -297,13 +292,14 @@ Expected<Node> Mapper::Pool(OpKind kind) {
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kPool2DOptions, "Pool2DOptions"));
   node_.kind = kind;
   node_.attrs.Set("layout", std::string("NHWC"));
-  LATTE_ASSIGN_OR_RETURN(Ints kernel, Pair(o, pool2d_options::kFilterH, pool2d_options::kFilterW, 0, "filter sizes"));
-  LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(o, pool2d_options::kStrideH, pool2d_options::kStrideW, 0, "strides"));
-  LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(o, pool2d_options::kPadding));
+  constexpr const auto& f = schema::Pool2DOptions;
+  LATTE_ASSIGN_OR_RETURN(Ints kernel, Pair(o, f["filter_height"], f["filter_width"], 0, "filter sizes"));
+  LATTE_ASSIGN_OR_RETURN(Ints strides, Pair(o, f["stride_h"], f["stride_w"], 0, "strides"));
+  LATTE_ASSIGN_OR_RETURN(std::string padding, Padding(o, f["padding"]));
   node_.attrs.Set("kernel", kernel);
   node_.attrs.Set("strides", strides);
   node_.attrs.Set("padding", padding);
-  LATTE_RETURN_IF_ERROR(SetActivation(o, pool2d_options::kActivation));
+  LATTE_RETURN_IF_ERROR(SetActivation(o, f["fused_activation_function"]));
   KeepInputs({0});
   return std::move(node_);
 }
@@ -313,7 +309,7 @@ Expected<Node> Mapper::Binary(OpKind kind, OptionsType type, const char* options
   node_.kind = kind;
   if (type != kNoOptions) {
     LATTE_ASSIGN_OR_RETURN(FbTable o, Options(type, options_name));
-    LATTE_RETURN_IF_ERROR(SetActivation(o, kBinaryActivation));
+    LATTE_RETURN_IF_ERROR(SetActivation(o, schema::ArithmeticOptions["fused_activation_function"]));
   }
   KeepInputs({0, 1});
   return std::move(node_);
@@ -331,8 +327,9 @@ Expected<Node> Mapper::Reshape() {
   LATTE_RETURN_IF_ERROR(NeedInputs(1));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kReshapeOptions, "ReshapeOptions"));
   LATTE_ASSIGN_OR_RETURN(auto shape, ConstInts(1));
-  if (!shape && o.Has(kReshapeNewShape)) {
-    LATTE_ASSIGN_OR_RETURN(std::vector<std::int32_t> new_shape, o.Scalars<std::int32_t>(kReshapeNewShape));
+  if (!shape && o.Has(schema::ReshapeOptions["new_shape"])) {
+    LATTE_ASSIGN_OR_RETURN(std::vector<std::int32_t> new_shape,
+                           o.Scalars<std::int32_t>(schema::ReshapeOptions["new_shape"]));
     shape = Ints(new_shape.begin(), new_shape.end());
   }
   if (!shape) return RunTime("a shape");
@@ -353,12 +350,13 @@ Expected<Node> Mapper::Resize(bool bilinear) {
     sizes = Ints{out->shape[1], out->shape[2]};
   }
   if (sizes->size() != 2) return Fail("size has " + std::to_string(sizes->size()) + " values, expected 2");
-  LATTE_ASSIGN_OR_RETURN(std::uint8_t align, o.Scalar<std::uint8_t>(bilinear ? resize_options::kBilinearAlignCorners
-                                                                             : resize_options::kNearestAlignCorners,
-                                                                    0));
-  LATTE_ASSIGN_OR_RETURN(
-      std::uint8_t half,
-      o.Scalar<std::uint8_t>(bilinear ? resize_options::kBilinearHalfPixel : resize_options::kNearestHalfPixel, 0));
+  // The two tables name these fields alike, at other ids.
+  constexpr const auto& b = schema::ResizeBilinearOptions;
+  constexpr const auto& n = schema::ResizeNearestNeighborOptions;
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t align,
+                         o.Scalar<std::uint8_t>(bilinear ? b["align_corners"] : n["align_corners"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t half,
+                         o.Scalar<std::uint8_t>(bilinear ? b["half_pixel_centers"] : n["half_pixel_centers"], 0));
   node_.kind = OpKind::kResize;
   node_.attrs.Set("layout", std::string("NHWC"));
   node_.attrs.Set("mode", std::string(bilinear ? "bilinear" : "nearest"));
@@ -386,7 +384,7 @@ Expected<Node> Mapper::Pad() {
   std::string mode = "constant";
   if (op_.builtin == kMirrorPad) {
     LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kMirrorPadOptions, "MirrorPadOptions"));
-    LATTE_ASSIGN_OR_RETURN(std::int8_t m, o.Scalar<std::int8_t>(kMirrorPadMode, 0));
+    LATTE_ASSIGN_OR_RETURN(std::int8_t m, o.Scalar<std::int8_t>(schema::MirrorPadOptions["mode"], 0));
     if (m != 0)
       return Opaque("MIRROR_PAD in SYMMETRIC mode is not supported by Latte (pad modes: constant, reflect, edge)");
     mode = "reflect";
@@ -412,7 +410,7 @@ Expected<Node> Mapper::Reduce(OpKind kind) {
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kReducerOptions, "ReducerOptions"));
   LATTE_ASSIGN_OR_RETURN(auto axes, ConstInts(1));
   if (!axes) return RunTime("axes");
-  LATTE_ASSIGN_OR_RETURN(std::uint8_t keep, o.Scalar<std::uint8_t>(kReducerKeepDims, 0));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t keep, o.Scalar<std::uint8_t>(schema::ReducerOptions["keep_dims"], 0));
   node_.kind = kind;
   node_.attrs.Set("axes", *axes);
   node_.attrs.Set("keepdims", std::int64_t{keep != 0});
@@ -424,13 +422,13 @@ Expected<Node> Mapper::Reduce(OpKind kind) {
 Expected<Node> Mapper::StridedSlice() {
   LATTE_RETURN_IF_ERROR(NeedInputs(4));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kStridedSliceOptions, "StridedSliceOptions"));
-  namespace so = strided_slice_options;
-  LATTE_ASSIGN_OR_RETURN(std::int32_t begin_mask, o.Scalar<std::int32_t>(so::kBeginMask, 0));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t end_mask, o.Scalar<std::int32_t>(so::kEndMask, 0));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t ellipsis, o.Scalar<std::int32_t>(so::kEllipsisMask, 0));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t new_axis, o.Scalar<std::int32_t>(so::kNewAxisMask, 0));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t shrink, o.Scalar<std::int32_t>(so::kShrinkAxisMask, 0));
-  LATTE_ASSIGN_OR_RETURN(std::uint8_t offset, o.Scalar<std::uint8_t>(so::kOffset, 0));
+  constexpr const auto& f = schema::StridedSliceOptions;
+  LATTE_ASSIGN_OR_RETURN(std::int32_t begin_mask, o.Scalar<std::int32_t>(f["begin_mask"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t end_mask, o.Scalar<std::int32_t>(f["end_mask"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t ellipsis, o.Scalar<std::int32_t>(f["ellipsis_mask"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t new_axis, o.Scalar<std::int32_t>(f["new_axis_mask"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t shrink, o.Scalar<std::int32_t>(f["shrink_axis_mask"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t offset, o.Scalar<std::uint8_t>(f["offset"], 0));
   if (ellipsis != 0 || new_axis != 0 || shrink != 0 || offset != 0)
     return Opaque("STRIDED_SLICE with ellipsis, new-axis, shrink-axis masks or offset is not supported by Latte");
   LATTE_ASSIGN_OR_RETURN(auto begin, ConstInts(1));
@@ -488,7 +486,7 @@ Expected<Node> Mapper::Slice() {
 Expected<Node> Mapper::Split() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kSplitOptions, "SplitOptions"));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t num, o.Scalar<std::int32_t>(kSplitNumSplits, 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t num, o.Scalar<std::int32_t>(schema::SplitOptions["num_splits"], 0));
   if (num != static_cast<std::int32_t>(op_.outputs.size()))
     return Fail("num_splits is " + std::to_string(num) + " but the operator has " + std::to_string(op_.outputs.size()) +
                 " outputs");
@@ -540,11 +538,11 @@ Expected<Node> Mapper::SplitV() {
 Expected<Node> Mapper::FullyConnected() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kFullyConnectedOptions, "FullyConnectedOptions"));
-  LATTE_ASSIGN_OR_RETURN(std::uint8_t keep, o.Scalar<std::uint8_t>(fully_connected_options::kKeepNumDims, 0));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t keep, o.Scalar<std::uint8_t>(schema::FullyConnectedOptions["keep_num_dims"], 0));
   node_.kind = OpKind::kFullyConnected;
   node_.attrs.Set("weights_layout", std::string("OI"));
   node_.attrs.Set("keep_num_dims", std::int64_t{keep != 0});
-  LATTE_RETURN_IF_ERROR(SetActivation(o, fully_connected_options::kActivation));
+  LATTE_RETURN_IF_ERROR(SetActivation(o, schema::FullyConnectedOptions["fused_activation_function"]));
   KeepInputs({0, 1, 2});
   return std::move(node_);
 }
@@ -553,8 +551,8 @@ Expected<Node> Mapper::FullyConnected() {
 Expected<Node> Mapper::BatchMatMul() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kBatchMatMulOptions, "BatchMatMulOptions"));
-  LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_x, o.Scalar<std::uint8_t>(batch_matmul_options::kAdjX, 0));
-  LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_y, o.Scalar<std::uint8_t>(batch_matmul_options::kAdjY, 0));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_x, o.Scalar<std::uint8_t>(schema::BatchMatMulOptions["adj_x"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t adj_y, o.Scalar<std::uint8_t>(schema::BatchMatMulOptions["adj_y"], 0));
   node_.kind = OpKind::kMatMul;
   node_.attrs.Set("transpose_a", std::int64_t{adj_x != 0});
   node_.attrs.Set("transpose_b", std::int64_t{adj_y != 0});
@@ -566,10 +564,10 @@ Expected<Node> Mapper::BatchMatMul() {
 Expected<Node> Mapper::Concatenation() {
   LATTE_RETURN_IF_ERROR(NeedInputs(1));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kConcatenationOptions, "ConcatenationOptions"));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(concatenation_options::kAxis, 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(schema::ConcatenationOptions["axis"], 0));
   node_.kind = OpKind::kConcat;
   node_.attrs.Set("axis", std::int64_t{axis});
-  LATTE_RETURN_IF_ERROR(SetActivation(o, concatenation_options::kActivation));
+  LATTE_RETURN_IF_ERROR(SetActivation(o, schema::ConcatenationOptions["fused_activation_function"]));
   for (TensorId t : node_.inputs)
     if (t == kNoTensor) return Fail("has a missing input");
   return std::move(node_);
@@ -593,7 +591,7 @@ Expected<Node> Mapper::Relu0To1() {
 // LEAKY_RELU with its alpha.
 Expected<Node> Mapper::LeakyRelu() {
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kLeakyReluOptions, "LeakyReluOptions"));
-  LATTE_ASSIGN_OR_RETURN(float alpha, o.Scalar<float>(kLeakyReluAlpha, 0.0f));
+  LATTE_ASSIGN_OR_RETURN(float alpha, o.Scalar<float>(schema::LeakyReluOptions["alpha"], 0.0f));
   LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kLeakyRelu));
   n.attrs.Set("alpha", static_cast<double>(alpha));
   return n;
@@ -612,7 +610,7 @@ Expected<Node> Mapper::Softmax() {
   double beta = 1.0;
   if (!log) {
     LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kSoftmaxOptions, "SoftmaxOptions"));
-    LATTE_ASSIGN_OR_RETURN(float b, o.Scalar<float>(kSoftmaxBeta, 1.0f));
+    LATTE_ASSIGN_OR_RETURN(float b, o.Scalar<float>(schema::SoftmaxOptions["beta"], 1.0f));
     beta = b;
   }
   LATTE_ASSIGN_OR_RETURN(Node n, Unary(log ? OpKind::kLogSoftmax : OpKind::kSoftmax));
@@ -636,7 +634,8 @@ Expected<Node> Mapper::Transpose() {
 Expected<Node> Mapper::Squeeze() {
   LATTE_RETURN_IF_ERROR(NeedInputs(1));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kSqueezeOptions, "SqueezeOptions"));
-  LATTE_ASSIGN_OR_RETURN(std::vector<std::int32_t> dims, o.Scalars<std::int32_t>(kSqueezeDims));
+  LATTE_ASSIGN_OR_RETURN(std::vector<std::int32_t> dims,
+                         o.Scalars<std::int32_t>(schema::SqueezeOptions["squeeze_dims"]));
   node_.kind = OpKind::kSqueeze;
   if (!dims.empty()) node_.attrs.Set("axes", Ints(dims.begin(), dims.end()));
   KeepInputs({0});
@@ -659,8 +658,8 @@ Expected<Node> Mapper::ExpandDims() {
 Expected<Node> Mapper::Gather() {
   LATTE_RETURN_IF_ERROR(NeedInputs(2));
   LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kGatherOptions, "GatherOptions"));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(gather_options::kAxis, 0));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t batch_dims, o.Scalar<std::int32_t>(gather_options::kBatchDims, 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t axis, o.Scalar<std::int32_t>(schema::GatherOptions["axis"], 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t batch_dims, o.Scalar<std::int32_t>(schema::GatherOptions["batch_dims"], 0));
   if (batch_dims != 0) return Opaque("GATHER with batch_dims is not supported by Latte");
   node_.kind = OpKind::kGather;
   node_.attrs.Set("axis", std::int64_t{axis});
@@ -674,7 +673,7 @@ Expected<Node> Mapper::DepthSpace() {
   LATTE_RETURN_IF_ERROR(NeedInputs(1));
   LATTE_ASSIGN_OR_RETURN(FbTable o, to_space ? Options(kDepthToSpaceOptions, "DepthToSpaceOptions")
                                              : Options(kSpaceToDepthOptions, "SpaceToDepthOptions"));
-  LATTE_ASSIGN_OR_RETURN(std::int32_t block, o.Scalar<std::int32_t>(kBlockSize, 0));
+  LATTE_ASSIGN_OR_RETURN(std::int32_t block, o.Scalar<std::int32_t>(schema::SpaceToDepthOptions["block_size"], 0));
   if (block < 1) return Fail("block_size is " + std::to_string(block));
   node_.kind = to_space ? OpKind::kDepthToSpace : OpKind::kSpaceToDepth;
   node_.attrs.Set("layout", std::string("NHWC"));

@@ -1,10 +1,13 @@
 #pragma once
-// The facts of the TFLite flatbuffer format that the importer reads: table field ids, enum
+// The facts of the TFLite flatbuffer format that the importer reads: its tables' fields, enum
 // values and union type tags, written down from the format's documentation (no generated code).
-// A field's vtable offset is 4 + 2 * id; a union takes two ids (type tag, then the table).
+// A field's id is its place in its table's declaration in schema.fbs, and its vtable offset
+// 4 + 2 * id.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace latte::tflite {
 
@@ -15,91 +18,86 @@ struct Field {
   constexpr std::uint16_t vtable_offset() const { return static_cast<std::uint16_t>(4 + 2 * id); }
 };
 
-namespace model {
-inline constexpr Field kVersion{0, "version"};
-inline constexpr Field kOperatorCodes{1, "operator_codes"};
-inline constexpr Field kSubgraphs{2, "subgraphs"};
-inline constexpr Field kDescription{3, "description"};
-inline constexpr Field kBuffers{4, "buffers"};
-}  // namespace model
+/// One table as schema.fbs declares it: its fields' names in declaration order, which is their
+/// ids (a union field takes two, `x_type` then `x`; a deprecated field keeps its place), up to
+/// the last field the importer reads. `schema::Pool2DOptions["stride_w"]` is that field, id 1;
+/// a name the table does not have does not compile.
+template <std::size_t N>
+struct SchemaTable {
+  const char* fields[N];
+  consteval Field operator[](std::string_view name) const {
+    for (std::size_t i = 0; i < N; ++i)
+      if (std::string_view(fields[i]) == name) return Field{static_cast<std::uint16_t>(i), fields[i]};
+    throw "no such field in this table";  // not a constant expression: a compile error
+  }
+};
+template <typename... Names>
+SchemaTable(Names...) -> SchemaTable<sizeof...(Names)>;
 
-namespace operator_code {
-inline constexpr Field kDeprecatedBuiltinCode{0, "deprecated_builtin_code"};  // int8
-inline constexpr Field kCustomCode{1, "custom_code"};
-inline constexpr Field kVersion{2, "version"};
-inline constexpr Field kBuiltinCode{3, "builtin_code"};  // int32
-}  // namespace operator_code
+/// The tables the importer reads, each named as schema.fbs names it.
+namespace schema {
+inline constexpr SchemaTable Model{"version", "operator_codes", "subgraphs", "description", "buffers"};
+// deprecated_builtin_code is an int8, builtin_code an int32.
+inline constexpr SchemaTable OperatorCode{"deprecated_builtin_code", "custom_code", "version", "builtin_code"};
+inline constexpr SchemaTable SubGraph{"tensors", "inputs", "outputs", "operators", "name"};
+// type is an int8 TensorType, buffer a uint32.
+inline constexpr SchemaTable Tensor{
+    "shape", "type", "buffer", "name", "quantization", "is_variable", "sparsity", "shape_signature", "has_rank"};
+// scale is [float], zero_point [int64]; details is a union.
+inline constexpr SchemaTable QuantizationParameters{
+    "min", "max", "scale", "zero_point", "details_type", "details", "quantized_dimension"};
+inline constexpr SchemaTable SparsityParameters{"traversal_order", "block_map", "dim_metadata"};
+// format is an int8 (kDimDense, kDimSparseCsr); the arrays are SparseIndexVector unions.
+inline constexpr SchemaTable DimensionMetadata{
+    "format", "dense_size", "array_segments_type", "array_segments", "array_indices_type", "array_indices"};
+// Int32Vector, Uint16Vector and Uint8Vector: the tables of the SparseIndexVector union, alike.
+inline constexpr SchemaTable IndexVector{"values"};
+inline constexpr SchemaTable Operator{
+    "opcode_index", "inputs", "outputs", "builtin_options_type", "builtin_options", "custom_options",
+    "custom_options_format", "mutating_variable_inputs", "intermediates", "large_custom_options_offset",
+    "large_custom_options_size"};
+// offset and size are uint64; offset (from the start of the file) is valid when > 1.
+inline constexpr SchemaTable Buffer{"data", "offset", "size"};
 
-namespace subgraph {
-inline constexpr Field kTensors{0, "tensors"};
-inline constexpr Field kInputs{1, "inputs"};
-inline constexpr Field kOutputs{2, "outputs"};
-inline constexpr Field kOperators{3, "operators"};
-inline constexpr Field kName{4, "name"};
-}  // namespace subgraph
+// Options tables.
+inline constexpr SchemaTable Conv2DOptions{
+    "padding", "stride_w", "stride_h", "fused_activation_function", "dilation_w_factor", "dilation_h_factor"};
+inline constexpr SchemaTable DepthwiseConv2DOptions{
+    "padding", "stride_w", "stride_h", "depth_multiplier", "fused_activation_function", "dilation_w_factor",
+    "dilation_h_factor"};
+inline constexpr SchemaTable Pool2DOptions{
+    "padding", "stride_w", "stride_h", "filter_width", "filter_height", "fused_activation_function"};
+inline constexpr SchemaTable TransposeConvOptions{"padding", "stride_w", "stride_h", "fused_activation_function"};
+inline constexpr SchemaTable FullyConnectedOptions{"fused_activation_function", "weights_format", "keep_num_dims"};
+// AddOptions, SubOptions, MulOptions and DivOptions alike up to here.
+inline constexpr SchemaTable ArithmeticOptions{"fused_activation_function"};
+inline constexpr SchemaTable ConcatenationOptions{"axis", "fused_activation_function"};
+inline constexpr SchemaTable SoftmaxOptions{"beta"};
+inline constexpr SchemaTable ReshapeOptions{"new_shape"};
+// DepthToSpaceOptions alike.
+inline constexpr SchemaTable SpaceToDepthOptions{"block_size"};
+inline constexpr SchemaTable ReducerOptions{"keep_dims"};
+inline constexpr SchemaTable SqueezeOptions{"squeeze_dims"};
+inline constexpr SchemaTable LeakyReluOptions{"alpha"};
+// mode: 0 REFLECT, 1 SYMMETRIC.
+inline constexpr SchemaTable MirrorPadOptions{"mode"};
+// new_height and new_width are deprecated.
+inline constexpr SchemaTable ResizeBilinearOptions{"new_height", "new_width", "align_corners", "half_pixel_centers"};
+inline constexpr SchemaTable ResizeNearestNeighborOptions{"align_corners", "half_pixel_centers"};
+inline constexpr SchemaTable GatherOptions{"axis", "batch_dims"};
+inline constexpr SchemaTable StridedSliceOptions{
+    "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask", "offset"};
+// SplitVOptions alike.
+inline constexpr SchemaTable SplitOptions{"num_splits"};
+inline constexpr SchemaTable BatchMatMulOptions{"adj_x", "adj_y"};
+}  // namespace schema
 
-namespace tensor {
-inline constexpr Field kShape{0, "shape"};
-inline constexpr Field kType{1, "type"};  // int8 TensorType
-inline constexpr Field kBuffer{2, "buffer"};  // uint32
-inline constexpr Field kName{3, "name"};
-inline constexpr Field kQuantization{4, "quantization"};
-inline constexpr Field kIsVariable{5, "is_variable"};
-inline constexpr Field kSparsity{6, "sparsity"};
-inline constexpr Field kShapeSignature{7, "shape_signature"};
-inline constexpr Field kHasRank{8, "has_rank"};
-}  // namespace tensor
-
-namespace quantization {
-inline constexpr Field kMin{0, "min"};
-inline constexpr Field kMax{1, "max"};
-inline constexpr Field kScale{2, "scale"};  // [float]
-inline constexpr Field kZeroPoint{3, "zero_point"};  // [int64]
-inline constexpr Field kDetailsType{4, "details_type"};
-inline constexpr Field kDetails{5, "details"};
-inline constexpr Field kQuantizedDimension{6, "quantized_dimension"};
-}  // namespace quantization
-
-namespace sparsity {
-inline constexpr Field kTraversalOrder{0, "traversal_order"};
-inline constexpr Field kBlockMap{1, "block_map"};
-inline constexpr Field kDimMetadata{2, "dim_metadata"};
-}  // namespace sparsity
-
-namespace dim_metadata {
-inline constexpr Field kFormat{0, "format"};  // int8: 0 DENSE, 1 SPARSE_CSR
-inline constexpr Field kDenseSize{1, "dense_size"};
-inline constexpr Field kArraySegmentsType{2, "array_segments_type"};
-inline constexpr Field kArraySegments{3, "array_segments"};
-inline constexpr Field kArrayIndicesType{4, "array_indices_type"};
-inline constexpr Field kArrayIndices{5, "array_indices"};
-}  // namespace dim_metadata
-
-// SparseIndexVector union tags; each table holds one vector field 0 "values".
+// SparseIndexVector union tags, and DimensionMetadata formats.
 inline constexpr std::uint8_t kIndexVectorInt32 = 1;
 inline constexpr std::uint8_t kIndexVectorUint16 = 2;
 inline constexpr std::uint8_t kIndexVectorUint8 = 3;
-inline constexpr Field kIndexVectorValues{0, "values"};
 inline constexpr std::int8_t kDimDense = 0;
 inline constexpr std::int8_t kDimSparseCsr = 1;
-
-namespace op {
-inline constexpr Field kOpcodeIndex{0, "opcode_index"};
-inline constexpr Field kInputs{1, "inputs"};
-inline constexpr Field kOutputs{2, "outputs"};
-inline constexpr Field kBuiltinOptionsType{3, "builtin_options_type"};
-inline constexpr Field kBuiltinOptions{4, "builtin_options"};
-inline constexpr Field kCustomOptions{5, "custom_options"};
-inline constexpr Field kCustomOptionsFormat{6, "custom_options_format"};
-inline constexpr Field kLargeCustomOptionsOffset{9, "large_custom_options_offset"};
-inline constexpr Field kLargeCustomOptionsSize{10, "large_custom_options_size"};
-}  // namespace op
-
-namespace buffer {
-inline constexpr Field kData{0, "data"};
-inline constexpr Field kOffset{1, "offset"};  // uint64, from the start of the file; valid if > 1
-inline constexpr Field kSize{2, "size"};  // uint64
-}  // namespace buffer
 
 /// TensorType values.
 enum TensorType : std::int8_t {
@@ -136,80 +134,6 @@ enum OptionsType : std::uint8_t {
   kResizeNearestNeighborOptions = 74, kLeakyReluOptions = 75, kMirrorPadOptions = 77, kSplitVOptions = 79,
   kDepthToSpaceOptions = 94, kBatchMatMulOptions = 101,
 };
-
-// Options table fields.
-namespace conv2d_options {
-inline constexpr Field kPadding{0, "padding"};
-inline constexpr Field kStrideW{1, "stride_w"};
-inline constexpr Field kStrideH{2, "stride_h"};
-inline constexpr Field kActivation{3, "fused_activation_function"};
-inline constexpr Field kDilationW{4, "dilation_w_factor"};  // default 1
-inline constexpr Field kDilationH{5, "dilation_h_factor"};  // default 1
-}  // namespace conv2d_options
-namespace depthwise_options {
-inline constexpr Field kPadding{0, "padding"};
-inline constexpr Field kStrideW{1, "stride_w"};
-inline constexpr Field kStrideH{2, "stride_h"};
-inline constexpr Field kDepthMultiplier{3, "depth_multiplier"};
-inline constexpr Field kActivation{4, "fused_activation_function"};
-inline constexpr Field kDilationW{5, "dilation_w_factor"};  // default 1
-inline constexpr Field kDilationH{6, "dilation_h_factor"};  // default 1
-}  // namespace depthwise_options
-namespace pool2d_options {
-inline constexpr Field kPadding{0, "padding"};
-inline constexpr Field kStrideW{1, "stride_w"};
-inline constexpr Field kStrideH{2, "stride_h"};
-inline constexpr Field kFilterW{3, "filter_width"};
-inline constexpr Field kFilterH{4, "filter_height"};
-inline constexpr Field kActivation{5, "fused_activation_function"};
-}  // namespace pool2d_options
-namespace fully_connected_options {
-inline constexpr Field kActivation{0, "fused_activation_function"};
-inline constexpr Field kWeightsFormat{1, "weights_format"};
-inline constexpr Field kKeepNumDims{2, "keep_num_dims"};
-}  // namespace fully_connected_options
-namespace transpose_conv_options {
-inline constexpr Field kPadding{0, "padding"};
-inline constexpr Field kStrideW{1, "stride_w"};
-inline constexpr Field kStrideH{2, "stride_h"};
-inline constexpr Field kActivation{3, "fused_activation_function"};
-}  // namespace transpose_conv_options
-// Add, Sub, Mul, Div: the fused activation is field 0.
-inline constexpr Field kBinaryActivation{0, "fused_activation_function"};
-namespace concatenation_options {
-inline constexpr Field kAxis{0, "axis"};
-inline constexpr Field kActivation{1, "fused_activation_function"};
-}  // namespace concatenation_options
-inline constexpr Field kSoftmaxBeta{0, "beta"};
-inline constexpr Field kReshapeNewShape{0, "new_shape"};
-inline constexpr Field kBlockSize{0, "block_size"};  // SpaceToDepth, DepthToSpace
-inline constexpr Field kReducerKeepDims{0, "keep_dims"};
-inline constexpr Field kSqueezeDims{0, "squeeze_dims"};
-inline constexpr Field kLeakyReluAlpha{0, "alpha"};
-inline constexpr Field kMirrorPadMode{0, "mode"};  // 0 REFLECT, 1 SYMMETRIC
-namespace resize_options {  // ResizeBilinearOptions: fields 0, 1 are deprecated
-inline constexpr Field kBilinearAlignCorners{2, "align_corners"};
-inline constexpr Field kBilinearHalfPixel{3, "half_pixel_centers"};
-inline constexpr Field kNearestAlignCorners{0, "align_corners"};
-inline constexpr Field kNearestHalfPixel{1, "half_pixel_centers"};
-}  // namespace resize_options
-namespace gather_options {
-inline constexpr Field kAxis{0, "axis"};
-inline constexpr Field kBatchDims{1, "batch_dims"};
-}  // namespace gather_options
-namespace strided_slice_options {
-inline constexpr Field kBeginMask{0, "begin_mask"};
-inline constexpr Field kEndMask{1, "end_mask"};
-inline constexpr Field kEllipsisMask{2, "ellipsis_mask"};
-inline constexpr Field kNewAxisMask{3, "new_axis_mask"};
-inline constexpr Field kShrinkAxisMask{4, "shrink_axis_mask"};
-inline constexpr Field kOffset{5, "offset"};
-}  // namespace strided_slice_options
-inline constexpr Field kSplitNumSplits{0, "num_splits"};  // Split, SplitV
-namespace batch_matmul_options {
-inline constexpr Field kAdjX{0, "adj_x"};
-inline constexpr Field kAdjY{1, "adj_y"};
-}  // namespace batch_matmul_options
 
 /// "CONV_2D" for a BuiltinOperator value; "" for values the format does not define.
 std::string BuiltinOpName(std::int32_t code);
