@@ -140,16 +140,16 @@ int main(int argc, char** argv) {
   PredictorOptions options;
   std::string only, dump;
   // Tuned on this data (FP32 RMSPE 7.2% with latte fit's defaults of 600 rounds, depth 8).
-  options.gbdt_rounds = 1500;
-  options.gbdt_max_depth = 10;
+  options.gbdt.trees = 1500;
+  options.gbdt.max_depth = 10;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
     if (arg == "--predictors") predictors = SplitList(next());
-    else if (arg == "--rounds") options.gbdt_rounds = std::atoi(next().c_str());
-    else if (arg == "--depth") options.gbdt_max_depth = std::atoi(next().c_str());
-    else if (arg == "--eta") options.gbdt_eta = std::atof(next().c_str());
-    else if (arg == "--trees") options.forest_trees = std::atoi(next().c_str());
+    else if (arg == "--rounds") options.gbdt.trees = std::atoi(next().c_str());
+    else if (arg == "--depth") options.gbdt.max_depth = std::atoi(next().c_str());
+    else if (arg == "--eta") options.gbdt.eta = std::atof(next().c_str());
+    else if (arg == "--trees") options.forest.trees = std::atoi(next().c_str());
     else if (arg == "--only") only = next();
     else if (arg == "--dump") dump = next();
     else dir = arg;

@@ -44,20 +44,22 @@ struct TrainingSample {
   bool measured = true;
 };
 
+/// Knobs of one XGBoost tree ensemble (its parameter names in parentheses).
+struct TreeEnsembleOptions {
+  int trees = 0;              // boosted: one tree a round; forest: all in one round (num_parallel_tree)
+  int max_depth = 0;          // (max_depth)
+  double eta = 1;             // learning rate (eta)
+  double subsample = 1;       // share of the samples each tree sees (subsample)
+  double colsample = 1;       // share of the features: per tree when boosted, per split in a forest
+  double min_child_weight = 1;  // (min_child_weight)
+};
+
 /// Knobs of the fitted predictors; defaults are what `latte fit` uses.
 struct PredictorOptions {
   // Gradient-boosted trees (predict log latency).
-  int gbdt_rounds = 600;
-  int gbdt_max_depth = 8;
-  double gbdt_eta = 0.05;
-  double gbdt_subsample = 0.8;
-  double gbdt_colsample = 0.8;
-  double gbdt_min_child_weight = 1;
-  // Random forest (XGBoost's forest mode: one round of parallel trees).
-  int forest_trees = 100;
-  int forest_max_depth = 14;
-  double forest_subsample = 0.8;
-  double forest_colsample = 0.6;
+  TreeEnsembleOptions gbdt{.trees = 600, .max_depth = 8, .eta = 0.05, .subsample = 0.8, .colsample = 0.8};
+  // Random forest (XGBoost's forest mode: one round of parallel trees, not shrunk: eta 1).
+  TreeEnsembleOptions forest{.trees = 100, .max_depth = 14, .eta = 1, .subsample = 0.8, .colsample = 0.6};
   // Roofline: the device's peak arithmetic and memory bandwidth; 0 = estimate from the samples.
   double peak_gflops = 0;
   double bandwidth_gbs = 0;

@@ -67,22 +67,20 @@ Status TreePredictor::Fit(std::span<const TrainingSample> samples) {
       {"objective", "reg:squarederror"}, {"tree_method", "hist"}, {"seed", std::to_string(options_.seed)},
       {"base_score", Num(mean)},         {"verbosity", "0"}};
   if (options_.xgboost_threads > 0) params.push_back({"nthread", std::to_string(options_.xgboost_threads)});
-  int rounds = 1;
-  if (mode_ == Mode::kBoosted) {
-    rounds = options_.gbdt_rounds;
-    params.insert(params.end(), {{"max_depth", std::to_string(options_.gbdt_max_depth)},
-                                 {"eta", Num(options_.gbdt_eta)},
-                                 {"subsample", Num(options_.gbdt_subsample)},
-                                 {"colsample_bytree", Num(options_.gbdt_colsample)},
-                                 {"min_child_weight", Num(options_.gbdt_min_child_weight)}});
-  } else {
-    params.insert(params.end(), {{"num_parallel_tree", std::to_string(options_.forest_trees)},
-                                 {"max_depth", std::to_string(options_.forest_max_depth)},
-                                 {"eta", "1"},
+  const bool boosted = mode_ == Mode::kBoosted;
+  const TreeEnsembleOptions& e = boosted ? options_.gbdt : options_.forest;
+  params.insert(params.end(), {{"max_depth", std::to_string(e.max_depth)},
+                               {"eta", Num(e.eta)},
+                               {"subsample", Num(e.subsample)},
+                               {"min_child_weight", Num(e.min_child_weight)}});
+  if (boosted) {
+    params.push_back({"colsample_bytree", Num(e.colsample)});
+  } else {  // a forest: leaves not shrunk toward 0 (lambda 0), features drawn per split
+    params.insert(params.end(), {{"num_parallel_tree", std::to_string(e.trees)},
                                  {"lambda", "0"},
-                                 {"subsample", Num(options_.forest_subsample)},
-                                 {"colsample_bynode", Num(options_.forest_colsample)}});
+                                 {"colsample_bynode", Num(e.colsample)}});
   }
+  const int rounds = boosted ? e.trees : 1;
   for (const auto& [name, value] : params)
     if (XGBoosterSetParam(booster.get(), name.c_str(), value.c_str()) != 0) return XgbError(("setting " + name).c_str());
   for (int i = 0; i < rounds; ++i)

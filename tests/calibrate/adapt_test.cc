@@ -110,8 +110,8 @@ Pack SpinPack() {
   info.reference_p50_us = SpinMs(ParseKernelKey(info.reference_kernel).value()) * 1000;
   FitOptions options;
   options.folds = 3;
-  options.predictor.gbdt_rounds = 30;
-  options.predictor.forest_trees = 10;
+  options.predictor.gbdt.trees = 30;
+  options.predictor.forest.trees = 10;
   Expected<FitResult> fit = FitPack(samples, info, options);
   EXPECT_TRUE(fit.ok()) << fit.status().message();
   return std::move(fit->pack);

@@ -61,8 +61,8 @@ PackInfo Info() {
 FitOptions SmallFit() {
   FitOptions options;
   options.folds = 3;
-  options.predictor.gbdt_rounds = 50;
-  options.predictor.forest_trees = 20;
+  options.predictor.gbdt.trees = 50;
+  options.predictor.forest.trees = 20;
   return options;
 }
 

@@ -261,7 +261,7 @@ std::vector<TrainingSample> MacsProportional(std::size_t count, unsigned seed) {
 // Boosted trees of `rounds` rounds fitted on `samples` (a failed fit fails the test).
 TreePredictor FittedGbdt(int rounds, const std::vector<TrainingSample>& samples) {
   PredictorOptions options;
-  options.gbdt_rounds = rounds;
+  options.gbdt.trees = rounds;
   TreePredictor gbdt(TreePredictor::Mode::kBoosted, options);
   const Status fitted = gbdt.Fit(samples);
   EXPECT_TRUE(fitted.ok()) << fitted.message();
@@ -343,7 +343,7 @@ TEST(TreePredictorTest, AnEnsembleComputesTheFeatureVersionItWasFittedWith) {
 
 TEST(TreePredictorTest, ForestFitsAndReportsSpreadAcrossTrees) {
   PredictorOptions options;
-  options.forest_trees = 50;
+  options.forest.trees = 50;
   TreePredictor forest(TreePredictor::Mode::kForest, options);
   ASSERT_TRUE(forest.Fit(MacsProportional(3000, 1)).ok());
   EXPECT_EQ(forest.num_trees(), 50u);
