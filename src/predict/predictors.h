@@ -11,19 +11,23 @@
 
 namespace latte {
 
+// What each predictor below overrides of KernelPredictor (documented there): fitting, predicting,
+// and its JSON both ways.
+#define LATTE_KERNEL_PREDICTOR_OVERRIDES                                            \
+  Status Fit(std::span<const TrainingSample> samples) override;                     \
+  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;   \
+  nlohmann::json ToJson() const override;                                           \
+  Status FromJson(const nlohmann::json& json) override
+
 /// The key a table keeps a kernel measured at a thread count under ("KEY#threads").
 std::string TableKey(const Kernel& kernel, int threads);
 
 /// Exact table hit: the measured median of a kernel seen in training (same key and threads).
-/// Repeated measurements of one kernel keep their median.
+/// Repeated measurements of one kernel keep their median; a kernel not measured is kNotFound.
 class TablePredictor final : public KernelPredictor {
  public:
   std::string_view Name() const override { return "table"; }
-  Status Fit(std::span<const TrainingSample> samples) override;
-  /// kNotFound when the kernel was not measured.
-  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
-  nlohmann::json ToJson() const override;
-  Status FromJson(const nlohmann::json& json) override;
+  LATTE_KERNEL_PREDICTOR_OVERRIDES;
   std::size_t size() const { return entries_.size(); }
   /// Every kernel measured, at each thread count, with its median and spread (key order).
   std::vector<TrainingSample> Entries() const;
@@ -49,12 +53,9 @@ class TablePredictor final : public KernelPredictor {
 class InterpPredictor final : public KernelPredictor {
  public:
   std::string_view Name() const override { return "interp"; }
-  Status Fit(std::span<const TrainingSample> samples) override;
-  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
+  LATTE_KERNEL_PREDICTOR_OVERRIDES;
   /// Inside the grid: every constant and alias holds, every axis value within its measured range.
   bool Covers(const Kernel& kernel, int threads) const override;
-  nlohmann::json ToJson() const override;
-  Status FromJson(const nlohmann::json& json) override;
 
  private:
   struct Axis {
@@ -99,10 +100,7 @@ class TreePredictor final : public KernelPredictor {
   enum class Mode { kBoosted, kForest };
   TreePredictor(Mode mode, const PredictorOptions& options) : mode_(mode), options_(options) {}
   std::string_view Name() const override { return mode_ == Mode::kBoosted ? "gbdt" : "forest"; }
-  Status Fit(std::span<const TrainingSample> samples) override;
-  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
-  nlohmann::json ToJson() const override;
-  Status FromJson(const nlohmann::json& json) override;
+  LATTE_KERNEL_PREDICTOR_OVERRIDES;
   /// The trees' sum for a feature vector (log of latency over WorkScaleMs, or of latency itself
   /// for a pack fitted before that target), and the standard deviation across trees.
   double PredictLog(const std::vector<float>& features, double* tree_sd = nullptr) const;
@@ -157,15 +155,12 @@ class TreePredictor final : public KernelPredictor {
 /// come from farther away. Every coefficient is ≥ 0, fitted by least squares on relative error
 /// (the cache size chosen among a few by the same fit). Unlike interpolation and trees, which
 /// answer a kernel beyond the samples with the nearest ones, it scales with the bytes: a kind
-/// sampled on small maps still predicts a detector's 320×320 maps as moving more data.
+/// sampled on small maps still predicts a detector's 320×320 maps as moving more data. A kernel
+/// that moves nothing by ComputeKernelCost() is kUnsupported.
 class TrafficPredictor final : public KernelPredictor {
  public:
   std::string_view Name() const override { return "traffic"; }
-  Status Fit(std::span<const TrainingSample> samples) override;
-  /// kUnsupported for a kernel that moves nothing by ComputeKernelCost().
-  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
-  nlohmann::json ToJson() const override;
-  Status FromJson(const nlohmann::json& json) override;
+  LATTE_KERNEL_PREDICTOR_OVERRIDES;
 
   static constexpr int kTerms = 4;  // fixed, bytes, runs, far bytes
 
@@ -178,22 +173,21 @@ class TrafficPredictor final : public KernelPredictor {
 
 /// Roofline: time = overhead + max(FLOPs / peak, bytes / bandwidth) / efficiency, with peak and
 /// bandwidth from the device (or, when unknown, the best the samples reach) and overhead and
-/// efficiency fitted per kind by least squares on relative error.
+/// efficiency fitted per kind by least squares on relative error. A kernel whose family has no
+/// cost model (no MACs and no bytes) is kUnsupported.
 class RooflinePredictor final : public KernelPredictor {
  public:
   explicit RooflinePredictor(const PredictorOptions& options)
       : peak_gflops_(options.peak_gflops), bandwidth_gbs_(options.bandwidth_gbs) {}
   std::string_view Name() const override { return "roofline"; }
-  Status Fit(std::span<const TrainingSample> samples) override;
-  /// kUnsupported when the kernel's family has no cost model (no MACs and no bytes).
-  Expected<Prediction> Predict(const Kernel& kernel, int threads) const override;
-  nlohmann::json ToJson() const override;
-  Status FromJson(const nlohmann::json& json) override;
+  LATTE_KERNEL_PREDICTOR_OVERRIDES;
 
  private:
   double IdealMs(const Kernel& kernel) const;
   double peak_gflops_ = 0, bandwidth_gbs_ = 0;
   double overhead_ms_ = 0, efficiency_ = 1;
 };
+
+#undef LATTE_KERNEL_PREDICTOR_OVERRIDES
 
 }  // namespace latte
