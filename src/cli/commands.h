@@ -10,17 +10,11 @@ class App;
 
 namespace latte::cli {
 
-void AddInspectCommand(CLI::App& app, Status& result);
-void AddBenchCommand(CLI::App& app, Status& result);
-void AddCompareCommand(CLI::App& app, Status& result);
-void AddProfileCommand(CLI::App& app, Status& result);
-void AddPredictCommand(CLI::App& app, Status& result);
-void AddValidateCommand(CLI::App& app, Status& result);
-void AddImportCommand(CLI::App& app, Status& result);
-void AddExportCommand(CLI::App& app, Status& result);
-void AddFitCommand(CLI::App& app, Status& result);
-void AddCalibrateCommand(CLI::App& app, Status& result);
-void AddParetoCommand(CLI::App& app, Status& result);
-void AddAdaptCommand(CLI::App& app, Status& result);
+/// Adds one subcommand to `app`; what its run returns is stored in `result`.
+using AddCommand = void(CLI::App& app, Status& result);
+
+AddCommand AddInspectCommand, AddBenchCommand, AddCompareCommand, AddProfileCommand, AddPredictCommand,
+    AddValidateCommand, AddImportCommand, AddExportCommand, AddFitCommand, AddCalibrateCommand, AddParetoCommand,
+    AddAdaptCommand;
 
 }  // namespace latte::cli

@@ -14,18 +14,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "latte 0.1.0");
   app.require_subcommand(1);
   latte::Status result;
-  AddInspectCommand(app, result);
-  AddBenchCommand(app, result);
-  AddCompareCommand(app, result);
-  AddProfileCommand(app, result);
-  AddPredictCommand(app, result);
-  AddValidateCommand(app, result);
-  AddParetoCommand(app, result);
-  AddImportCommand(app, result);
-  AddExportCommand(app, result);
-  AddFitCommand(app, result);
-  AddCalibrateCommand(app, result);
-  AddAdaptCommand(app, result);
+  // In the order `latte --help` lists them.
+  for (AddCommand* add : {AddInspectCommand, AddBenchCommand, AddCompareCommand, AddProfileCommand, AddPredictCommand,
+                          AddValidateCommand, AddParetoCommand, AddImportCommand, AddExportCommand, AddFitCommand,
+                          AddCalibrateCommand, AddAdaptCommand})
+    add(app, result);
   // Name a mistyped command instead of CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
