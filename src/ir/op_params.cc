@@ -1,8 +1,6 @@
 #include "ir/op_params.h"
 
 #include <algorithm>
-#include <array>
-#include <tuple>
 #include <limits>
 
 namespace latte {
@@ -39,22 +37,23 @@ Expected<Padding2D> ExplicitPads(const Node& node) {
   return p;
 }
 
-// Activation input: rank 4, fully known. Returns [N, C, H, W] whatever the layout.
-Expected<std::array<std::int64_t, 4>> ActivationNCHW(const Graph& graph, const Node& node, bool nhwc) {
+// The activation input of a conv or pool, layout-free: the node's layout (NHWC unless it says
+// NCHW) and the input's dims, rank 4 and fully known.
+struct ActivationInput {
+  bool nhwc = true;
+  std::int64_t batch = 0, channels = 0, h = 0, w = 0;
+};
+
+Expected<ActivationInput> ReadActivation(const Graph& graph, const Node& node) {
+  const std::string layout = node.attrs.GetString("layout", "NHWC");
+  if (layout != "NHWC" && layout != "NCHW") return InvalidInput("unknown layout '" + layout + "'");
   if (node.inputs.empty() || node.inputs[0] == kNoTensor) return InvalidInput("has no input");
   const Tensor& x = graph.tensor(node.inputs[0]);
   if (!x.fully_known() || x.shape.size() != 4)
     return InvalidInput("input '" + x.name + "' has shape " + ShapeToString(x.shape, x.shape_known) + ", expected 4 known dims");
   for (auto d : x.shape) LATTE_RETURN_IF_ERROR(CheckPositive("an input dimension", d));
-  if (nhwc) return std::array<std::int64_t, 4>{x.shape[0], x.shape[3], x.shape[1], x.shape[2]};
-  return std::array<std::int64_t, 4>{x.shape[0], x.shape[1], x.shape[2], x.shape[3]};
-}
-
-Expected<bool> IsNhwc(const Node& node) {
-  std::string layout = node.attrs.GetString("layout", "NHWC");
-  if (layout == "NHWC") return true;
-  if (layout == "NCHW") return false;
-  return InvalidInput("unknown layout '" + layout + "'");
+  if (layout == "NHWC") return ActivationInput{true, x.shape[0], x.shape[3], x.shape[1], x.shape[2]};
+  return ActivationInput{false, x.shape[0], x.shape[1], x.shape[2], x.shape[3]};
 }
 
 }  // namespace
@@ -83,10 +82,8 @@ Expected<std::int64_t> ConvOutputSize(std::int64_t in, std::int64_t kernel, std:
 }
 
 Expected<ConvParams> GetConvParams(const Graph& graph, const Node& node) {
-  ConvParams p;
-  LATTE_ASSIGN_OR_RETURN(p.nhwc, IsNhwc(node));
-  LATTE_ASSIGN_OR_RETURN(const auto nchw, ActivationNCHW(graph, node, p.nhwc));
-  std::tie(p.batch, p.in_c, p.in_h, p.in_w) = std::tuple_cat(nchw);
+  LATTE_ASSIGN_OR_RETURN(const ActivationInput x, ReadActivation(graph, node));
+  ConvParams p{.batch = x.batch, .in_c = x.channels, .in_h = x.h, .in_w = x.w, .nhwc = x.nhwc};
   if (node.input(1) == kNoTensor) return InvalidInput("has no weights input");
   const Tensor& w = graph.tensor(node.inputs[1]);
   if (!w.fully_known() || w.shape.size() != 4)
@@ -184,10 +181,8 @@ Expected<ConvParams> GetConvParams(const Graph& graph, const Node& node) {
 }
 
 Expected<PoolParams> GetPoolParams(const Graph& graph, const Node& node) {
-  PoolParams p;
-  LATTE_ASSIGN_OR_RETURN(p.nhwc, IsNhwc(node));
-  LATTE_ASSIGN_OR_RETURN(const auto nchw, ActivationNCHW(graph, node, p.nhwc));
-  std::tie(p.batch, p.channels, p.in_h, p.in_w) = std::tuple_cat(nchw);
+  LATTE_ASSIGN_OR_RETURN(const ActivationInput x, ReadActivation(graph, node));
+  PoolParams p{.batch = x.batch, .channels = x.channels, .in_h = x.h, .in_w = x.w, .nhwc = x.nhwc};
   if (node.kind == OpKind::kGlobalAvgPool || node.kind == OpKind::kGlobalMaxPool) {
     p.kernel_h = p.in_h, p.kernel_w = p.in_w, p.out_h = 1, p.out_w = 1;
     return p;
