@@ -58,6 +58,8 @@ Status InitializeOnce() {
   return Check(status, "xnn_initialize");
 }
 
+Status NoBuffer(TensorId id) { return InvalidInput("tensor " + std::to_string(id) + " has no buffer"); }
+
 struct OpDeleter {
   void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
 };
@@ -101,6 +103,18 @@ class XnnNode final : public PreparedNode {
       if (cid == id) return data.get();
     return buffers.as<float>(id);
   }
+  /// A step's float input `x` (as In) and output `y`, or which of them has no buffer.
+  struct InOut {
+    const float* x;
+    float* y;
+  };
+  Expected<InOut> Buffers(TensorBuffers& buffers, TensorId in, TensorId out) const {
+    const float* x = In(buffers, in);
+    float* y = buffers.mutable_as<float>(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    return InOut{x, y};
+  }
 
  private:
   std::vector<UniqueOp> ops_;
@@ -120,8 +134,6 @@ struct Range {
   float min = -kInf, max = kInf;
   bool full() const { return min == -kInf && max == kInf; }
 };
-
-Status NoBuffer(TensorId id) { return InvalidInput("tensor " + std::to_string(id) + " has no buffer"); }
 
 Status RunOp(xnn_operator_t op, pthreadpool_t pool) { return Check(xnn_run_operator(op, pool), "xnn_run_operator"); }
 
@@ -182,11 +194,8 @@ void AddUnaryStep(Ctx& ctx, const Graph& graph, const Node& node, xnn_operator_t
   const Tensor& x = graph.tensor(node.inputs[0]);
   const size_t batch = Elements(x) / LastDim(x);
   ctx.node->AddStep([self = ctx.node, op, setup, call, batch, in = node.inputs[0], out = node.outputs[0], pool = ctx.pool](TensorBuffers& b) -> Status {
-    const float* x = self->In(b, in);
-    float* y = b.mutable_as<float>(out);
-    if (x == nullptr) return NoBuffer(in);
-    if (y == nullptr) return NoBuffer(out);
-    LATTE_RETURN_IF_ERROR(Check(setup(op, batch, x, y, pool), call));
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(setup(op, batch, io.x, io.y, pool), call));
     return RunOp(op, pool);
   });
 }
@@ -241,16 +250,13 @@ Status Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, transposed, p, adjust_h, adjust_w, u32, in = node.inputs[0], out = node.outputs[0],
                       pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* x = self->In(b, in);
-    float* y = b.mutable_as<float>(out);
-    if (x == nullptr) return NoBuffer(in);
-    if (y == nullptr) return NoBuffer(out);
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
     const auto n = static_cast<size_t>(p.batch), h = static_cast<size_t>(p.in_h), w = static_cast<size_t>(p.in_w);
     if (transposed)
-      LATTE_RETURN_IF_ERROR(Check(xnn_setup_deconvolution2d_nhwc_f32(op, n, h, w, u32(adjust_h), u32(adjust_w), x, y, pool),
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_deconvolution2d_nhwc_f32(op, n, h, w, u32(adjust_h), u32(adjust_w), io.x, io.y, pool),
                                   "xnn_setup_deconvolution2d_nhwc_f32"));
     else
-      LATTE_RETURN_IF_ERROR(Check(xnn_setup_convolution2d_nhwc_f32(op, n, h, w, x, y, pool), "xnn_setup_convolution2d_nhwc_f32"));
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_convolution2d_nhwc_f32(op, n, h, w, io.x, io.y, pool), "xnn_setup_convolution2d_nhwc_f32"));
     return RunOp(op, pool);
   });
   return Status::Ok();
@@ -276,11 +282,8 @@ Status FullyConnected(const Graph& graph, const Node& node, Range range, Ctx* ct
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, rows = static_cast<size_t>(p.rows), x_id = node.inputs[0], y_id = node.outputs[0],
                       pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* x = self->In(b, x_id);
-    float* y = b.mutable_as<float>(y_id);
-    if (x == nullptr) return NoBuffer(x_id);
-    if (y == nullptr) return NoBuffer(y_id);
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_fully_connected_nc_f32(op, rows, x, y, pool), "xnn_setup_fully_connected_nc_f32"));
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, x_id, y_id));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_fully_connected_nc_f32(op, rows, io.x, io.y, pool), "xnn_setup_fully_connected_nc_f32"));
     return RunOp(op, pool);
   });
   return Status::Ok();
@@ -325,15 +328,12 @@ Status Pool(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   }
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, is_avg, p, in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* x = self->In(b, in);
-    float* y = b.mutable_as<float>(out);
-    if (x == nullptr) return NoBuffer(in);
-    if (y == nullptr) return NoBuffer(out);
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
     const auto n = static_cast<size_t>(p.batch), h = static_cast<size_t>(p.in_h), w = static_cast<size_t>(p.in_w);
     if (is_avg)
-      LATTE_RETURN_IF_ERROR(Check(xnn_setup_average_pooling2d_nhwc_f32(op, n, h, w, x, y, pool), "xnn_setup_average_pooling2d_nhwc_f32"));
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_average_pooling2d_nhwc_f32(op, n, h, w, io.x, io.y, pool), "xnn_setup_average_pooling2d_nhwc_f32"));
     else
-      LATTE_RETURN_IF_ERROR(Check(xnn_setup_max_pooling2d_nhwc_f32(op, n, h, w, x, y, pool), "xnn_setup_max_pooling2d_nhwc_f32"));
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_max_pooling2d_nhwc_f32(op, n, h, w, io.x, io.y, pool), "xnn_setup_max_pooling2d_nhwc_f32"));
     return RunOp(op, pool);
   });
   return Status::Ok();
@@ -347,11 +347,8 @@ Status AverageOver(const Node& node, size_t outer, size_t reduced, size_t inner,
                               "xnn_create_global_average_pooling_nwc_f32"));
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, outer, reduced, in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* x = self->In(b, in);
-    float* y = b.mutable_as<float>(out);
-    if (x == nullptr) return NoBuffer(in);
-    if (y == nullptr) return NoBuffer(out);
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_global_average_pooling_nwc_f32(op, outer, reduced, x, y, pool),
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_global_average_pooling_nwc_f32(op, outer, reduced, io.x, io.y, pool),
                                 "xnn_setup_global_average_pooling_nwc_f32"));
     return RunOp(op, pool);
   });
@@ -552,11 +549,8 @@ Status Resize(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   LATTE_RETURN_IF_ERROR(Check(xnn_create_resize_bilinear2d_nhwc_f32(c, c, c, flags, &op), "xnn_create_resize_bilinear2d_nhwc_f32"));
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, xd = Dims(x), yd = Dims(y), in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* xp = self->In(b, in);
-    float* yp = b.mutable_as<float>(out);
-    if (xp == nullptr) return NoBuffer(in);
-    if (yp == nullptr) return NoBuffer(out);
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_resize_bilinear2d_nhwc_f32(op, xd[0], xd[1], xd[2], yd[1], yd[2], xp, yp, pool),
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_resize_bilinear2d_nhwc_f32(op, xd[0], xd[1], xd[2], yd[1], yd[2], io.x, io.y, pool),
                                 "xnn_setup_resize_bilinear2d_nhwc_f32"));
     return RunOp(op, pool);
   });
@@ -575,11 +569,8 @@ Status Pad(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   LATTE_RETURN_IF_ERROR(Check(xnn_create_constant_pad_nd_x32(&value, 0, &op), "xnn_create_constant_pad_nd_x32"));
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, pre, post, xd = Dims(x), in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* xp = self->In(b, in);
-    float* yp = b.mutable_as<float>(out);
-    if (xp == nullptr) return NoBuffer(in);
-    if (yp == nullptr) return NoBuffer(out);
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_constant_pad_nd_x32(op, xd.size(), xd.data(), pre.data(), post.data(), xp, yp, pool),
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_constant_pad_nd_x32(op, xd.size(), xd.data(), pre.data(), post.data(), io.x, io.y, pool),
                                 "xnn_setup_constant_pad_nd_x32"));
     return RunOp(op, pool);
   });
@@ -611,11 +602,8 @@ Status Concat(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
     LATTE_RETURN_IF_ERROR(Check(xnn_create_copy_nc_x32(inner[i], inner[i], total, 0, &op), "xnn_create_copy_nc_x32"));
     ctx->node->Own(op);
     ctx->node->AddStep([self = ctx->node, op, outer, offset, in = node.inputs[i], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
-      const float* xp = self->In(b, in);
-      float* yp = b.mutable_as<float>(out);
-      if (xp == nullptr) return NoBuffer(in);
-      if (yp == nullptr) return NoBuffer(out);
-      LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, outer, xp, yp + offset, pool), "xnn_setup_copy_nc_x32"));
+      LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, outer, io.x, io.y + offset, pool), "xnn_setup_copy_nc_x32"));
       return RunOp(op, pool);
     });
     offset += inner[i];
@@ -632,11 +620,8 @@ Status Copy(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   LATTE_RETURN_IF_ERROR(Check(xnn_create_copy_nc_x32(n, n, n, 0, &op), "xnn_create_copy_nc_x32"));
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* xp = self->In(b, in);
-    float* yp = b.mutable_as<float>(out);
-    if (xp == nullptr) return NoBuffer(in);
-    if (yp == nullptr) return NoBuffer(out);
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, 1, xp, yp, pool), "xnn_setup_copy_nc_x32"));
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, 1, io.x, io.y, pool), "xnn_setup_copy_nc_x32"));
     return RunOp(op, pool);
   });
   return MaybePostClamp(*ctx, graph, node, range);
@@ -660,11 +645,8 @@ Status DepthToSpace(const Graph& graph, const Node& node, Range range, Ctx* ctx)
                               "xnn_create_depth_to_space_nhwc_x32"));
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, xd = Dims(x), in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* xp = self->In(b, in);
-    float* yp = b.mutable_as<float>(out);
-    if (xp == nullptr) return NoBuffer(in);
-    if (yp == nullptr) return NoBuffer(out);
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_depth_to_space_nhwc_x32(op, xd[0], xd[1], xd[2], xp, yp, pool),
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_depth_to_space_nhwc_x32(op, xd[0], xd[1], xd[2], io.x, io.y, pool),
                                 "xnn_setup_depth_to_space_nhwc_x32"));
     return RunOp(op, pool);
   });
@@ -810,14 +792,11 @@ Status Transpose(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   ctx->node->Own(op);
   ctx->node->AddStep([self = ctx->node, op, outer, shuffle = groups > 1, in = node.inputs[0], out = node.outputs[0],
                       pool = ctx->pool](TensorBuffers& b) -> Status {
-    const float* xp = self->In(b, in);
-    float* yp = b.mutable_as<float>(out);
-    if (xp == nullptr) return NoBuffer(in);
-    if (yp == nullptr) return NoBuffer(out);
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
     if (shuffle)
-      LATTE_RETURN_IF_ERROR(Check(xnn_setup_channel_shuffle_nc_x32(op, outer, xp, yp, pool), "xnn_setup_channel_shuffle_nc_x32"));
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_channel_shuffle_nc_x32(op, outer, io.x, io.y, pool), "xnn_setup_channel_shuffle_nc_x32"));
     else
-      LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, 1, xp, yp, pool), "xnn_setup_copy_nc_x32"));
+      LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x32(op, 1, io.x, io.y, pool), "xnn_setup_copy_nc_x32"));
     return RunOp(op, pool);
   });
   return MaybePostClamp(*ctx, graph, node, range);
@@ -942,15 +921,12 @@ Status AddInt8Steps(Ctx& ctx, const Graph& graph, const Node& node, xnn_operator
   ctx.node->Own(dequantize);
   ctx.node->AddStep([self = ctx.node, quantize, op, dequantize, setup, qx, qy, in = node.inputs[0], out = node.outputs[0],
                      pool = ctx.pool](TensorBuffers& b) -> Status {
-    const float* x = self->In(b, in);
-    float* y = b.mutable_as<float>(out);
-    if (x == nullptr) return NoBuffer(in);
-    if (y == nullptr) return NoBuffer(out);
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_f32_qs8(quantize, 1, x, qx, pool), "xnn_setup_convert_nc_f32_qs8"));
+    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_f32_qs8(quantize, 1, io.x, qx, pool), "xnn_setup_convert_nc_f32_qs8"));
     LATTE_RETURN_IF_ERROR(RunOp(quantize, pool));
     LATTE_RETURN_IF_ERROR(Check(setup(qx, qy), "xnn_setup (int8)"));
     LATTE_RETURN_IF_ERROR(RunOp(op, pool));
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_qs8_f32(dequantize, 1, qy, y, pool), "xnn_setup_convert_nc_qs8_f32"));
+    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_qs8_f32(dequantize, 1, qy, io.y, pool), "xnn_setup_convert_nc_qs8_f32"));
     return RunOp(dequantize, pool);
   });
   return Status::Ok();
