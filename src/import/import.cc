@@ -29,7 +29,12 @@ Expected<Graph> ImportModelBytes(std::span<const std::uint8_t> bytes, ModelForma
                                  const ImportOptions& options) {
   Expected<Graph> imported = InvalidInput("not a TFLite or ONNX model (unrecognized first bytes)");
   switch (format) {
-    case ModelFormat::kTflite: imported = ImportTflite(bytes); break;
+    case ModelFormat::kTflite:
+      if (!options.input_values.empty())
+        return InvalidInput("--input-value names '" + options.input_values.begin()->first +
+                            "', but takes inputs of ONNX models only (a TFLite file has no If or shape subgraph to fold)");
+      imported = ImportTflite(bytes);
+      break;
     case ModelFormat::kOnnx: imported = ImportOnnx(bytes, options); break;
     case ModelFormat::kUnknown: break;
   }
@@ -61,7 +66,7 @@ Expected<Graph> ImportModelBytes(std::span<const std::uint8_t> bytes, ModelForma
       if (node.kind != OpKind::kOpaque)
         for (TensorId t : node.outputs) graph.mutable_tensor(t).shape_known = false;
   for (const auto& [name, shape] : options.input_shapes)
-    if (!used.count(name) && !options.skip_unknown_input_names) {
+    if (!used.count(name) && !options.input_values.count(name) && !options.skip_unknown_input_names) {
       std::string names;
       for (TensorId id : graph.inputs) names += (names.empty() ? "" : ", ") + graph.tensor(id).name;
       return InvalidInput("--input-shape names '" + name + "', but the model's inputs are: " + names);

@@ -6,6 +6,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "ir/graph.h"
@@ -19,6 +20,12 @@ struct ImportOptions {
   /// A name in `input_shapes` that is not one of this model's inputs is an error, unless this
   /// is set (one list of shapes given for several models; the caller checks each name is used).
   bool skip_unknown_input_names = false;
+  /// Graph input name → its value, one text per element in row-major order ("16000"; "1", "3",
+  /// "16", "24"), read as the input's type (integer, bool, float32 or float64) and shape (from
+  /// `input_shapes` or the file, fully known). The input becomes a constant for the import, so
+  /// what is computed from it folds (an If on it is inlined). ONNX models only; every name
+  /// must be an input of the model, `skip_unknown_input_names` notwithstanding.
+  std::map<std::string, std::vector<std::string>> input_values;
 };
 
 enum class ModelFormat { kUnknown, kTflite, kOnnx };

@@ -28,17 +28,6 @@ Expected<std::int64_t> Axis(std::int64_t axis, std::int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-Expected<Shape> Broadcast(const Shape& a, const Shape& b) {
-  Shape out(std::max(a.size(), b.size()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
-    std::int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
-    if (da != db && da != 1 && db != 1)
-      return InvalidInput("shapes " + ShapeToString(a) + " and " + ShapeToString(b) + " do not broadcast");
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
 
 Shape Spatial(bool nhwc, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
   return nhwc ? Shape{n, h, w, c} : Shape{n, c, h, w};
@@ -218,7 +207,7 @@ Expected<Shape> MatMul(const Node& node, Shape a, Shape b) {
   if (node.attrs.GetInt("transpose_b", 0)) std::swap(b[b.size() - 1], b[b.size() - 2]);
   if (a.back() != b[b.size() - 2])
     return InvalidInput("matmul inner dims differ: " + ShapeToString(a) + " × " + ShapeToString(b));
-  LATTE_ASSIGN_OR_RETURN(Shape batch, Broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
+  LATTE_ASSIGN_OR_RETURN(Shape batch, BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)));
   Shape out = batch;
   if (!a_vec) out.push_back(a[a.size() - 2]);
   if (!b_vec) out.push_back(b.back());
@@ -259,11 +248,11 @@ Expected<std::vector<Shape>> InferKnown(const Graph& g, const Node& node) {
     case K::kAdd: case K::kSub: case K::kMul: case K::kDiv: case K::kPow: case K::kMaximum: case K::kMinimum:
     case K::kSquaredDifference: {
       LATTE_ASSIGN_OR_RETURN(Shape b, KnownInput(g, node, 1));
-      return one(Broadcast(x, b));
+      return one(BroadcastShapes(x, b));
     }
     case K::kPRelu: {
       LATTE_ASSIGN_OR_RETURN(Shape slope, KnownInput(g, node, 1));
-      LATTE_ASSIGN_OR_RETURN(Shape out, Broadcast(x, slope));
+      LATTE_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(x, slope));
       if (out != x) return InvalidInput("prelu slope " + ShapeToString(slope) + " does not broadcast to " + ShapeToString(x));
       return one(x);
     }
@@ -438,6 +427,18 @@ Status InferShapes(Graph& graph) {
     }
   }
   return Status::Ok();
+}
+
+Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    std::int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return InvalidInput("shapes " + ShapeToString(a) + " and " + ShapeToString(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 }  // namespace latte

@@ -13,6 +13,10 @@ namespace latte {
 /// bad input. Opaque nodes keep the shapes the file declared.
 Status InferShapes(Graph& graph);
 
+/// The shape numpy's broadcasting gives two shapes (ONNX's multidirectional broadcasting), or
+/// kInvalidInput when a pair of dims is neither equal nor 1.
+Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+
 /// Shape of one node's outputs given its inputs' shapes (no graph mutation).
 Expected<std::vector<Shape>> InferNodeShapes(const Graph& graph, NodeId id);
 

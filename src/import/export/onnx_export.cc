@@ -13,28 +13,13 @@
 #include <vector>
 
 #include "import/onnx/onnx_one_to_one.h"
+#include "import/onnx/onnx_tensor.h"
 #include "ir/op_params.h"
 
 namespace latte {
 namespace {
 
 using Ints = std::vector<std::int64_t>;
-
-Expected<int> OnnxType(DataType type) {
-  switch (type) {
-    case DataType::kFloat32: return onnx::TensorProto_DataType_FLOAT;
-    case DataType::kFloat16: return onnx::TensorProto_DataType_FLOAT16;
-    case DataType::kFloat64: return onnx::TensorProto_DataType_DOUBLE;
-    case DataType::kInt8: return onnx::TensorProto_DataType_INT8;
-    case DataType::kUInt8: return onnx::TensorProto_DataType_UINT8;
-    case DataType::kInt16: return onnx::TensorProto_DataType_INT16;
-    case DataType::kInt32: return onnx::TensorProto_DataType_INT32;
-    case DataType::kInt64: return onnx::TensorProto_DataType_INT64;
-    case DataType::kBool: return onnx::TensorProto_DataType_BOOL;
-    default: break;
-  }
-  return Unsupported("no ONNX element type for " + std::string(DataTypeName(type)));
-}
 
 // Row-major data of `shape` with its axes permuted (out axis i = in axis perm[i]).
 std::vector<std::uint8_t> PermuteBytes(const std::vector<std::uint8_t>& in, const Shape& shape, const Ints& perm,
@@ -134,7 +119,7 @@ class Exporter {
   Status AddValueInfo(onnx::ValueInfoProto* info, TensorId id) {
     const Tensor& t = g_.tensor(id);
     info->set_name(Name(id));
-    LATTE_ASSIGN_OR_RETURN(int type, OnnxType(t.dtype));
+    LATTE_ASSIGN_OR_RETURN(int type, onnx_import::OnnxTypeOf(t.dtype));
     auto* tensor_type = info->mutable_type()->mutable_tensor_type();
     tensor_type->set_elem_type(type);
     if (!t.shape_known) return Status::Ok();
@@ -158,7 +143,7 @@ class Exporter {
     const std::string name = Name(id);
     if (added_constants_.insert(id).second) {
       const Tensor& t = g_.tensor(id);
-      LATTE_ASSIGN_OR_RETURN(int type, OnnxType(t.dtype));
+      LATTE_ASSIGN_OR_RETURN(int type, onnx_import::OnnxTypeOf(t.dtype));
       AddInitializer(name, type, t.shape, t.data->data(), t.data->size());
     }
     return name;
@@ -231,7 +216,7 @@ class Exporter {
   Expected<std::string> Permuted(TensorId id, const Ints& perm) {
     const Tensor& t = g_.tensor(id);
     if (!t.is_constant()) return Transpose(Name(id), perm, "w");
-    LATTE_ASSIGN_OR_RETURN(int type, OnnxType(t.dtype));
+    LATTE_ASSIGN_OR_RETURN(int type, onnx_import::OnnxTypeOf(t.dtype));
     if (t.shape.size() != perm.size()) return InvalidInput("weights '" + t.name + "' have rank " + std::to_string(t.shape.size()));
     std::vector<std::uint8_t> data = PermuteBytes(*t.data, t.shape, perm, DataTypeSize(t.dtype));
     Shape dims(perm.size());
@@ -493,7 +478,7 @@ class Exporter {
       case K::kCast: {
         auto to = DataTypeFromName(a.GetString("to", ""));
         if (!to) return InvalidInput("cast to unknown type '" + a.GetString("to", "") + "'");
-        LATTE_ASSIGN_OR_RETURN(int type, OnnxType(*to));
+        LATTE_ASSIGN_OR_RETURN(int type, onnx_import::OnnxTypeOf(*to));
         Attr(Add("Cast", {io.x}, {io.out}), "to", std::int64_t{type});
         return Status::Ok();
       }

@@ -1,20 +1,26 @@
 #pragma once
-// Import-time folding: shape arithmetic on constants (so that a Reshape's target becomes a
-// constant) and BatchNormalization into the conv before it.
+// Import-time folding: what is computed from constants (shape subgraphs, so that a Reshape's
+// target or a Resize's sizes become constants; filled constants such as a Pad's) and
+// BatchNormalization into the conv before it.
 
 #include <onnx/onnx_pb.h>
 
+#include <string>
 #include <vector>
 
 #include "import/onnx/onnx_import_state.h"
 
 namespace latte::onnx_import {
 
-/// If `proto` is shape arithmetic on constants — Shape of a tensor whose shape is known, or
-/// Cast/Slice/Concat/Gather/Squeeze/Unsqueeze/Reshape/Identity of small integer constants —
-/// stores the result as constant data on its output and returns true. Returns false for
-/// anything else or anything it cannot be sure of; the node is then mapped as usual.
-bool FoldShapeComputation(ImportState& state, const onnx::NodeProto& proto);
+/// If `proto` computes a constant from constants — Shape or Size of a tensor whose shape is
+/// known; Cast, Slice, Concat, Gather, Squeeze, Unsqueeze, Reshape, Identity; Add, Sub, Mul,
+/// Div (integers toward zero), Mod, Min, Max, Neg, Abs, Floor, Ceil, Round; the comparisons,
+/// Not, And, Or, Xor and Where; ConstantOfShape, Range, Expand and Tile — stores the result as
+/// constant data on its output and returns true. Only exact results fold: integers that would
+/// overflow, a division by zero, a type it does not compute in (float16, strings) or a result
+/// beyond its size caps leave the node to be mapped as usual. Then, for an op it has a rule for,
+/// `why_not` (if given) says why, naming the input that is not a constant.
+bool FoldConstantNode(ImportState& state, const onnx::NodeProto& proto, std::string* why_not = nullptr);
 
 /// Folds each batch_norm whose input comes from a conv2d / depthwise_conv2d /
 /// transpose_conv2d with constant float32 weights (and bias, if any), where the conv's output

@@ -2,6 +2,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -12,6 +14,7 @@
 
 #include "import/onnx/onnx_attributes.h"
 #include "import/onnx/onnx_folding.h"
+#include "import/onnx/onnx_if.h"
 #include "import/onnx/onnx_import_state.h"
 #include "import/onnx/onnx_node_mapper.h"
 #include "import/onnx/onnx_shape_inference.h"
@@ -152,6 +155,83 @@ void ForgetDeclaredShapes(onnx::GraphProto& graph) {
     if (v.type().has_tensor_type()) v.mutable_type()->mutable_tensor_type()->clear_shape();
   for (auto& v : *graph.mutable_output())
     if (v.type().has_tensor_type()) v.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+// One --input-value text as a value of `type`, appended to `t`'s typed data.
+Status AppendValue(onnx::TensorProto& t, DataType type, const std::string& text, const std::string& flag) {
+  auto bad = [&](const std::string& what) { return InvalidInput(flag + ": '" + text + "' is not " + what); };
+  if (type == DataType::kBool) {
+    if (text != "true" && text != "false" && text != "1" && text != "0") return bad("a bool (true, false, 1 or 0)");
+    t.add_int32_data(text == "true" || text == "1" ? 1 : 0);
+    return Status::Ok();
+  }
+  if (type == DataType::kFloat32 || type == DataType::kFloat64) {
+    const std::string what = std::string("a finite ") + (type == DataType::kFloat32 ? "float32" : "float64");
+    char* end = nullptr;
+    const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) return bad(what);
+    if (type == DataType::kFloat64) {
+      t.add_double_data(v);
+    } else {
+      if (std::fabs(v) > std::numeric_limits<float>::max()) return bad(what);
+      t.add_float_data(static_cast<float>(v));
+    }
+    return Status::Ok();
+  }
+  std::int64_t v = 0, lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  switch (type) {
+    case DataType::kInt8: lo = -128, hi = 127; break;
+    case DataType::kUInt8: lo = 0, hi = 255; break;
+    case DataType::kInt16: lo = -32768, hi = 32767; break;
+    case DataType::kInt32: lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max(); break;
+    case DataType::kInt64: break;
+    default: return Unsupported(flag + ": the input is " + std::string(DataTypeName(type)) +
+                                "; --input-value takes integer, bool, float32 and float64 inputs");
+  }
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (error != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+    return bad((type == DataType::kUInt8 ? "a " : "an ") + std::string(DataTypeName(type)));
+  if (type == DataType::kInt64) t.add_int64_data(v);
+  else t.add_int32_data(static_cast<std::int32_t>(v));
+  return Status::Ok();
+}
+
+// Turns each input given with --input-value into an initializer holding that value (after
+// ApplyInputShapes: the value must fill the input's shape as the import sees it).
+Status ApplyInputValues(onnx::GraphProto& graph, const ImportOptions& options) {
+  std::unordered_set<std::string> initializers;
+  for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  for (const auto& [name, texts] : options.input_values) {
+    const std::string flag = "--input-value " + name;
+    int found = -1;
+    std::string inputs;
+    for (int i = 0; i < graph.input_size(); ++i) {
+      if (initializers.count(graph.input(i).name())) continue;
+      if (graph.input(i).name() == name) found = i;
+      inputs += (inputs.empty() ? "" : ", ") + graph.input(i).name();
+    }
+    if (found < 0) return InvalidInput("--input-value names '" + name + "', but the model's inputs are: " + inputs);
+    const onnx::TypeProto& type = graph.input(found).type();
+    std::optional<Shape> shape = type.has_tensor_type() ? ShapeFromType(type) : std::nullopt;
+    if (!shape) return InvalidInput(flag + ": input '" + name + "' has unknown rank; give it with --input-shape " + name + "=...");
+    for (std::int64_t d : *shape)
+      if (d < 0)
+        return InvalidInput(flag + ": input '" + name + "' has shape " + ShapeToString(*shape) +
+                            " with unknown dims; give it with --input-shape " + name + "=...");
+    const std::int64_t n = ShapeElements(*shape).value_or(-1);
+    if (n != static_cast<std::int64_t>(texts.size()))
+      return InvalidInput(flag + ": " + std::to_string(texts.size()) + (texts.size() == 1 ? " value" : " values") +
+                          " given, but input '" + name + "' of shape " + ShapeToString(*shape) + " holds " + std::to_string(n));
+    onnx::TensorProto value;
+    value.set_name(name);
+    value.set_data_type(type.tensor_type().elem_type());
+    for (std::int64_t d : *shape) value.add_dims(d);
+    const DataType dtype = DataTypeFromOnnx(type.tensor_type().elem_type());
+    for (const std::string& text : texts) LATTE_RETURN_IF_ERROR(AppendValue(value, dtype, text, flag));
+    *graph.add_initializer() = std::move(value);
+    graph.mutable_input()->DeleteSubrange(found, 1);
+  }
+  return Status::Ok();
 }
 
 // --- building the graph ------------------------------------------------------------------
@@ -301,7 +381,7 @@ Graph Compact(Graph& graph, const std::vector<bool>& removed) {
   return out;
 }
 
-// A node whose value the import computed (shape arithmetic), to write back into the model.
+// A node whose value the import computed (FoldConstantNode), to write back into the model.
 struct FoldedNode {
   int index;
   Tensor value;
@@ -320,11 +400,12 @@ void ReplaceWithConstant(onnx::NodeProto& node, const Tensor& value) {
   onnx::TensorProto* t = attr->mutable_t();
   t->set_name(node.output(0));
   for (std::int64_t d : value.shape) t->add_dims(d);
-  t->set_data_type(value.dtype == DataType::kInt32 ? onnx::TensorProto::INT32 : onnx::TensorProto::INT64);
+  t->set_data_type(OnnxTypeOf(value.dtype).value());  // folded values have ONNX types
   t->set_raw_data(value.data->data(), value.data->size());
 }
 
-Expected<Graph> BuildGraph(const onnx::ModelProto& model, std::int64_t opset, std::vector<FoldedNode>& folds) {
+Expected<Graph> BuildGraph(const onnx::ModelProto& model, std::int64_t opset, std::vector<FoldedNode>& folds,
+                           std::vector<IfChoice>& ifs) {
   const onnx::GraphProto& g = model.graph();
   ImportState state;
   state.opset = opset;
@@ -365,11 +446,22 @@ Expected<Graph> BuildGraph(const onnx::ModelProto& model, std::int64_t opset, st
       LATTE_RETURN_IF_ERROR(SetConstant(state, node, index));
       continue;
     }
-    if (FoldShapeComputation(state, node)) {
+    std::string not_folded;
+    if (FoldConstantNode(state, node, &not_folded)) {
       folds.push_back({index, state.graph.tensor(state.values.at(node.output(0)))});
       continue;
     }
-    LATTE_RETURN_IF_ERROR(AddOnnxNode(state, node, index));
+    if (IsDefaultDomain(node.domain()) && node.op_type() == "If") {
+      if (std::optional<bool> then_branch = ConstantIfCondition(state, node)) {
+        ifs.push_back({index, *then_branch});
+        not_folded = "If on a constant condition, to be inlined";  // stays only past the last round
+      } else {
+        not_folded = WhyIfStays(g, node);
+      }
+    } else if (!not_folded.empty()) {
+      not_folded = node.op_type() + " not folded: " + not_folded;
+    }
+    LATTE_RETURN_IF_ERROR(AddOnnxNode(state, node, index, not_folded));
   }
   for (const auto& output : g.output()) state.graph.outputs.push_back(state.values.at(output.name()));
 
@@ -396,15 +488,21 @@ Expected<Graph> Import(std::span<const std::uint8_t> bytes, const ImportOptions&
 
   onnx::GraphProto& graph = *model.mutable_graph();
   if (ApplyInputShapes(graph, options)) ForgetDeclaredShapes(graph);
-  // Folding shape arithmetic can make more shapes known to ONNX's inference, which can make
-  // more shape arithmetic foldable: repeat until nothing new folds.
+  LATTE_RETURN_IF_ERROR(ApplyInputValues(graph, options));
+  // Folding can make more shapes known to ONNX's inference (and an inlined If brings new
+  // nodes), which can make more foldable: repeat until nothing new folds.
   constexpr int kMaxRounds = 16;
   for (int round = 1;; ++round) {
     InferOnnxShapes(model);  // a help, not a requirement: the import goes on without it
     std::vector<FoldedNode> folds;
-    LATTE_ASSIGN_OR_RETURN(Graph built, BuildGraph(model, opset, folds));
-    if (folds.empty() || round == kMaxRounds) return built;
+    std::vector<IfChoice> ifs;
+    LATTE_ASSIGN_OR_RETURN(Graph built, BuildGraph(model, opset, folds, ifs));
+    if ((folds.empty() && ifs.empty()) || round == kMaxRounds) return built;
     for (const FoldedNode& f : folds) ReplaceWithConstant(*graph.mutable_node(f.index), f.value);
+    if (!ifs.empty()) {
+      LATTE_RETURN_IF_ERROR(InlineIfs(graph, std::move(ifs)));
+      LATTE_RETURN_IF_ERROR(CheckStructure(graph));  // what the branches read must exist
+    }
   }
 }
 

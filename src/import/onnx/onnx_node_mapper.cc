@@ -863,7 +863,7 @@ std::vector<std::string> OuterScopeReads(const onnx::NodeProto& proto) {
   return reads;
 }
 
-Status AddOnnxNode(ImportState& state, const onnx::NodeProto& proto, int index) {
+Status AddOnnxNode(ImportState& state, const onnx::NodeProto& proto, int index, const std::string& why_opaque) {
   Mapper m(state, proto);
   m.node.name = NodeName(proto);
   m.node.source_op = SourceOpName(proto);
@@ -873,7 +873,7 @@ Status AddOnnxNode(ImportState& state, const onnx::NodeProto& proto, int index) 
   if (!IsDefaultDomain(proto.domain())) {
     mapped = Unsupported("ONNX op '" + proto.op_type() + "' of domain '" + proto.domain() + "' is not supported by Latte");
   } else if (auto it = MapTable().find(proto.op_type()); it == MapTable().end() || HasSubgraph(proto)) {
-    mapped = Unsupported("ONNX op '" + proto.op_type() + "' is not supported by Latte");
+    mapped = Unsupported(!why_opaque.empty() ? why_opaque : "ONNX op '" + proto.op_type() + "' is not supported by Latte");
   } else {
     // Checked first: mappings may touch the graph once they succeed.
     if (proto.op_type() != "Split") mapped = CheckSingleOutput(m);

@@ -42,6 +42,22 @@ DataType DataTypeFromOnnx(std::int32_t onnx_type) {
   }
 }
 
+Expected<int> OnnxTypeOf(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return onnx::TensorProto_DataType_FLOAT;
+    case DataType::kFloat16: return onnx::TensorProto_DataType_FLOAT16;
+    case DataType::kFloat64: return onnx::TensorProto_DataType_DOUBLE;
+    case DataType::kInt8: return onnx::TensorProto_DataType_INT8;
+    case DataType::kUInt8: return onnx::TensorProto_DataType_UINT8;
+    case DataType::kInt16: return onnx::TensorProto_DataType_INT16;
+    case DataType::kInt32: return onnx::TensorProto_DataType_INT32;
+    case DataType::kInt64: return onnx::TensorProto_DataType_INT64;
+    case DataType::kBool: return onnx::TensorProto_DataType_BOOL;
+    default: break;
+  }
+  return Unsupported("no ONNX element type for " + std::string(DataTypeName(type)));
+}
+
 std::size_t OnnxElementSize(std::int32_t onnx_type) {
   switch (onnx_type) {
     case P::UINT8: case P::INT8: case P::BOOL: return 1;

@@ -19,6 +19,9 @@ namespace latte::onnx_import {
 /// (bfloat16, uint16, uint32, uint64, complex) and for numbers no ONNX version defines.
 DataType DataTypeFromOnnx(std::int32_t onnx_type);
 
+/// The ONNX TensorProto data type of a Latte type; kUnsupported for kUnknown and kString.
+Expected<int> OnnxTypeOf(DataType type);
+
 /// Bytes per element of an ONNX data type (also for types Latte lacks); 0 for string,
 /// undefined and unknown numbers.
 std::size_t OnnxElementSize(std::int32_t onnx_type);
