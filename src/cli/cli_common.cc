@@ -157,35 +157,64 @@ Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::s
   return shapes;
 }
 
-Status ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph) {
-  LATTE_ASSIGN_OR_RETURN(const auto shapes, ParseInputShapes(input_shapes));
+Expected<std::map<std::string, std::vector<std::string>>> ParseInputValues(const std::vector<std::string>& values) {
+  std::map<std::string, std::vector<std::string>> parsed;
+  for (const std::string& value : values) {
+    const size_t eq = value.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+      return InvalidInput("--input-value '" + value + "': expected NAME=VALUE[,VALUE...], like sr=16000");
+    std::vector<std::string> texts;
+    for (size_t start = eq + 1;;) {
+      const size_t comma = value.find(',', start);
+      texts.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (texts.back().empty()) return InvalidInput("--input-value '" + value + "': an empty value between commas");
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    parsed[value.substr(0, eq)] = std::move(texts);
+  }
+  return parsed;
+}
+
+void AddModelInputFlags(CLI::App& cmd, ModelInputFlags& flags, const std::string& shape_note) {
+  cmd.add_option("--input-shape", flags.shapes, "Input shape NAME=1x3x224x224 (repeatable" + shape_note + ")");
+  cmd.add_option("--input-value", flags.values,
+                 "Value of a small input, NAME=V[,V...] in row-major order (repeatable; ONNX): the input becomes a "
+                 "constant, so what is computed from it (shapes, an If's condition) folds at import");
+}
+
+Expected<ImportOptions> ParseModelInputs(const ModelInputFlags& flags) {
   ImportOptions options;
-  options.input_shapes = shapes;
+  LATTE_ASSIGN_OR_RETURN(options.input_shapes, ParseInputShapes(flags.shapes));
+  LATTE_ASSIGN_OR_RETURN(options.input_values, ParseInputValues(flags.values));
+  return options;
+}
+
+Status ImportForCommand(const std::string& model, const ModelInputFlags& inputs, Graph& graph) {
+  LATTE_ASSIGN_OR_RETURN(const ImportOptions options, ParseModelInputs(inputs));
   auto imported = ImportModel(model, options);
   if (!imported.ok()) return imported.status().WithContext(model);
   graph = std::move(imported).value();
   return Status::Ok();
 }
 
-Status ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
-                           std::vector<Graph>& graphs) {
+Status ImportModelsForCommand(const std::vector<std::string>& models, const ModelInputFlags& inputs,
+                              std::vector<Graph>& graphs) {
   if (models.size() == 1) {
     graphs.resize(1);
-    return ImportForCommand(models[0], input_shapes, graphs[0]);
+    return ImportForCommand(models[0], inputs, graphs[0]);
   }
-  LATTE_ASSIGN_OR_RETURN(const auto shapes, ParseInputShapes(input_shapes));
-  ImportOptions options;
-  options.input_shapes = shapes;
+  LATTE_ASSIGN_OR_RETURN(ImportOptions options, ParseModelInputs(inputs));
   options.skip_unknown_input_names = true;  // checked below, over all the models
-  std::set<std::string> inputs;
+  std::set<std::string> names;
   graphs.clear();
   for (const std::string& model : models) {
     auto imported = ImportModel(model, options);
     if (!imported.ok()) return imported.status().WithContext(model);
-    for (TensorId id : imported->inputs) inputs.insert(imported->tensor(id).name);
+    for (TensorId id : imported->inputs) names.insert(imported->tensor(id).name);
     graphs.push_back(std::move(imported).value());
   }
-  return CheckInputShapesNamed(shapes, inputs);
+  return CheckInputShapesNamed(options.input_shapes, names);
 }
 
 Expected<double> ParseDuration(std::string_view text) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "import/import.h"
 #include "ir/graph.h"
 #include "ir/tensor.h"
 #include "run/backend_registry.h"
@@ -68,15 +69,29 @@ void OnRun(CLI::App* cmd, Status& result, std::function<Status()> run);
 
 /// Parses repeated "NAME=1x3x224x224" values of --input-shape.
 Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& values);
+/// Parses repeated "NAME=V[,V...]" values of --input-value (each value's text, checked against the
+/// input's type and shape by the import).
+Expected<std::map<std::string, std::vector<std::string>>> ParseInputValues(const std::vector<std::string>& values);
 
-/// Imports MODEL with the --input-shape values, as every command that reads a model does; errors
-/// name the model file.
-Status ImportForCommand(const std::string& model, const std::vector<std::string>& input_shapes, Graph& graph);
+/// --input-shape and --input-value, as the commands that import a model take them.
+struct ModelInputFlags {
+  std::vector<std::string> shapes;  // NAME=1x3x224x224
+  std::vector<std::string> values;  // NAME=V[,V...]
+};
+/// Adds both flags to `cmd`; `shape_note` ends --input-shape's description ("; applies to ...").
+void AddModelInputFlags(CLI::App& cmd, ModelInputFlags& flags, const std::string& shape_note = "");
+/// Both flags as import options.
+Expected<ImportOptions> ParseModelInputs(const ModelInputFlags& flags);
+
+/// Imports MODEL with the --input-shape and --input-value values, as every command that reads a
+/// model does; errors name the model file.
+Status ImportForCommand(const std::string& model, const ModelInputFlags& inputs, Graph& graph);
 /// The same for several models sharing one list of --input-shape values (validate, calibrate): a
 /// name only some of the models have applies where it exists; a name none of them has is an error
-/// (a typo), as is every problem ImportForCommand reports.
-Status ImportModelsForCommand(const std::vector<std::string>& models, const std::vector<std::string>& input_shapes,
-                           std::vector<Graph>& graphs);
+/// (a typo), as is every problem ImportForCommand reports. An --input-value names an input of
+/// every model.
+Status ImportModelsForCommand(const std::vector<std::string>& models, const ModelInputFlags& inputs,
+                              std::vector<Graph>& graphs);
 
 /// Clears and returns the flag that SIGINT and SIGTERM raise from now on: long commands (profile,
 /// calibrate) stop cleanly after the current kernel, keeping what they measured.

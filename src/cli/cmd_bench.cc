@@ -20,7 +20,7 @@ void AddBenchCommand(CLI::App& app, Status& result) {
     int num_threads = 1;
     MeasureOptions measure;
     bool op_profiling = false;
-    std::vector<std::string> input_shapes;
+    ModelInputFlags inputs;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency on a backend (like TFLite's benchmark_model)");
@@ -33,7 +33,7 @@ void AddBenchCommand(CLI::App& app, Status& result) {
   cmd->add_flag("--enable-op-profiling,--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--trace", flags->trace, "Write a Chrome trace (Perfetto) of an average run to FILE (implies op profiling)");
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
+  AddModelInputFlags(*cmd, flags->inputs);
   OnRun(cmd, result, [flags]() -> Status {
     BenchOptions options;
     options.placement.default_backend = flags->backend;
@@ -57,7 +57,7 @@ void AddBenchCommand(CLI::App& app, Status& result) {
       }
     }
     Graph graph;
-    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->inputs, graph));
     auto result = BenchmarkGraph(graph, options, registry);
     if (!result.ok()) {
       return result.status().WithContext(flags->model);

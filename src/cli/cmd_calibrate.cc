@@ -98,7 +98,7 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
     }
     if (!flags->models.empty()) {
       std::vector<Graph> graphs;
-      LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, flags->input_shapes, graphs));
+      LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, {flags->input_shapes, {}}, graphs));
     }
     if (auto store = Store::Open(options.db); !store.ok()) {
       return store.status();

@@ -19,7 +19,8 @@ namespace latte::cli {
 
 void AddCompareCommand(CLI::App& app, Status& result) {
   struct Flags {
-    std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"}, input_shapes;
+    std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"};
+    ModelInputFlags inputs;
     std::vector<int> threads = {1};
     std::string format = "text";
     MeasureOptions measure;
@@ -39,8 +40,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}))->capture_default_str();
   AddProtocolFlags(*cmd, flags->measure, " of each configuration");
-  cmd->add_option("--input-shape", flags->input_shapes,
-                  "Input shape NAME=1x3x224x224 (repeatable; applies to the models with an input NAME)");
+  AddModelInputFlags(*cmd, flags->inputs, "; applies to the models with an input NAME");
   OnRun(cmd, result, [flags]() -> Status {
     // A configuration listed twice would be measured twice and shown twice.
     auto twice = [](const auto& values) -> std::string {
@@ -72,14 +72,13 @@ void AddCompareCommand(CLI::App& app, Status& result) {
     if (Status s = options.measure.Validate(); !s.ok()) {
       return s;
     }
-    auto shapes = ParseInputShapes(flags->input_shapes);
-    if (!shapes.ok()) {
-      return shapes.status();
+    auto parsed = ParseModelInputs(flags->inputs);
+    if (!parsed.ok()) {
+      return parsed.status();
     }
     // One list of shapes serves models whose inputs are named differently; a name no model has
     // is a typo.
-    ImportOptions import_options;
-    import_options.input_shapes = *shapes;
+    ImportOptions import_options = *parsed;
     import_options.skip_unknown_input_names = true;
     std::vector<CompareModel> models;
     std::set<std::string> inputs;
@@ -94,7 +93,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       models.push_back({path, ec ? 0 : static_cast<long long>(bytes),
                         [path, import_options] { return ImportModel(path, import_options); }});
     }
-    if (Status named = CheckInputShapesNamed(*shapes, inputs); !named.ok()) {
+    if (Status named = CheckInputShapesNamed(import_options.input_shapes, inputs); !named.ok()) {
       return named;
     }
     auto result = CompareModels(models, options, registry);

@@ -12,16 +12,16 @@ void AddInspectCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string model;
     std::string format = "text";
-    std::vector<std::string> input_shapes;
+    ModelInputFlags inputs;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("inspect", "Print each node of a model: op, shapes, geometry, MACs, params, bytes");
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
+  AddModelInputFlags(*cmd, flags->inputs);
   OnRun(cmd, result, [flags]() -> Status {
     Graph graph;
-    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->inputs, graph));
     InspectView view(graph, flags->model);
     if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
     else std::cout << view.Text();

@@ -17,7 +17,8 @@ namespace latte::cli {
 void AddParetoCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string model, mode = "name", search = "auto", format = "text", plot;
-    std::vector<std::string> backends, packs, input_shapes;
+    std::vector<std::string> backends, packs;
+    ModelInputFlags inputs;
     std::uint64_t seed = 0;
     std::size_t verify = 0, evaluations = 2000, population = 40, generations = 50;
     MeasureOptions measure = ValidationMeasureOptions();
@@ -50,7 +51,7 @@ void AddParetoCommand(CLI::App& app, Status& result) {
   AddProtocolFlags(*cmd, flags->measure, " of each --verify run");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--plot", flags->plot, "Write an SVG of the evaluated points and the fronts to FILE");
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
+  AddModelInputFlags(*cmd, flags->inputs);
   OnRun(cmd, result, [flags]() -> Status {
     if (flags->packs.size() != flags->backends.size()) {
       return InvalidInput("--packs gives " + std::to_string(flags->packs.size()) + " pack(s) for " +
@@ -83,7 +84,7 @@ void AddParetoCommand(CLI::App& app, Status& result) {
     for (std::size_t i = 0; i < packs.size(); ++i) backends.push_back({flags->backends[i], &packs[i]});
     options.run.num_threads = packs[0].info.threads;
     Graph graph;
-    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->inputs, graph));
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     auto result = RunParetoSearch(graph, backends, options, registry);

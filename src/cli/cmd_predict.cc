@@ -21,7 +21,7 @@ struct PredictFlags {
   std::string pack;
   std::string kernels;
   std::string format = "text";
-  std::vector<std::string> input_shapes;
+  ModelInputFlags inputs;
 };
 
 // Each line of FILE with its latency replaced by the prediction. A kernel the pack cannot predict
@@ -67,7 +67,7 @@ void AddPredictCommand(CLI::App& app, Status& result) {
   cmd->add_option("--kernels", flags->kernels, "Predict the kernels listed in FILE instead of a model");
   cmd->add_option("--format", flags->format, "Output format (tensorrt-conv: only with --kernels)")
       ->check(CLI::IsMember({"text", "json", "csv", "tensorrt-conv"}));
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable)");
+  AddModelInputFlags(*cmd, flags->inputs);
   OnRun(cmd, result, [flags]() -> Status {
     if (flags->model.empty() == flags->kernels.empty()) {
       return InvalidInput("predict takes a MODEL or --kernels FILE, not both or neither");
@@ -89,7 +89,7 @@ void AddPredictCommand(CLI::App& app, Status& result) {
       return PredictKernelLines(*flags, *pack);
     }
     Graph graph;
-    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->input_shapes, graph));
+    LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->inputs, graph));
     auto plan = PlanGraphForPrediction(graph, *pack);
     if (!plan.ok()) {
       return plan.status().WithContext(flags->model);

@@ -19,7 +19,7 @@ void AddValidateCommand(CLI::App& app, Status& result) {
     int num_threads = 0;
     MeasureOptions measure = ValidationMeasureOptions();
     bool layers = false;
-    std::vector<std::string> input_shapes;
+    ModelInputFlags inputs;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("validate", "Predict models with a pack and measure them for real: predicted vs measured");
@@ -32,14 +32,14 @@ void AddValidateCommand(CLI::App& app, Status& result) {
   cmd->add_flag("--layers", flags->layers, "Text: also a table of kernels per model");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 (repeatable; applies to every model that has the input)");
+  AddModelInputFlags(*cmd, flags->inputs, "; applies to every model that has the input");
   OnRun(cmd, result, [flags]() -> Status {
     // Before loading the pack and measuring.
     LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->plot));
     // Every model read before the pack (tens of MB) and before anything is measured: a bad file or
     // a typo fails at once.
     std::vector<Graph> graphs;
-    LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, flags->input_shapes, graphs));
+    LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, flags->inputs, graphs));
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
       return pack.status();

@@ -31,8 +31,8 @@ Expected<Graph> ImportModelBytes(std::span<const std::uint8_t> bytes, ModelForma
   switch (format) {
     case ModelFormat::kTflite:
       if (!options.input_values.empty())
-        return InvalidInput("--input-value names '" + options.input_values.begin()->first +
-                            "', but takes inputs of ONNX models only (a TFLite file has no If or shape subgraph to fold)");
+        return InvalidInput("--input-value " + options.input_values.begin()->first +
+                            ": Latte takes input values for ONNX models only (a TFLite file has no If or shape subgraph to fold)");
       imported = ImportTflite(bytes);
       break;
     case ModelFormat::kOnnx: imported = ImportOnnx(bytes, options); break;

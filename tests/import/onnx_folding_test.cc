@@ -387,39 +387,23 @@ ModelBuilder IfModel() {
   b.Node("Equal", {"sr", "rate"}, {"is_16k"});
   b.Node("Relu", {"x"}, {"rx"}, "relu_outer");
   auto& branch = b.Node("If", {"is_16k"}, {"y", "z"}, "if");
-  for (bool then : {true, false}) {
-    auto* attr = branch.add_attribute();
-    attr->set_name(then ? "then_branch" : "else_branch");
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* body = attr->mutable_g();
-    body->set_name(then ? "then" : "else");
-    if (then) {
-      auto* k = body->add_initializer();
-      k->set_name("k");
-      k->set_data_type(onnx::TensorProto::FLOAT);
-      k->add_float_data(1.0f);
-      auto* relu = body->add_node();
-      relu->set_op_type("Relu");
-      relu->set_name("relu");
-      relu->add_input("x");
-      relu->add_output("t");  // a name the outer graph does not have
-      auto* add = body->add_node();
-      add->set_op_type("Add");
-      add->set_name("add");
-      add->add_input("t");
-      add->add_input("k");
-      add->add_output("then_out");
-      ModelBuilder::SetType(body->add_output(), "then_out", {1, 4}, onnx::TensorProto::FLOAT);
-    } else {
-      auto* sig = body->add_node();
-      sig->set_op_type("Sigmoid");
-      sig->set_name("sigmoid");
-      sig->add_input("x");
-      sig->add_output("else_out");
-      ModelBuilder::SetType(body->add_output(), "else_out", {1, 4}, onnx::TensorProto::FLOAT);
-    }
+  onnx::GraphProto& then = AddBody(branch, "then_branch", "Relu", "x", "t", {1, 4});  // t: no outer name
+  then.mutable_node(0)->set_name("relu");
+  auto* k = then.add_initializer();
+  k->set_name("k");
+  k->set_data_type(onnx::TensorProto::FLOAT);
+  k->add_float_data(1.0f);
+  auto* add = then.add_node();
+  add->set_op_type("Add");
+  add->set_name("add");
+  add->add_input("t");
+  add->add_input("k");
+  add->add_output("then_out");
+  then.mutable_output(0)->set_name("then_out");
+  onnx::GraphProto& otherwise = AddBody(branch, "else_branch", "Sigmoid", "x", "else_out", {1, 4});
+  otherwise.mutable_node(0)->set_name("sigmoid");
+  for (onnx::GraphProto* body : {&then, &otherwise})
     ModelBuilder::SetType(body->add_output(), "rx", {1, 4}, onnx::TensorProto::FLOAT);  // an outer value
-  }
   b.Node("Mul", {"y", "z"}, {"out"}, "mul");
   b.Output("out");
   return b;

@@ -599,18 +599,8 @@ TEST(OnnxOps, SubgraphOpsAreOpaqueAndDependOnWhatTheBodyReads) {
   b.Input("x", {2});
   b.Node("Relu", {"x"}, {"rx"}, "relu");
   auto& branch = b.Node("If", {"cond"}, {"y"}, "if");
-  for (const char* which : {"then_branch", "else_branch"}) {
-    auto* attr = branch.add_attribute();
-    attr->set_name(which);
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* body = attr->mutable_g();
-    body->set_name(which);
-    auto* n = body->add_node();
-    n->set_op_type("Identity");
-    n->add_input("rx");  // read from the enclosing graph
-    n->add_output(std::string(which) + "_out");
-    ModelBuilder::SetType(body->add_output(), std::string(which) + "_out", {2}, onnx::TensorProto::FLOAT);
-  }
+  for (const char* which : {"then_branch", "else_branch"})
+    AddBody(branch, which, "Identity", "rx", std::string(which) + "_out", {2});  // rx: read from the enclosing graph
   b.Output("y");
   auto g = ImportFull(b);
   ASSERT_TRUE(g.ok()) << g.status().message();

@@ -103,6 +103,24 @@ inline void SetString(onnx::NodeProto& n, const std::string& name, const std::st
   a->set_s(v);
 }
 
+/// A GRAPH attribute `name` of `node` (an If's "then_branch"), its body named `name`: a node of
+/// its own graph, op `op`, reading `input` and writing `output` of shape `dims`, the body's output.
+inline onnx::GraphProto& AddBody(onnx::NodeProto& node, const std::string& name, const std::string& op,
+                                 const std::string& input, const std::string& output, const Ints& dims) {
+  auto* attr = node.add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& body = *attr->mutable_g();
+  body.set_name(name);
+  auto* n = body.add_node();
+  n->set_op_type(op);
+  n->set_name(output + "_node");
+  n->add_input(input);
+  n->add_output(output);
+  ModelBuilder::SetType(body.add_output(), output, dims, onnx::TensorProto::FLOAT);
+  return body;
+}
+
 /// The ONNX importer alone (no Latte shape inference), and the whole import.
 inline Expected<Graph> Import(const ModelBuilder& b, ImportOptions options = {}) { return ImportOnnx(b.Bytes(), options); }
 inline Expected<Graph> ImportFull(const ModelBuilder& b, ImportOptions options = {}) {
