@@ -509,23 +509,53 @@ Status Store::Transaction(const std::function<Status()>& body) {
   return status;
 }
 
+namespace {
+
+// One column's value of a row that InsertOrFindId writes.
+using RowValue = std::variant<std::string, std::int64_t>;
+
+// Inserts a row of `table` unless one with the same key (its first `key_columns` columns) is
+// there, and returns the id of the row with that key. Run inside a transaction.
+Expected<std::int64_t> InsertOrFindId(sqlite3* db, const std::string& path, const std::string& table,
+                                      const std::vector<std::pair<std::string, RowValue>>& row, std::size_t key_columns) {
+  std::string columns, placeholders, key, where;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    const std::string n = std::to_string(i + 1);
+    columns += (i ? ", " : "") + row[i].first;
+    placeholders += (i ? ", ?" : "?") + n;
+    if (i < key_columns) {
+      key += (i ? ", " : "") + row[i].first;
+      where += (i ? " AND " : "") + row[i].first + " = ?" + n;
+    }
+  }
+  auto bind = [&](Statement& statement, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i)
+      std::visit([&](const auto& value) { statement.Bind(static_cast<int>(i + 1), value); }, row[i].second);
+  };
+  Statement insert(db, path);
+  LATTE_RETURN_IF_ERROR(insert.Prepare(fmt::format("INSERT INTO {}({}) VALUES({}) ON CONFLICT({}) DO NOTHING", table,
+                                                   columns, placeholders, key)));
+  bind(insert, row.size());
+  LATTE_RETURN_IF_ERROR(insert.Run());
+  Statement select(db, path);
+  LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format("SELECT id FROM {} WHERE {}", table, where)));
+  bind(select, key_columns);
+  LATTE_ASSIGN_OR_RETURN(bool found, select.Step());
+  if (!found) return Internal(path + ": " + table + " row vanished");
+  return select.Int(0);
+}
+
+}  // namespace
+
 Expected<std::int64_t> Store::UpsertDevice(const DeviceInfo& device) {
   if (device.key.empty()) return InvalidInput("a device needs a non-empty key");
   std::int64_t id = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    Statement insert(db_, path_);
-    LATTE_RETURN_IF_ERROR(insert.Prepare(
-        "INSERT INTO devices(key, description, fingerprint) VALUES(?1, ?2, ?3) ON CONFLICT(key) DO NOTHING"));
-    insert.Bind(1, device.key);
-    insert.Bind(2, device.description);
-    insert.Bind(3, device.fingerprint_json.empty() ? std::string("{}") : device.fingerprint_json);
-    LATTE_RETURN_IF_ERROR(insert.Run());
-    Statement select(db_, path_);
-    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id FROM devices WHERE key = ?1"));
-    select.Bind(1, device.key);
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) return Internal(path_ + ": device row vanished");
-    id = select.Int(0);
+    const std::string fingerprint = device.fingerprint_json.empty() ? std::string("{}") : device.fingerprint_json;
+    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(db_, path_, "devices",
+                                              {{"key", device.key}, {"description", device.description},
+                                               {"fingerprint", fingerprint}},
+                                              1));
     return Status::Ok();
   }));
   return id;
@@ -535,25 +565,12 @@ Expected<std::int64_t> Store::UpsertBackend(const BackendInfo& backend) {
   if (backend.name.empty()) return InvalidInput("a backend needs a non-empty name");
   std::int64_t id = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    Statement insert(db_, path_);
-    LATTE_RETURN_IF_ERROR(insert.Prepare(
-        "INSERT INTO backends(name, version, threads, precision) VALUES(?1, ?2, ?3, ?4) "
-        "ON CONFLICT(name, version, threads, precision) DO NOTHING"));
-    insert.Bind(1, backend.name);
-    insert.Bind(2, backend.version);
-    insert.Bind(3, backend.threads);
-    insert.Bind(4, backend.precision);
-    LATTE_RETURN_IF_ERROR(insert.Run());
-    Statement select(db_, path_);
-    LATTE_RETURN_IF_ERROR(
-        select.Prepare("SELECT id FROM backends WHERE name = ?1 AND version = ?2 AND threads = ?3 AND precision = ?4"));
-    select.Bind(1, backend.name);
-    select.Bind(2, backend.version);
-    select.Bind(3, backend.threads);
-    select.Bind(4, backend.precision);
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) return Internal(path_ + ": backend row vanished");
-    id = select.Int(0);
+    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(db_, path_, "backends",
+                                              {{"name", backend.name},
+                                               {"version", backend.version},
+                                               {"threads", static_cast<std::int64_t>(backend.threads)},
+                                               {"precision", backend.precision}},
+                                              4));
     return Status::Ok();
   }));
   return id;
@@ -563,20 +580,12 @@ Expected<std::int64_t> Store::UpsertKernel(const Kernel& kernel) {
   if (kernel.op == OpKind::kOpaque) return InvalidInput("an opaque op is not a kernel that can be stored");
   std::int64_t id = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    Statement insert(db_, path_);
-    LATTE_RETURN_IF_ERROR(insert.Prepare(
-        "INSERT INTO kernels(key, kind, params, dtype) VALUES(?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING"));
-    insert.Bind(1, kernel.Key());
-    insert.Bind(2, kernel.Kind());
-    insert.Bind(3, ParamsJson(kernel));
-    insert.Bind(4, DataTypeName(kernel.dtype));
-    LATTE_RETURN_IF_ERROR(insert.Run());
-    Statement select(db_, path_);
-    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id FROM kernels WHERE key = ?1"));
-    select.Bind(1, kernel.Key());
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) return Internal(path_ + ": kernel row vanished");
-    id = select.Int(0);
+    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(db_, path_, "kernels",
+                                              {{"key", kernel.Key()},
+                                               {"kind", kernel.Kind()},
+                                               {"params", ParamsJson(kernel)},
+                                               {"dtype", std::string(DataTypeName(kernel.dtype))}},
+                                              1));
     return Status::Ok();
   }));
   return id;
