@@ -10,6 +10,7 @@
 #include "ir/fusion_rules.h"
 #include "ir/kernel_graph.h"
 #include "calibrate/adapt.h"
+#include "profile/architectures.h"
 #include "run/backend.h"
 #include "run/backend_registry.h"
 
@@ -181,6 +182,10 @@ class Phases {
       SamplerConfig sampler;
       sampler.strategy = "architectures";
       sampler.seed = options_.seed;
+      sampler.residual_fusions = std::any_of(kinds.begin(), kinds.end(), [](const std::string& kind) {
+        Expected<Kernel> k = ParseKernelKind(kind);
+        return k.ok() && IsResidualFusion(*k);
+      });
       sampler.max_kernels = kArchitectureKernels;
       LATTE_RETURN_IF_ERROR(KernelPhase("kernels of architectures like real networks", sampler, kArchitectureShare));
     }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <variant>
 
 #include <fmt/format.h>
@@ -203,6 +204,20 @@ class Statement {
     Expected<bool> row = Step();
     if (!row.ok()) return row.status();
     return Status::Ok();
+  }
+  /// Steps through every row, calling `read` on each (a read that returns a Status stops at its
+  /// first error).
+  template <class Read>
+  Status ForEachRow(Read&& read) {
+    while (true) {
+      LATTE_ASSIGN_OR_RETURN(bool row, Step());
+      if (!row) return Status::Ok();
+      if constexpr (std::is_same_v<decltype(read()), Status>) {
+        LATTE_RETURN_IF_ERROR(read());
+      } else {
+        read();
+      }
+    }
   }
 
   std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
@@ -1005,13 +1020,12 @@ Expected<std::vector<std::pair<Kernel, std::string>>> Store::QueryUnsupported(co
       where.where)));
   BindFilter(select, where);
   std::vector<std::pair<Kernel, std::string>> rows;
-  while (true) {
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) break;
+  LATTE_RETURN_IF_ERROR(select.ForEachRow([&]() -> Status {
     Expected<Kernel> kernel = ParseKernelKey(select.Text(0));
     if (!kernel.ok()) return kernel.status().WithContext(path_);
     rows.emplace_back(std::move(kernel).value(), select.Text(1));
-  }
+    return Status::Ok();
+  }));
   return rows;
 }
 
@@ -1019,11 +1033,7 @@ Expected<std::vector<DeviceInfo>> Store::ListDevices() const {
   Statement select(db_, path_);
   LATTE_RETURN_IF_ERROR(select.Prepare("SELECT key, description, fingerprint FROM devices ORDER BY id"));
   std::vector<DeviceInfo> devices;
-  while (true) {
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) break;
-    devices.push_back({select.Text(0), select.Text(1), select.Text(2)});
-  }
+  LATTE_RETURN_IF_ERROR(select.ForEachRow([&] { devices.push_back({select.Text(0), select.Text(1), select.Text(2)}); }));
   return devices;
 }
 
@@ -1031,11 +1041,9 @@ Expected<std::vector<BackendInfo>> Store::ListBackends() const {
   Statement select(db_, path_);
   LATTE_RETURN_IF_ERROR(select.Prepare("SELECT name, version, threads, precision FROM backends ORDER BY id"));
   std::vector<BackendInfo> backends;
-  while (true) {
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) break;
+  LATTE_RETURN_IF_ERROR(select.ForEachRow([&] {
     backends.push_back({select.Text(0), select.Text(1), static_cast<int>(select.Int(2)), select.Text(3)});
-  }
+  }));
   return backends;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -43,6 +44,8 @@ class Net {
     Kernel kernel = ConvLike(OpKind::kConv2D, 1, h_, h_, c_, cout, k, k, s, s, groups);
     h_ = Strided(h_, s);
     c_ = cout;
+    linear_conv_.reset();
+    if (act == kNoActivation) linear_conv_ = kernel;
     Emit(std::move(kernel), act);
   }
   void Depthwise(I k, I s, OpKind act) {
@@ -50,8 +53,19 @@ class Net {
     h_ = Strided(h_, s);
     Emit(std::move(kernel), act);
   }
-  // A residual add of two maps of the current shape.
-  void Add(OpKind act) { Emit(BinaryKernel(OpKind::kAdd, h_, h_, c_), act); }
+  // A residual add of two maps of the current shape; after a conv with no activation of its own,
+  // also that conv with the add (and the add's relu or relu6) fused: how a runtime that runs the
+  // add inside the conv (ONNX Runtime's NCHWc pass) sees the pair. ArchitectureKernels keeps
+  // those only when asked.
+  void Add(OpKind act) {
+    if (linear_conv_) {
+      linear_conv_->fused = {OpKind::kAdd};
+      if (act == OpKind::kRelu || act == OpKind::kRelu6) linear_conv_->fused.push_back(act);
+      kernels_.push_back(std::move(*linear_conv_));
+      linear_conv_.reset();
+    }
+    Emit(BinaryKernel(OpKind::kAdd, h_, h_, c_), act);
+  }
   // The projection on a residual's skip path when the block changes shape (the net stays as is).
   void Shortcut(I h_in, I c_in, I s) {
     if (s != 1 || c_in != c_) kernels_.push_back(ConvKernel(OpKind::kConv2D, h_in, h_in, c_in, c_, 1, s));
@@ -101,6 +115,7 @@ class Net {
   I h_;
   I c_ = 3;
   std::vector<Kernel> kernels_;
+  std::optional<Kernel> linear_conv_;  // the last conv, while it had no activation and nothing came after it
 };
 
 Architecture MobileNetV1(SplitMix64& rng) {
@@ -412,13 +427,17 @@ Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index) {
   }
 }
 
-std::vector<Kernel> ArchitectureKernels(std::uint64_t seed, std::size_t count) {
+bool IsResidualFusion(const Kernel& kernel) {
+  return kernel.op == OpKind::kConv2D && !kernel.fused.empty() && kernel.fused[0] == OpKind::kAdd;
+}
+
+std::vector<Kernel> ArchitectureKernels(std::uint64_t seed, std::size_t count, bool residual_fusions) {
   std::vector<Kernel> kernels;
   std::set<std::string> seen;
   // Twice what is asked, then shuffled: the first architectures do not fill the whole sample.
   for (std::uint64_t index = 0; kernels.size() < 2 * count && index < kMaxArchitectures; ++index) {
     for (Kernel& k : DrawArchitecture(seed, index).kernels)
-      if (seen.insert(k.Key()).second) kernels.push_back(std::move(k));
+      if ((residual_fusions || !IsResidualFusion(k)) && seen.insert(k.Key()).second) kernels.push_back(std::move(k));
   }
   SplitMix64 rng(seed ^ 0xA5C4u);
   for (std::size_t i = kernels.size(); i > 1; --i) std::swap(kernels[i - 1], kernels[rng.Below(i)]);

@@ -696,6 +696,7 @@ nlohmann::json SamplerConfig::ToJson() const {
   // out, a calibration with another seed resumes the models' campaign instead of measuring it again.
   if (strategy != "from-models") json["seed"] = seed;
   if (strategy == "grid") json["grid"] = grid;
+  if (strategy == "architectures" && residual_fusions) json["residual_fusions"] = true;  // absent: as before
   if (strategy == "from-models") {
     json["models"] = models;
     json["neighbours"] = neighbours;
@@ -806,7 +807,12 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     if (config.max_kernels == 0) return InvalidInput("the architectures strategy needs a count (--max-kernels)");
     // A plain kind ("conv2d") takes every kernel with that main op; a fused kind only itself.
     std::map<std::string, std::size_t> per_kind;
-    for (const Kernel& k : ArchitectureKernels(config.seed, config.max_kernels)) {
+    // Residual fusions only where asked for by kind (a backend whose rules fuse them): the draw
+    // for everyone else stays as it was.
+    const bool residual_fusions = config.residual_fusions || std::any_of(kinds.begin(), kinds.end(), [](const Kernel& kind) {
+                                    return IsResidualFusion(kind);
+                                  });
+    for (const Kernel& k : ArchitectureKernels(config.seed, config.max_kernels, residual_fusions)) {
       const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
                             return kind.fused.empty() ? kind.op == k.op : kind.Kind() == k.Kind();
                           });

@@ -108,6 +108,9 @@ struct SamplerConfig {
   /// adaptive: a kind with too few measurements to fit is skipped with a note instead of failing
   /// the round (calibrate asks for every kind; the random phase may have reached only some).
   bool skip_sparse_kinds = false;
+  /// architectures: draw each residual add's conv also with the add fused into it (a backend whose
+  /// fusion rules run it so: calibrate sets it from them), or when `kinds` names such a kind.
+  bool residual_fusions = false;
   std::uint64_t seed = 0;
   std::size_t max_kernels = 0;      // 0 = the whole grid / every model kernel; random, adaptive: required
   nlohmann::json ToJson() const;

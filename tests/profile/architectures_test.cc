@@ -102,5 +102,29 @@ TEST(Architectures, TheSamplerTakesThemAndFiltersByKind) {
   EXPECT_FALSE(SampleKernels(config).ok());
 }
 
+// A backend that runs a residual add inside the conv before it (ONNX Runtime) gets those convs
+// with the add fused too; every other draw stays what it was.
+TEST(Architectures, ResidualFusionsAreDrawnOnlyWhenAsked) {
+  const std::vector<Kernel> plain = ArchitectureKernels(5, 2000), fused = ArchitectureKernels(5, 2000, true);
+  for (const Kernel& k : plain) EXPECT_FALSE(IsResidualFusion(k)) << k.Key();
+  std::map<std::string, int> kinds;
+  for (const Kernel& k : fused)
+    if (IsResidualFusion(k)) ++kinds[k.Kind()];
+  EXPECT_GT(kinds["conv2d+add"], 10);       // inverted residuals: a linear projection, then the add
+  EXPECT_GT(kinds["conv2d+add+relu"], 10);  // ResNet and RegNet blocks: the add's relu too
+  for (const Kernel& k : fused)
+    if (IsResidualFusion(k)) EXPECT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
+
+  SamplerConfig config;
+  config.strategy = "architectures";
+  config.max_kernels = 400;
+  config.seed = 1;
+  config.kinds = {"conv2d+add"};  // asking for the kind draws them
+  auto sample = SampleKernels(config);
+  ASSERT_TRUE(sample.ok()) << sample.status().message();
+  ASSERT_FALSE(sample->kernels.empty());
+  for (const Kernel& k : sample->kernels) EXPECT_EQ(k.Kind(), "conv2d+add");
+}
+
 }  // namespace
 }  // namespace latte
