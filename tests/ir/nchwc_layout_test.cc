@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "ir/fusion_rules.h"
 #include "ir/graph_builder.h"
 #include "ir/kernel_graph.h"
@@ -16,10 +18,10 @@ namespace {
 // Builds NCHW graphs as an ONNX file gives them.
 class Nchw {
  public:
-  TensorId Input(std::int64_t c, std::int64_t hw = 8) { return b_.Input("x" + std::to_string(n_++), {1, c, hw, hw}); }
+  TensorId Input(std::int64_t c, std::int64_t hw = 8) { return b_.Input(fmt::format("x{}", n_++), {1, c, hw, hw}); }
   TensorId Conv(TensorId x, std::int64_t out_c, const std::string& activation = "none", std::int64_t k = 1) {
     const std::int64_t in_c = b_.graph().tensor(x).shape[1];
-    TensorId w = b_.Constant("w" + std::to_string(n_), {out_c, in_c, k, k});
+    TensorId w = b_.Constant(fmt::format("w{}", n_), {out_c, in_c, k, k});
     Attributes a;
     a.Set("layout", std::string("NCHW"));
     a.Set("filter_layout", std::string("OIHW"));
@@ -29,7 +31,7 @@ class Nchw {
     return Op(OpKind::kConv2D, {x, w}, a);
   }
   TensorId Op(OpKind kind, std::vector<TensorId> inputs, Attributes a = {}) {
-    const std::string name = std::string(OpName(kind)) + std::to_string(n_++);
+    const std::string name = fmt::format("{}{}", OpName(kind), n_++);
     TensorId out = b_.Op1(kind, name, std::move(inputs), std::move(a));
     const Tensor& first = b_.graph().tensor(b_.graph().node(Last()).inputs[0]);
     Tensor& t = b_.graph().mutable_tensor(out);
@@ -61,18 +63,32 @@ Attributes Act(const std::string& activation) {
   return a;
 }
 
+// y = conv_a(x) with `activation`, b = conv_b(y) with none: the operands of a residual add.
+struct Operands {
+  Nchw g;
+  TensorId y = -1, b = -1;
+  NodeId conv_b = -1;
+};
+Operands ResidualOperands(std::int64_t c, const std::string& activation = "relu",
+                          const std::string& conv_b_activation = "none") {
+  Operands o;
+  o.y = o.g.Conv(o.g.Input(c), c, activation, 3);
+  o.b = o.g.Conv(o.y, c, conv_b_activation);
+  o.conv_b = o.g.Last();
+  return o;
+}
+
 // y = conv_a(x) with a relu; z = relu(conv_b(y) + y): the residual block of a ResNet.
 struct ResidualBlock {
   Graph graph;
   NodeId conv_b = -1, add = -1, relu = -1;
 };
 ResidualBlock Residual(std::int64_t c, const std::string& conv_b_activation = "none") {
-  Nchw g;
-  TensorId y = g.Conv(g.Input(c), c, "relu", 3);
-  TensorId b = g.Conv(y, c, conv_b_activation);
+  Operands o = ResidualOperands(c, "relu", conv_b_activation);
+  Nchw& g = o.g;
   ResidualBlock block;
-  block.conv_b = g.Last();
-  TensorId sum = g.Op(OpKind::kAdd, {b, y});
+  block.conv_b = o.conv_b;
+  TensorId sum = g.Op(OpKind::kAdd, {o.b, o.y});
   block.add = g.Last();
   TensorId out = g.Op(OpKind::kRelu, {sum});
   block.relu = g.Last();
@@ -108,65 +124,50 @@ TEST(NchwcLayout, AConvWithItsOwnActivationTakesNoAdd) {
 }
 
 TEST(NchwcLayout, AnOperandFromAPadIsNotBlockedSoTheAddRunsApart) {
-  Nchw g;
-  TensorId y = g.Conv(g.Input(32), 32, "relu", 3);
-  TensorId b = g.Conv(y, 32);
-  const NodeId conv_b = g.Last();
-  TensorId sum = g.Op(OpKind::kAdd, {b, g.Pad(y)});
-  const NodeId add = g.Last();
-  Graph graph = g.Finish(sum);
+  Operands o = ResidualOperands(32, "relu");
+  Graph graph = o.g.Finish(o.g.Op(OpKind::kAdd, {o.b, o.g.Pad(o.y)}));
+  const NodeId add = static_cast<NodeId>(graph.num_nodes() - 1);
   auto plan = PlanNchwc(graph, 16);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->fused_into[add], -1);
   EXPECT_FALSE(plan->blocked[graph.node(add).outputs[0]]);
-  EXPECT_TRUE(plan->blocked[graph.node(conv_b).outputs[0]]);
+  EXPECT_TRUE(plan->blocked[graph.node(o.conv_b).outputs[0]]);
 }
 
 TEST(NchwcLayout, AConvWhoseOutputIsReadTwiceTakesNoAdd) {
-  Nchw g;
-  TensorId y = g.Conv(g.Input(32), 32, "relu", 3);
-  TensorId b = g.Conv(y, 32);
-  const NodeId conv_b = g.Last();
-  TensorId sum = g.Op(OpKind::kAdd, {b, y});
-  const NodeId add = g.Last();
-  TensorId out = g.Op(OpKind::kMul, {sum, b});  // conv_b's output read again
-  Graph graph = g.Finish(out);
+  Operands o = ResidualOperands(32, "relu");
+  const TensorId sum = o.g.Op(OpKind::kAdd, {o.b, o.y});
+  const NodeId add = o.g.Last();
+  Graph graph = o.g.Finish(o.g.Op(OpKind::kMul, {sum, o.b}));  // conv_b's output read again
   auto plan = PlanNchwc(graph, 16);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->fused_into[add], -1);
-  EXPECT_FALSE(NchwcRunsAsOne(*plan, {conv_b, add}));
+  EXPECT_FALSE(NchwcRunsAsOne(*plan, {o.conv_b, add}));
 }
 
 TEST(NchwcLayout, AClampAfterTheAddRunsApartWhileTheAddStaysInside) {
-  Nchw g;
-  TensorId y = g.Conv(g.Input(32), 32, "relu6", 3);  // level-2 fusion: a clamp inside the conv keeps it blocked
-  TensorId b = g.Conv(y, 32);
-  const NodeId conv_b = g.Last();
-  TensorId sum = g.Op(OpKind::kAdd, {b, y});
-  const NodeId add = g.Last();
-  TensorId out = g.Op(OpKind::kRelu6, {sum});
-  const NodeId clamp = g.Last();
-  Graph graph = g.Finish(out);
+  Operands o = ResidualOperands(32, "relu6");  // level-2 fusion: a clamp inside the conv keeps it blocked
+  const TensorId sum = o.g.Op(OpKind::kAdd, {o.b, o.y});
+  const NodeId add = o.g.Last();
+  const TensorId out = o.g.Op(OpKind::kRelu6, {sum});
+  const NodeId clamp = o.g.Last();
+  Graph graph = o.g.Finish(out);
   auto plan = PlanNchwc(graph, 16);
   ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(plan->fused_into[add], conv_b);
+  EXPECT_EQ(plan->fused_into[add], o.conv_b);
   EXPECT_EQ(plan->fused_into[clamp], -1);
-  EXPECT_TRUE(NchwcRunsAsOne(*plan, {conv_b, add}));
-  EXPECT_FALSE(NchwcRunsAsOne(*plan, {conv_b, add, clamp}));
+  EXPECT_TRUE(NchwcRunsAsOne(*plan, {o.conv_b, add}));
+  EXPECT_FALSE(NchwcRunsAsOne(*plan, {o.conv_b, add, clamp}));
   EXPECT_FALSE(plan->blocked[graph.node(clamp).outputs[0]]);
 }
 
 TEST(NchwcLayout, AnAddsOwnReluSixAttributeLeavesItInsideTheConvAndUnblocksItsOutput) {
-  Nchw g;
-  TensorId y = g.Conv(g.Input(16), 16, "relu", 3);
-  TensorId b = g.Conv(y, 16);
-  const NodeId conv_b = g.Last();
-  TensorId sum = g.Op(OpKind::kAdd, {b, y}, Act("relu6"));
-  const NodeId add = g.Last();
-  Graph graph = g.Finish(sum);
+  Operands o = ResidualOperands(16, "relu");
+  Graph graph = o.g.Finish(o.g.Op(OpKind::kAdd, {o.b, o.y}, Act("relu6")));
+  const NodeId add = static_cast<NodeId>(graph.num_nodes() - 1);
   auto plan = PlanNchwc(graph, 16);
   ASSERT_TRUE(plan.ok());
-  EXPECT_EQ(plan->fused_into[add], conv_b);
+  EXPECT_EQ(plan->fused_into[add], o.conv_b);
   EXPECT_FALSE(plan->blocked[graph.node(add).outputs[0]]);
 }
 
