@@ -10,7 +10,6 @@
 #include "ir/fusion_rules.h"
 #include "ir/kernel_graph.h"
 #include "calibrate/adapt.h"
-#include "profile/architectures.h"
 #include "run/backend.h"
 #include "run/backend_registry.h"
 

@@ -1,6 +1,6 @@
 #include "calibrate/fit_store.h"
 
-#include "ir/nchwc_layout.h"
+#include "ir/fusion_rules.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 
 #include "calibrate/drift_correction.h"
 #include "core/stats.h"
-#include "ir/nchwc_layout.h"
+#include "ir/fusion_rules.h"
 #include "predict/context_model.h"
 #include "predict/network_interval.h"
 #include "predict/predictors.h"
@@ -245,9 +245,8 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
                                                                                : 0;
     samples.push_back({m.kernel, m.backend.threads, factor * m.stats.p50 / 1000, factor * spread_us / 1000});
     if (!m.kernel.fused.empty())
-      fused_kinds.insert(m.kernel.Kind() + (request.nchwc_block > 0 && IsNchwcResidualKind(m.kernel)
-                                                ? "@nchwc" + std::to_string(request.nchwc_block)
-                                                : std::string()));
+      fused_kinds.insert(request.nchwc_block > 0 && IsResidualFusion(m.kernel) ? NchwcRule(m.kernel.Kind(), request.nchwc_block)
+                                                                              : m.kernel.Kind());
   }
   if (request.fusion_rules) info.fusion_rules = *request.fusion_rules;
   else info.fusion_rules.assign(fused_kinds.begin(), fused_kinds.end());

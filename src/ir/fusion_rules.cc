@@ -1,5 +1,7 @@
 #include "ir/fusion_rules.h"
 
+#include <algorithm>
+
 namespace latte {
 
 bool IsFusableFollower(OpKind kind) {
@@ -42,6 +44,19 @@ FusionRules FusionRules::Default() {
 
 std::string FusionRuleKind(const std::string& rule) { return rule.substr(0, rule.find('@')); }
 
+std::string NchwcRule(const std::string& kind, int block) { return kind + "@nchwc" + std::to_string(block); }
+
+const std::vector<std::string>& ResidualFusionKinds() {
+  static const std::vector<std::string> kinds = {"conv2d+add", "conv2d+add+relu", "conv2d+add+relu6"};
+  return kinds;
+}
+
+bool IsResidualFusion(const Kernel& kernel) {
+  if (kernel.op != OpKind::kConv2D || kernel.fused.empty() || kernel.fused[0] != OpKind::kAdd) return false;
+  const std::vector<std::string>& kinds = ResidualFusionKinds();
+  return std::find(kinds.begin(), kinds.end(), kernel.Kind()) != kinds.end();
+}
+
 Expected<FusionRules> FusionRules::FromKinds(const std::vector<std::string>& kinds) {
   FusionRules rules;
   for (const std::string& rule : kinds) {
@@ -75,7 +90,7 @@ Expected<FusionRules> FusionRules::FromKinds(const std::vector<std::string>& kin
 
 std::vector<std::string> FusionRules::Rules() const {
   std::vector<std::string> rules(kinds_.begin(), kinds_.end());
-  for (const std::string& kind : nchwc_kinds_) rules.push_back(kind + "@nchwc" + std::to_string(nchwc_block_));
+  for (const std::string& kind : nchwc_kinds_) rules.push_back(NchwcRule(kind, nchwc_block_));
   return rules;
 }
 

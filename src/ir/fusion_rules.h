@@ -55,6 +55,13 @@ class FusionRules {
 
 /// The kind a rule fuses, without its condition: "conv2d+add" for "conv2d+add@nchwc16".
 std::string FusionRuleKind(const std::string& rule);
+/// The rule for `kind` where ORT's NCHWc pass with `block` fuses it: "conv2d+add@nchwc16".
+std::string NchwcRule(const std::string& kind, int block);
+
+/// A conv2d with a residual add fused into it, and a relu or relu6 after the add: "conv2d+add",
+/// "conv2d+add+relu", "conv2d+add+relu6" (the kinds ORT's NCHWc pass fuses, ir/nchwc_layout).
+const std::vector<std::string>& ResidualFusionKinds();
+bool IsResidualFusion(const Kernel& kernel);
 
 /// Ops that may follow a main op inside one kernel: one-input activations and binary elementwise ops.
 bool IsFusableFollower(OpKind kind);

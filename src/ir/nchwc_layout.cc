@@ -113,19 +113,19 @@ class Walk {
     // A global pool converts only a blocked input; the others reorder theirs when aligned.
     const bool converts = global ? In(node, 0).blocked : c > 0 && c % block_ == 0;
     Write(node, converts ? Arg{true} : Arg{});
-    AttributeActivation(id, node);
+    AttributeActivation(node);
   }
 
   void Binary(NodeId id, const Node& node, bool add) {
     if (node.inputs.size() != 2 || !In(node, 0).blocked || !In(node, 1).blocked ||
         Channels(node.input(0)) != Channels(node.input(1))) {
       Write(node, Arg{});
-      return AttributeActivation(id, node);
+      return AttributeActivation(node);
     }
     const bool same_shape = g_.tensor(node.input(0)).shape == g_.tensor(node.input(1)).shape;
     if (!same_shape) {
       Write(node, add ? Arg{true} : Arg{});  // an add of one channel count reshapes; a mul reorders
-      return AttributeActivation(id, node);
+      return AttributeActivation(node);
     }
     if (add) {
       for (std::size_t n = 0; n < 2; ++n) {  // the first operand's conv first
@@ -139,11 +139,11 @@ class Walk {
         plan_.fused_into[static_cast<std::size_t>(id)] = operand.conv;
         ++plan_.fused_adds;
         Write(node, Arg{true, operand.conv});
-        return AttributeActivation(id, node);
+        return AttributeActivation(node);
       }
     }
     Write(node, Arg{true});
-    AttributeActivation(id, node);
+    AttributeActivation(node);
   }
 
   void Concat(NodeId id, const Node& node) {
@@ -155,7 +155,7 @@ class Walk {
       converts = In(node, i).blocked && c > 0 && c % block_ == 0;
     }
     Write(node, converts ? Arg{true} : Arg{});
-    AttributeActivation(id, node);
+    AttributeActivation(node);
   }
 
   void Resize(const Node& node) {
@@ -171,28 +171,21 @@ class Walk {
   // An activation node, or a node's activation attribute (the exporter writes it as a node after).
   void Activation(NodeId id, const Node& node, OpKind kind) {
     const Arg input = In(node, 0);
-    // ORT's level-2 fusion first: any of these right after a conv, its only reader, runs inside it.
     const TensorId x = node.input(0);
-    const NodeId producer = Valid(x) ? g_.Producer(x) : -1;
-    if (input.blocked && input.conv >= 0 && input.conv == producer && input.uses == 1 &&
-        !convs_[static_cast<std::size_t>(input.conv)].activation) {
-      convs_[static_cast<std::size_t>(input.conv)].activation = true;
-      plan_.fused_into[static_cast<std::size_t>(id)] = input.conv;
-      return Write(node, Arg{true, input.conv});
-    }
-    // Then the NCHWc pass: relu, sigmoid and tanh keep the blocked layout, and run inside a conv
+    // ORT's level-2 fusion first: any of these right after a conv, its only reader, runs inside it.
+    // Then the NCHWc pass: relu, sigmoid and tanh keep the blocked layout and run inside a conv
     // whose add they follow; clamps are not converted.
+    const bool after_conv = input.conv >= 0 && input.conv == (Valid(x) ? g_.Producer(x) : -1);
     const bool converted = kind == OpKind::kRelu || kind == OpKind::kSigmoid || kind == OpKind::kTanh;
-    if (!input.blocked || !converted) return Write(node, Arg{});
-    if (input.conv >= 0 && input.uses == 1 && !convs_[static_cast<std::size_t>(input.conv)].activation) {
-      convs_[static_cast<std::size_t>(input.conv)].activation = true;
+    if (!input.blocked || !(after_conv || converted)) return Write(node, Arg{});
+    if (RunsInside(input.conv, input.uses)) {
       plan_.fused_into[static_cast<std::size_t>(id)] = input.conv;
       return Write(node, Arg{true, input.conv});
     }
-    Write(node, Arg{true});
+    Write(node, converted ? Arg{true} : Arg{});
   }
 
-  void AttributeActivation(NodeId id, const Node& node) {
+  void AttributeActivation(const Node& node) {
     Expected<std::optional<OpKind>> act = AttrActivation(node);
     if (!act.ok() || !act->has_value() || node.outputs.empty() || !Valid(node.outputs[0])) return;
     Arg& out = args_[static_cast<std::size_t>(node.outputs[0])];
@@ -201,12 +194,17 @@ class Walk {
       out = Arg{};
       return;
     }
-    if (out.conv >= 0 && !convs_[static_cast<std::size_t>(out.conv)].activation) {
-      convs_[static_cast<std::size_t>(out.conv)].activation = true;
-      (void)id;  // the node itself is already fused (or not): its attribute goes with it
-      return;
-    }
-    out.conv = -1;  // the activation runs as a node of its own, blocked
+    // The exporter writes it as a node whose one reader is that node: it runs inside the conv the
+    // node's output comes from (if any, with no activation yet), or as a node of its own, blocked.
+    if (!RunsInside(out.conv, 1)) out.conv = -1;
+  }
+
+  // Whether an activation of a tensor `conv` writes, read by `uses` nodes, runs inside that conv (one
+  // reader, no activation yet); if so, the conv now has one.
+  bool RunsInside(NodeId conv, std::size_t uses) {
+    if (conv < 0 || uses != 1 || convs_[static_cast<std::size_t>(conv)].activation) return false;
+    convs_[static_cast<std::size_t>(conv)].activation = true;
+    return true;
   }
 
   const Graph& g_;
@@ -241,16 +239,6 @@ bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain) {
     if (node >= plan.fused_into.size() || plan.fused_into[node] != chain[0]) return false;
   }
   return true;
-}
-
-const std::vector<std::string>& NchwcResidualKinds() {
-  static const std::vector<std::string> kinds = {"conv2d+add", "conv2d+add+relu", "conv2d+add+relu6"};
-  return kinds;
-}
-
-bool IsNchwcResidualKind(const Kernel& kernel) {
-  const std::vector<std::string>& kinds = NchwcResidualKinds();
-  return std::find(kinds.begin(), kinds.end(), kernel.Kind()) != kinds.end();
 }
 
 namespace {
@@ -290,7 +278,7 @@ TensorId AddActivation(Graph& graph, const std::string& name, Shape shape) {
 }  // namespace
 
 Expected<BlockedResidualGraph> BuildBlockedResidualGraph(const Kernel& kernel, int block, unsigned seed) {
-  if (!IsNchwcResidualKind(kernel)) return InvalidInput("kernel " + kernel.Kind() + " has no residual add ORT fuses");
+  if (!IsResidualFusion(kernel)) return InvalidInput("kernel " + kernel.Kind() + " has no residual add ORT fuses");
   const ConvKernelParams p = ReadParams<ConvKernelParams>(kernel);
   if (!ConvConverts(p.ic, p.oc, p.g, block)) {
     return Unsupported("ONNX Runtime runs this conv and its add apart: " + std::to_string(p.ic) + " input and " +

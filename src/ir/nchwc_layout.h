@@ -37,13 +37,8 @@ Expected<NchwcPlan> PlanNchwc(const Graph& graph, int block);
 /// a conv: the add that the pass fused into it, and a relu it fused after the add.
 bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain);
 
-/// The kernel kinds ORT runs fused only where its NCHWc pass fuses them: a conv2d with a residual
-/// add, and with a relu or relu6 after it ("conv2d+add+relu6": the add inside the conv, the clamp
-/// a node of its own, as ORT runs it).
-const std::vector<std::string>& NchwcResidualKinds();
-bool IsNchwcResidualKind(const Kernel& kernel);
-
-/// The one-kernel graph of a residual kind as ORT runs it in a model: BuildKernelGraph's, with the
+/// The one-kernel graph of a residual kind (IsResidualFusion; in "conv2d+add+relu6" ORT runs the
+/// add inside the conv and the clamp as a node of its own) as ORT runs it in a model: BuildKernelGraph's, with the
 /// add's other operand and the conv's input (of a block of channels or more) made by blocked ops
 /// (1×1 convs from graph inputs of one channel) and the result read by a 1×1 conv (so the
 /// exporter's layout transposes cancel around the kernel, as between a model's convs, and a relu

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/fusion_rules.h"
 #include "profile/space.h"
 
 namespace latte {
@@ -425,10 +426,6 @@ Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index) {
     case 9: return Detector(rng);
     default: return DenseDecoder(rng);
   }
-}
-
-bool IsResidualFusion(const Kernel& kernel) {
-  return kernel.op == OpKind::kConv2D && !kernel.fused.empty() && kernel.fused[0] == OpKind::kAdd;
 }
 
 std::vector<Kernel> ArchitectureKernels(std::uint64_t seed, std::size_t count, bool residual_fusions) {

@@ -35,10 +35,8 @@ Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index);
 /// deterministic shuffled order, so that a campaign cut short by its budget has still seen every
 /// family and size. Fewer when the prior has fewer (it stops after kMaxArchitectures). With
 /// `residual_fusions`, each residual add's conv is drawn also with the add fused into it
-/// (conv2d+add, +relu or relu6: IsResidualFusion); without, the draw is what it always was.
+/// (conv2d+add, +relu or relu6: ir/fusion_rules' IsResidualFusion); without, the draw is what it always was.
 std::vector<Kernel> ArchitectureKernels(std::uint64_t seed, std::size_t count, bool residual_fusions = false);
-/// A conv2d kernel with a residual add fused into it ("conv2d+add", "conv2d+add+relu").
-bool IsResidualFusion(const Kernel& kernel);
 inline constexpr std::uint64_t kMaxArchitectures = 5'000;
 
 }  // namespace latte

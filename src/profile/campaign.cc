@@ -84,7 +84,7 @@ Status AsKernelTime(Executor& executor, double run_cost_us, const std::vector<No
 Expected<BlockedResidualGraph> MeasuredGraph(const Kernel& kernel, const std::string& backend,
                                              const BackendRegistry& registry) {
   const BackendFactory* factory = registry.Find(backend);
-  if (factory != nullptr && factory->nchwc_block > 0 && IsNchwcResidualKind(kernel))
+  if (factory != nullptr && factory->nchwc_block > 0 && IsResidualFusion(kernel))
     return BuildBlockedResidualGraph(kernel, factory->nchwc_block);
   LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(kernel));
   return BlockedResidualGraph{std::move(graph), {}};

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "import/export/onnx_export.h"
+#include "ir/fusion_rules.h"
 #include "ir/nchwc_layout.h"
 
 #if LATTE_HAVE_ORT
@@ -382,7 +383,7 @@ Expected<std::unique_ptr<PreparedGraph>> OrtBackend::PrepareGraph(const Graph& g
 std::vector<std::string> OrtBackend::FusedByConstruction() const {
   std::vector<std::string> kinds = FoldedActivationKinds();
   if (const int block = HostNchwcBlock(); block > 0)
-    for (const std::string& kind : NchwcResidualKinds()) kinds.push_back(kind + "@nchwc" + std::to_string(block));
+    for (const std::string& kind : ResidualFusionKinds()) kinds.push_back(NchwcRule(kind, block));
   return kinds;
 }
 
