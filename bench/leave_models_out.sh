@@ -19,6 +19,11 @@
 #   from      one calibration of BUDGET that starts from PACK (`latte calibrate --from`: its kernels
 #             adapted here join the fit); the same table hits as for adapt.
 # BACKEND=NAME calibrates that backend (default xnnpack; ort for ONNX Runtime), one thread.
+# ROUNDS=N (default 3): the models are validated in N rounds, one after the other, and each
+# model's figures are those of its round with the median measured time. Other tenants of this
+# host slow it down for minutes at a time (the same model measured 10.1, 12.9 and 16.0 ms within
+# half an hour, idle by every count of this VM), which one round took for a prediction error;
+# the spread of each model's rounds is printed beside it.
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
@@ -70,20 +75,26 @@ calibrate() {
   elif (($#)); then with=", the other family's models measured first"; fi
   echo "fold $fold: calibrated at $started UTC ($backend, $budget, seed $seed$with): $(tail -1 "$tmp/$fold/calibrate.log")"
 }
-# validate FOLD NAME SHAPE NAME SHAPE ...: each model predicted and measured, one JSON each.
+rounds="${ROUNDS:-3}"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench: ROUNDS must be a whole number ≥ 1, not '$rounds'" >&2; exit 2; }
+# validate FOLD NAME SHAPE NAME SHAPE ...: each model predicted and measured once a round, one
+# JSON each (MODEL.validate.rROUND.json).
 validate() {
-  local fold="$1"
+  local fold="$1" round i
   shift
-  echo "fold $fold: validated at $(date -u +%H:%M) UTC"
-  while (($#)); do
-    local model="$1" shape="$2"
-    shift 2
-    # A model the backend cannot run is said, not dropped silently.
-    if ! "$latte" validate "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$tmp/$fold/pack.json.gz" \
-        --num-runs 50 --min-secs 1 --format json >"$tmp/$fold/$model.validate.json" 2>"$tmp/$fold/$model.err"; then
-      echo "fold $fold: $model not validated: $(cat "$tmp/$fold/$model.err")"
-      rm -f "$tmp/$fold/$model.validate.json"
-    fi
+  local pairs=("$@")
+  for ((round = 1; round <= rounds; round++)); do
+    echo "fold $fold: validation round $round of $rounds at $(date -u +%H:%M) UTC"
+    for ((i = 0; i < ${#pairs[@]}; i += 2)); do
+      local model="${pairs[$i]}" shape="${pairs[$((i + 1))]}"
+      local out="$tmp/$fold/$model.validate.r$round.json"
+      # A model the backend cannot run is said (once), not dropped silently.
+      if ! "$latte" validate "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$tmp/$fold/pack.json.gz" \
+          --num-runs 50 --min-secs 1 --format json >"$out" 2>"$tmp/$fold/$model.err"; then
+        ((round == 1)) && echo "fold $fold: $model not validated: $(cat "$tmp/$fold/$model.err")"
+        rm -f "$out"
+      fi
+    done
   done
 }
 # The --models arguments for a family's files.
@@ -101,7 +112,7 @@ repredict() {
     [[ -f "$dir/$name" ]] || { echo "bench: $dir$name is missing (REPREDICT names a pack in each fold's folder)" >&2; exit 2; }
     for ((i = 0; i < ${#all_models[@]}; i += 2)); do
       model="${all_models[$i]}" shape="${all_models[$((i + 1))]}"
-      [[ -f "$dir/$model.validate.json" ]] || continue
+      compgen -G "$dir/$model.validate*.json" >/dev/null || continue
       "$latte" predict "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$dir/$name" --format json \
         >"$dir/$model.repredict.json" || { echo "bench: predicting $model with $dir$name failed" >&2; exit 1; }
     done
@@ -138,7 +149,7 @@ case "$folds" in
 esac
 
 python3 - "$tmp" <<'PY'
-import glob, json, math, os, statistics, sys
+import glob, json, math, os, re, statistics, sys
 
 def summary(errors):
     n = len(errors)
@@ -153,7 +164,7 @@ def summary(errors):
 rows, kinds, table_kinds = [], {}, {}
 def repredicted(m, path):
     """m with the predictions of the kept repredict JSON beside its validate JSON, if any."""
-    other = path.replace(".validate.json", ".repredict.json")
+    other = re.sub(r"\.validate(\.r\d+)?\.json$", ".repredict.json", path)
     if not os.path.exists(other):
         return m
     p = json.load(open(other))
@@ -171,13 +182,21 @@ def repredicted(m, path):
                 inside_interval=complete and lo <= m["measured_ms"] <= hi,
                 covered_nodes=p["coverage"]["covered_nodes"], total_nodes=p["coverage"]["total_nodes"])
 
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.validate.json"))):
-    fold = os.path.basename(os.path.dirname(path))
-    report = json.load(open(path))
+# Each model's rounds (a run kept before rounds has one MODEL.validate.json); the round with the
+# median measured time (of an even count, the lower) stands for the model.
+rounds = {}
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.validate*.json"))):
+    key = re.sub(r"\.validate(\.r\d+)?\.json$", "", path)
+    rounds.setdefault(key, []).append(path)
+for key, paths in sorted(rounds.items()):
+    fold = os.path.basename(os.path.dirname(key))
+    reports = sorted((json.load(open(p)) for p in paths), key=lambda r: r["models"][0]["measured_ms"])
+    report = reports[(len(reports) - 1) // 2]
+    measured = [r["models"][0]["measured_ms"] for r in reports]
     drift = report.get("drift", {}).get("ratio")
     for m in report["models"]:
-        m = repredicted(m, path)
-        m["fold"], m["drift"] = fold, drift
+        m = repredicted(m, paths[0])
+        m["fold"], m["drift"], m["rounds"] = fold, drift, measured
         rows.append(m)
         for layer in m["layers"]:
             if not layer["measured_ms"] > 0:
@@ -186,15 +205,16 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*", "*.validate.json")))
             target = table_kinds if layer["source"] == "table" else kinds
             target.setdefault(layer["kernel"], []).append(err)
 
-print("| fold | model | predicted ms | 90% interval | measured ms | error | inside | coverage | reference now / pack |")
-print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: |")
+print("| fold | model | predicted ms | 90% interval | measured ms | error | inside | coverage | reference now / pack | rounds: measured max / min |")
+print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |")
 for m in rows:
     lo, hi = m["interval_ms"]
     half = 100 * (hi - lo) / 2 / m["predicted_ms"] if m["predicted_ms"] > 0 else float("nan")
     drift = f'{m["drift"]:.3f}' if m["drift"] else "n/a"
     print(f'| {m["fold"]} | {os.path.basename(m["model"])} | {m["predicted_ms"]:.3f} | {lo:.3f}–{hi:.3f} (±{half:.0f}%) | '
           f'{m["measured_ms"]:.3f} | {m["error_pct"]:+.1f}% | {"yes" if m["inside_interval"] else "no"} | '
-          f'{m["covered_nodes"]}/{m["total_nodes"]} | {drift} |')
+          f'{m["covered_nodes"]}/{m["total_nodes"]} | {drift} | '
+          f'{max(m["rounds"]) / min(m["rounds"]):.3f} ({len(m["rounds"])}) |')
 errors = [m["error_pct"] for m in rows]
 complete = sum(m["covered_nodes"] == m["total_nodes"] for m in rows)
 halves = [100 * (m["interval_ms"][1] - m["interval_ms"][0]) / 2 / m["predicted_ms"] for m in rows if m["predicted_ms"] > 0]

@@ -113,6 +113,36 @@ TEST(ContextModel, SimulatesTheArenaUnlessToldToChoose) {
   EXPECT_EQ(model->memory, TensorMemory::kArena);
 }
 
+// Small layers (10–30 µs) take 60% longer in the graph, large ones (1–3 ms) 5% longer: each
+// network's sum is about 5.6% over its layers alone. Minimising each layer's relative error gives
+// the small layers' share to the large ones (about a third, every network 25% too slow);
+// minimising each network's fits the sums, and the held-out networks choose it.
+TEST(ContextModel, FitsTheNetworksSumsWhereTheLayersDisagree) {
+  SplitMix64 rng(5);
+  std::vector<StoredGraphLayer> layers;
+  for (int g = 0; g < 12; ++g) {
+    for (int i = 0; i < 12; ++i) {
+      const bool small = i % 2 == 1;
+      const double alone = small ? 0.01 + 0.02 * rng.Uniform() : 1 + 2 * rng.Uniform();
+      StoredGraphLayer row;
+      row.campaign = 1;
+      row.record.graph = "net " + std::to_string(g);
+      row.record.layer = i;
+      row.record.traffic = {small ? 0 : 1024, 4096, {{i - 1, 4096}}};  // far below the caches: no cache term
+      row.record.alone_us = 1000 * alone;
+      row.record.in_graph_us = 1000 * alone * (small ? 1.6 : 1.05);
+      layers.push_back(std::move(row));
+    }
+  }
+  auto model = FitContextModel(GroupNetworks(layers), {kMiB, 32 * kMiB});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ(model->objective, ContextObjective::kNetworks);
+  EXPECT_GT(model->share, 0.05);
+  EXPECT_LT(model->share, 0.06);
+  EXPECT_LT(model->cv_rmspe_pct, 0.2);
+  EXPECT_GT(model->cv_alone_rmspe_pct, 5);
+}
+
 TEST(ContextModel, KeepsCoefficientsNonNegative) {
   // Layers that run faster in the graph than alone, by a share of their time: nothing negative
   // is fitted; the model predicts no extra time instead.
@@ -227,6 +257,25 @@ TEST(ContextModel, JsonSaysWhereTheActivationsLiveAndOlderPacksMeantTheirOwnMemo
   auto unknown = ContextModel::FromJson(bad);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().message(), "context: memory is \"heap\", not \"arena\" or \"own-buffers\"");
+}
+
+TEST(ContextModel, JsonSaysWhatWasMinimisedAndOlderPacksMinimisedEachLayer) {
+  ContextModel model = Truth();
+  model.objective = ContextObjective::kNetworks;
+  EXPECT_EQ(model.ToJson()["objective"], "networks");
+  auto back = ContextModel::FromJson(nlohmann::json::parse(model.ToJson().dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, model);
+  nlohmann::json older = model.ToJson();
+  older.erase("objective");  // a pack from before the choice
+  auto read = ContextModel::FromJson(older);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->objective, ContextObjective::kLayers);
+  nlohmann::json bad = model.ToJson();
+  bad["objective"] = "kernels";
+  auto unknown = ContextModel::FromJson(bad);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(), "context: objective is \"kernels\", not \"layers\" or \"networks\"");
 }
 
 }  // namespace
