@@ -144,15 +144,27 @@ void OnRun(CLI::App* cmd, Status& result, std::function<Status()> run) {
   cmd->callback([&result, run = std::move(run)] { result = run(); });
 }
 
+namespace {
+
+// One value of a repeated NAME=... flag, split at its last '=' (names may contain one): the name
+// and what follows, neither empty, or the error saying what `flag` expects.
+Expected<std::pair<std::string, std::string>> SplitNamed(const std::string& flag, const std::string& value,
+                                                         const std::string& expected) {
+  const size_t eq = value.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+    return InvalidInput(flag + " '" + value + "': expected " + expected);
+  return std::pair{value.substr(0, eq), value.substr(eq + 1)};
+}
+
+}  // namespace
+
 Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& values) {
   std::map<std::string, Shape> shapes;
   for (const std::string& value : values) {
-    size_t eq = value.rfind('=');
-    if (eq == std::string::npos || eq == 0)
-      return InvalidInput("--input-shape '" + value + "': expected NAME=SHAPE, like x=1x3x224x224");
-    auto shape = ParseShape(value.substr(eq + 1));
+    LATTE_ASSIGN_OR_RETURN(const auto named, SplitNamed("--input-shape", value, "NAME=SHAPE, like x=1x3x224x224"));
+    auto shape = ParseShape(named.second);
     if (!shape.ok()) return shape.status().WithContext("--input-shape '" + value + "'");
-    shapes[value.substr(0, eq)] = *shape;
+    shapes[named.first] = *shape;
   }
   return shapes;
 }
@@ -160,18 +172,17 @@ Expected<std::map<std::string, Shape>> ParseInputShapes(const std::vector<std::s
 Expected<std::map<std::string, std::vector<std::string>>> ParseInputValues(const std::vector<std::string>& values) {
   std::map<std::string, std::vector<std::string>> parsed;
   for (const std::string& value : values) {
-    const size_t eq = value.rfind('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
-      return InvalidInput("--input-value '" + value + "': expected NAME=VALUE[,VALUE...], like sr=16000");
+    LATTE_ASSIGN_OR_RETURN(const auto named,
+                           SplitNamed("--input-value", value, "NAME=VALUE[,VALUE...], like sr=16000"));
     std::vector<std::string> texts;
-    for (size_t start = eq + 1;;) {
-      const size_t comma = value.find(',', start);
-      texts.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    for (size_t start = 0;;) {
+      const size_t comma = named.second.find(',', start);
+      texts.push_back(named.second.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       if (texts.back().empty()) return InvalidInput("--input-value '" + value + "': an empty value between commas");
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
-    parsed[value.substr(0, eq)] = std::move(texts);
+    parsed[named.first] = std::move(texts);
   }
   return parsed;
 }
@@ -191,21 +202,17 @@ Expected<ImportOptions> ParseModelInputs(const ModelInputFlags& flags) {
 }
 
 Status ImportForCommand(const std::string& model, const ModelInputFlags& inputs, Graph& graph) {
-  LATTE_ASSIGN_OR_RETURN(const ImportOptions options, ParseModelInputs(inputs));
-  auto imported = ImportModel(model, options);
-  if (!imported.ok()) return imported.status().WithContext(model);
-  graph = std::move(imported).value();
+  std::vector<Graph> graphs;
+  LATTE_RETURN_IF_ERROR(ImportModelsForCommand({model}, inputs, graphs));
+  graph = std::move(graphs[0]);
   return Status::Ok();
 }
 
 Status ImportModelsForCommand(const std::vector<std::string>& models, const ModelInputFlags& inputs,
                               std::vector<Graph>& graphs) {
-  if (models.size() == 1) {
-    graphs.resize(1);
-    return ImportForCommand(models[0], inputs, graphs[0]);
-  }
   LATTE_ASSIGN_OR_RETURN(ImportOptions options, ParseModelInputs(inputs));
-  options.skip_unknown_input_names = true;  // checked below, over all the models
+  // One model: the import refuses a name it lacks. Several: checked below, over all of them.
+  options.skip_unknown_input_names = models.size() > 1;
   std::set<std::string> names;
   graphs.clear();
   for (const std::string& model : models) {
@@ -214,7 +221,7 @@ Status ImportModelsForCommand(const std::vector<std::string>& models, const Mode
     for (TensorId id : imported->inputs) names.insert(imported->tensor(id).name);
     graphs.push_back(std::move(imported).value());
   }
-  return CheckInputShapesNamed(options.input_shapes, names);
+  return options.skip_unknown_input_names ? CheckInputShapesNamed(options.input_shapes, names) : Status::Ok();
 }
 
 Expected<double> ParseDuration(std::string_view text) {
