@@ -1,12 +1,12 @@
 // How well the in-graph context model (predict/context_model) tells what a model's layers cost in
 // the graph beyond their kernels alone, with each simulation of where the activations live
 // (ir/cache_reuse: the executor's arena, or each tensor its own memory). Fits on a store's
-// networks measured in context on xnnpack, 1 thread (all of them: `latte fit` also keeps to one
+// networks measured in context on one backend (xnnpack unless --backend=NAME), 1 thread (all of them: `latte fit` also keeps to one
 // device and backend version), once per simulation and once choosing, and
 // prints the held-out networks' error; then, for models measured layer by layer in their graph
 // and alone (context_probe's output, one TSV per model), the measured context (layers in the
 // graph minus alone) and each fit's, from the layers' measured times alone. No timing.
-// Usage: context_fit DB [PROBE.tsv ...]
+// Usage: context_fit DB [--backend=NAME] [PROBE.tsv ...]   (default xnnpack)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -67,20 +67,25 @@ int Fail(const Status& status) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: context_fit DB [PROBE.tsv ...]\n");
+    std::fprintf(stderr, "usage: context_fit DB [--backend=NAME] [PROBE.tsv ...]\n");
     return 2;
   }
   auto store = Store::OpenReadOnly(argv[1]);
   if (!store.ok()) return Fail(store.status());
+  int first_probe = 2;
   MeasurementFilter filter;
   filter.backend = "xnnpack";
+  if (argc > 2 && std::string(argv[2]).rfind("--backend=", 0) == 0) {
+    filter.backend = std::string(argv[2]).substr(10);
+    first_probe = 3;
+  }
   filter.threads = 1;
   auto layers = store->QueryGraphLayers(filter);
   if (!layers.ok()) return Fail(layers.status());
   auto caches = ContextCachesOf(*store, *layers);
   if (!caches.ok()) return Fail(caches.status());
   std::vector<ProbedModel> models;
-  for (int i = 2; i < argc; ++i) {
+  for (int i = first_probe; i < argc; ++i) {
     auto model = ReadProbe(argv[i]);
     if (!model.ok()) return Fail(model.status());
     models.push_back(std::move(*model));
