@@ -33,6 +33,8 @@ std::int64_t ElementFlops(OpKind kind) {
     case OpKind::kHardSigmoid: return 3;
     case OpKind::kHardSwish: return 4;
     case OpKind::kBatchNorm: return 2;
+    // mean, subtract, square, mean, scale by 1/sqrt(var + eps), then scale and shift.
+    case OpKind::kLayerNorm: return 8;
     case OpKind::kSigmoid: case OpKind::kTanh: case OpKind::kElu: case OpKind::kGelu: case OpKind::kSoftplus:
     case OpKind::kExp: case OpKind::kLog: case OpKind::kErf: case OpKind::kPow:
       return 4;  // a transcendental ≈ a few FLOPs in vectorized implementations

@@ -5,6 +5,7 @@
 namespace latte {
 
 bool IsFusableFollower(OpKind kind) {
+  if (IsComparisonOrLogic(kind)) return false;  // bool outputs: not an epilogue of a float op
   return (KernelFamilyOf(kind) == KernelFamily::kUnary && kind != OpKind::kPRelu && kind != OpKind::kBatchNorm) ||
          KernelFamilyOf(kind) == KernelFamily::kBinary;
 }

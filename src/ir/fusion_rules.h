@@ -63,7 +63,8 @@ std::string NchwcRule(const std::string& kind, int block);
 const std::vector<std::string>& ResidualFusionKinds();
 bool IsResidualFusion(const Kernel& kernel);
 
-/// Ops that may follow a main op inside one kernel: one-input activations and binary elementwise ops.
+/// Ops that may follow a main op inside one kernel: one-input activations and binary elementwise ops
+/// (not the comparisons or logic, whose outputs are bool).
 bool IsFusableFollower(OpKind kind);
 
 /// kUnsupported: `kind` has no kernel family (kernel.h documents none), so it is never a kernel.

@@ -54,7 +54,12 @@ std::vector<TensorId> GraphBuilder::Op(OpKind kind, const std::string& name, std
   for (int i = 0; i < num_outputs; ++i) {
     Tensor t;
     t.name = num_outputs == 1 ? name : name + ":" + std::to_string(i);
-    t.dtype = node.inputs.empty() || node.inputs[0] == kNoTensor ? DataType::kFloat32 : graph_.tensor(node.inputs[0]).dtype;
+    // The data input's dtype (where's: x, input 1) unless the kind fixes its own (comparisons).
+    const size_t data = kind == OpKind::kWhere ? 1 : 0;
+    t.dtype = FixedOutputType(kind);
+    if (t.dtype == DataType::kUnknown)
+      t.dtype = node.inputs.size() <= data || node.inputs[data] == kNoTensor ? DataType::kFloat32
+                                                                              : graph_.tensor(node.inputs[data]).dtype;
     node.outputs.push_back(graph_.AddTensor(std::move(t)));
   }
   std::vector<TensorId> outputs = node.outputs;

@@ -206,6 +206,19 @@ Expected<std::array<std::int64_t, 4>> MainOutputNhwc(const Kernel& k) {
       for (std::size_t i = 0; i < 4; ++i) out[i] = std::max(b.a[i], b.b[i]);
       return out;
     }
+    case KernelFamily::kWhere: {
+      using P = WhereKernelParams;
+      const P p = ReadParams<P>(k);
+      Shape4 out{};
+      for (std::size_t i = 0; i < 4; ++i) out[i] = std::max({p.c[i], p.x[i], p.y[i]});
+      return out;
+    }
+    case KernelFamily::kGather: {
+      using P = GatherKernelParams;
+      LATTE_RETURN_IF_ERROR(need({ParamKey(&P::rows), ParamKey(&P::idx)}));
+      const P g = ReadParams<P>(k);
+      return Shape4{1, g.outer, g.idx, g.inner};
+    }
     default:
       break;
   }
@@ -213,7 +226,8 @@ Expected<std::array<std::int64_t, 4>> MainOutputNhwc(const Kernel& k) {
   // the params are the output's (concat), or the input padded (pad).
   const OpCategory category = OpCategoryOf(k.op);
   const bool same_shape = category == OpCategory::kActivation || category == OpCategory::kElementwise ||
-                          k.op == OpKind::kSoftmax || k.op == OpKind::kLogSoftmax || k.op == OpKind::kBatchNorm;
+                          k.op == OpKind::kSoftmax || k.op == OpKind::kLogSoftmax || k.op == OpKind::kBatchNorm ||
+                          k.op == OpKind::kLayerNorm;
   if (!same_shape && k.op != OpKind::kConcat && k.op != OpKind::kPad)
     return Unsupported(fmt::format("the output shape of a {} kernel is not known from its parameters", OpName(k.op)));
   LATTE_RETURN_IF_ERROR(need({ParamKey(&NhwcParams::h), ParamKey(&NhwcParams::w), ParamKey(&NhwcParams::c)}));

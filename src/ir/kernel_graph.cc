@@ -43,9 +43,9 @@ class KernelGraphBuilder {
  public:
   explicit KernelGraphBuilder(unsigned seed) : rng_(seed) {}
 
-  Expected<TensorId> Input(const std::string& name, const Shape& shape) {
+  Expected<TensorId> Input(const std::string& name, const Shape& shape, DataType dtype = DataType::kFloat32) {
     LATTE_RETURN_IF_ERROR(CheckElements("input '" + name + "'", shape));
-    return b_.Input(name, shape);
+    return b_.Input(name, shape, dtype);
   }
   Expected<TensorId> Weights(const std::string& name, const Shape& shape, std::int64_t fan_in) {
     LATTE_RETURN_IF_ERROR(CheckElements("constant '" + name + "'", shape));
@@ -190,10 +190,17 @@ Expected<TensorId> BuildPool(const MainNode& m) {
 
 Expected<TensorId> BuildNhwcOp(const MainNode& m) {
   using K = OpKind;
-  LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(m.k));
   Attributes a = m.WithAct({});
+  NhwcParams p;
+  if (m.k.op == K::kGelu) {  // its params say which approximation
+    LATTE_ASSIGN_OR_RETURN(const GeluKernelParams g, ReadCheckedParams<GeluKernelParams>(m.k));
+    p = g;
+    a.Set("approximate", std::string(g.tanh ? "tanh" : "none"));
+  } else {
+    LATTE_ASSIGN_OR_RETURN(p, ReadCheckedParams<NhwcParams>(m.k));
+  }
   std::vector<TensorId> inputs;
-  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}, m.k.dtype));
   inputs.push_back(x);
   if (KernelFamilyOf(m.k.op) == KernelFamily::kGlobalPool) a.Set("layout", std::string("NHWC"));
   if (KernelFamilyOf(m.k.op) == KernelFamily::kSoftmax) a.Set("axis", std::int64_t{3});
@@ -226,15 +233,74 @@ Expected<TensorId> BuildReshape(const MainNode& m) {
 }
 
 Expected<TensorId> BuildReduce(const MainNode& m) {
-  LATTE_ASSIGN_OR_RETURN(const ReduceKernelParams p, ReadCheckedParams<ReduceKernelParams>(m.k));
+  using P = ReduceKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
   LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
   std::vector<std::int64_t> axes;
   for (std::int64_t i = 0; i < 4; ++i)
     if (p.axes & (std::int64_t{1} << i)) axes.push_back(i);
   Attributes a = m.WithAct({});
-  a.Set("axes", axes);
   a.Set("keepdims", std::int64_t{1});
+  if (m.k.op == OpKind::kArgMax || m.k.op == OpKind::kArgMin) {  // one axis
+    if (axes.size() != 1)
+      return InvalidInput("param '" + ParamKey(&P::axes) + "' (" + std::to_string(p.axes) + ") of an " +
+                          std::string(OpName(m.k.op)) + " kernel must name one axis");
+    a.Set("axis", axes[0]);
+    return m.b.Op(m.k.op, m.name, {x}, a);
+  }
+  a.Set("axes", axes);
   return m.b.Op(m.k.op, m.name, {x}, a);
+}
+
+// layer_norm over the last axis, with the scale and bias its params ask for.
+Expected<TensorId> BuildLayerNorm(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const LayerNormKernelParams p, ReadCheckedParams<LayerNormKernelParams>(m.k));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  std::vector<TensorId> inputs = {x};
+  if (p.scale) {
+    LATTE_ASSIGN_OR_RETURN(TensorId scale, m.b.Weights("scale", {p.c}, 1));
+    inputs.push_back(scale);
+  } else if (p.bias) {
+    inputs.push_back(kNoTensor);
+  }
+  if (p.bias) {
+    LATTE_ASSIGN_OR_RETURN(TensorId bias, m.b.Weights("bias", {p.c}, 1));
+    inputs.push_back(bias);
+  }
+  Attributes a = m.WithAct({});
+  a.Set("axis", std::int64_t{-1});
+  a.Set("epsilon", 1e-5);
+  return m.b.Op(m.k.op, m.name, inputs, a);
+}
+
+// where on a bool condition (a graph input: campaigns fill it with random booleans).
+Expected<TensorId> BuildWhere(const MainNode& m) {
+  using P = WhereKernelParams;
+  LATTE_ASSIGN_OR_RETURN(const P p, ReadCheckedParams<P>(m.k));
+  for (size_t i = 0; i < 4; ++i) {
+    const std::int64_t out = std::max({p.c[i], p.x[i], p.y[i]});
+    for (const auto& [dims, key] : {std::pair{&p.c, ParamKey(&P::c, i)}, std::pair{&p.x, ParamKey(&P::x, i)},
+                                    std::pair{&p.y, ParamKey(&P::y, i)}})
+      if ((*dims)[i] != out && (*dims)[i] != 1)
+        return InvalidInput("param '" + key + "' (" + std::to_string((*dims)[i]) + ") does not broadcast to " +
+                            std::to_string(out));
+  }
+  LATTE_ASSIGN_OR_RETURN(TensorId c, m.b.Input("condition", Shape(p.c.begin(), p.c.end()), DataType::kBool));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", Shape(p.x.begin(), p.x.end())));
+  LATTE_ASSIGN_OR_RETURN(TensorId y, m.b.Input("y", Shape(p.y.begin(), p.y.end())));
+  return m.b.Op(m.k.op, m.name, {c, x, y}, m.WithAct({}));
+}
+
+// gather of a constant table (an embedding: rows × inner, or outer × rows × inner along axis 1) by
+// int64 indices, a graph input (campaigns fill it with indices in range).
+Expected<TensorId> BuildGather(const MainNode& m) {
+  LATTE_ASSIGN_OR_RETURN(const GatherKernelParams p, ReadCheckedParams<GatherKernelParams>(m.k));
+  const Shape table = p.outer == 1 ? Shape{p.rows, p.inner} : Shape{p.outer, p.rows, p.inner};
+  LATTE_ASSIGN_OR_RETURN(TensorId data, m.b.Weights("table", table, 1));
+  LATTE_ASSIGN_OR_RETURN(TensorId indices, m.b.Input("indices", {p.idx}, DataType::kInt64));
+  Attributes a = m.WithAct({});
+  a.Set("axis", std::int64_t{p.outer == 1 ? 0 : 1});
+  return m.b.Op(m.k.op, m.name, {data, indices}, a);
 }
 
 Expected<TensorId> BuildTranspose(const MainNode& m) {
@@ -306,8 +372,8 @@ Expected<TensorId> BuildBinary(const MainNode& m) {
     if (p.a[i] != p.b[i] && p.a[i] != 1 && p.b[i] != 1)
       return InvalidInput("params '" + ParamKey(&P::a, i) + "' (" + std::to_string(p.a[i]) + ") and '" +
                           ParamKey(&P::b, i) + "' (" + std::to_string(p.b[i]) + ") do not broadcast");
-  LATTE_ASSIGN_OR_RETURN(TensorId a, m.b.Input("a", Shape(p.a.begin(), p.a.end())));
-  LATTE_ASSIGN_OR_RETURN(TensorId bt, m.b.Input("b", Shape(p.b.begin(), p.b.end())));
+  LATTE_ASSIGN_OR_RETURN(TensorId a, m.b.Input("a", Shape(p.a.begin(), p.a.end()), m.k.dtype));
+  LATTE_ASSIGN_OR_RETURN(TensorId bt, m.b.Input("b", Shape(p.b.begin(), p.b.end()), m.k.dtype));
   return m.b.Op(m.k.op, m.name, {a, bt}, m.WithAct({}));
 }
 
@@ -364,6 +430,9 @@ Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::
     case KernelFamily::kBinary: return BuildBinary(m);
     case KernelFamily::kConcat: return BuildConcat(m);
     case KernelFamily::kResize: return BuildResize(m);
+    case KernelFamily::kLayerNorm: return BuildLayerNorm(m);
+    case KernelFamily::kWhere: return BuildWhere(m);
+    case KernelFamily::kGather: return BuildGather(m);
     case KernelFamily::kNone:
       break;
   }
@@ -373,9 +442,11 @@ Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::
 }  // namespace
 
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
-  if (kernel.dtype != DataType::kFloat32)
-    return Unsupported("kernel " + kernel.Kind() + " is " + std::string(DataTypeName(kernel.dtype)) +
-                       ", only float32 kernels can be built");
+  // Logic kernels are bool (their inputs are); every other kind's data is float32.
+  const DataType want = IsLogic(kernel.op) ? DataType::kBool : DataType::kFloat32;
+  if (kernel.dtype != want)
+    return Unsupported("kernel " + kernel.Kind() + " is " + std::string(DataTypeName(kernel.dtype)) + ", only " +
+                       std::string(DataTypeName(want)) + " " + std::string(OpName(kernel.op)) + " kernels can be built");
   if (KernelFamilyOf(kernel.op) == KernelFamily::kNone) return NoKernelFamily(kernel.op);
   if (KernelFamilyOf(kernel.op) == KernelFamily::kReshape && kernel.op != OpKind::kReshape)
     return InvalidInput("a " + std::string(OpName(kernel.op)) +

@@ -62,12 +62,14 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionRules&
 using FusionPredicate = std::function<bool(const std::vector<NodeId>& chain, const std::string& kind)>;
 Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredicate& may_fuse);
 
-/// A runnable graph holding exactly `kernel`: NHWC float32, constant weights and bias with
+/// A runnable graph holding exactly `kernel`: NHWC float32 (logic kernels bool; a where's condition
+/// a bool input, a gather's table a constant and its indices an int64 input), constant weights and bias with
 /// deterministic random values from `seed`, activations (and a fused add's other operand) as graph
 /// inputs, a fused activation as the main node's "activation" attribute when the main op can carry
 /// it, shapes inferred, Validate() ok. KernelOfNodes(result, all nodes) == kernel.
 /// kInvalidInput naming the param for missing, zero/negative or inconsistent params and for tensors
-/// above 2^31 elements; kUnsupported for non-float32 kernels and kinds with no family.
+/// above 2^31 elements; kUnsupported for kernels of another dtype (float32; bool for logic) and kinds
+/// with no family.
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed = 0);
 
 /// A kernel of a joined graph and where its activation inputs come from: from[i] is, for the i-th

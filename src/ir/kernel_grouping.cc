@@ -186,11 +186,12 @@ Expected<Params> SoftmaxKernelParamsOf(const Node& node, const Tensor& x, bool n
 
 }
 
-// A reduction: the input, and its axes as NHWC bits.
+// A reduction: the input, and its axes as NHWC bits (argmax and argmin: their one axis).
 Expected<Params> ReduceKernelParamsOf(const Node& node, const Tensor& x, bool nchw) {
   const auto rank = static_cast<std::int64_t>(x.shape.size());
   std::int64_t bits = 0;
   auto axes = node.attrs.GetInts("axes");
+  if (node.kind == OpKind::kArgMax || node.kind == OpKind::kArgMin) axes = std::vector<std::int64_t>{node.attrs.GetInt("axis", 0)};
   if (!axes || axes->empty()) {
     for (std::int64_t a = 0; a < rank; ++a) {
       LATTE_ASSIGN_OR_RETURN(int at, NhwcAxis(a, rank, nchw));
@@ -205,6 +206,43 @@ Expected<Params> ReduceKernelParamsOf(const Node& node, const Tensor& x, bool nc
   if (bits == 0) return Unsupported("reduction of a scalar");
   return Stored(ReduceKernelParams{NhwcOf(Nhwc4(x.shape, nchw)), bits});
 
+}
+
+// layer_norm: each row of the normalized dims (from axis on) is c, the dims before it n h w (the
+// leading ones merged beyond three), in the file's order: the rows are contiguous whatever the
+// graph's layout.
+Expected<Params> LayerNormKernelParamsOf(const Node& node, const Tensor& x) {
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t axis = node.attrs.GetInt("axis", -1);
+  if (axis < -rank || axis >= rank) return InvalidInput("layer_norm axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += rank;
+  std::int64_t row = 1;
+  for (std::int64_t d = axis; d < rank; ++d) row *= x.shape[static_cast<size_t>(d)];
+  Shape lead(x.shape.begin(), x.shape.begin() + axis);
+  lead = LeadingMerged(lead);  // rank ≤ 4 ...
+  if (lead.size() == 4) lead = {lead[0] * lead[1], lead[2], lead[3]};  // ... and ≤ 3 beside the row
+  lead.push_back(row);
+  return Stored(LayerNormKernelParams{NhwcOf(Nhwc4(lead, false)), node.input(1) != kNoTensor ? 1 : 0,
+                                      node.input(2) != kNoTensor ? 1 : 0});
+}
+
+// gather: the data around the gathered axis, and the number of indices.
+Expected<Params> GatherKernelParamsOf(const Graph& graph, const Node& node, const Tensor& x) {
+  LATTE_ASSIGN_OR_RETURN(const Tensor* indices, KnownTensor(graph, node.input(1), "indices", true));
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t axis = node.attrs.GetInt("axis", 0);
+  if (axis < -rank || axis >= rank) return InvalidInput("gather axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += rank;
+  GatherKernelParams p;
+  for (std::int64_t d = 0; d < rank; ++d) {
+    const std::int64_t size = x.shape[static_cast<size_t>(d)];
+    if (d < axis) p.outer *= size;
+    else if (d == axis) p.rows = size;
+    else p.inner *= size;
+  }
+  p.idx = indices->num_elements().value_or(0);
+  if (p.idx < 1) return Unsupported("a gather of no indices has no kernel params");
+  return Stored(p);
 }
 
 // concat: the output, the NHWC axis, and each input's size along it.
@@ -279,8 +317,9 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
   const KernelFamily family = KernelFamilyOf(node.kind);
   if (family == KernelFamily::kNone) return NoKernelFamily(node.kind);
   // Reshapes and transposes of rank > 4 are described at rank 4, as the same data movement.
-  const bool any_rank_in =
-      family == KernelFamily::kReshape || family == KernelFamily::kTranspose || family == KernelFamily::kSlice;
+  const bool any_rank_in = family == KernelFamily::kReshape || family == KernelFamily::kTranspose ||
+                           family == KernelFamily::kSlice || family == KernelFamily::kGather ||
+                           family == KernelFamily::kLayerNorm;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoTensor) continue;
     LATTE_RETURN_IF_ERROR(KnownTensor(graph, node.inputs[i], "input", any_rank_in));
@@ -326,7 +365,24 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
       return Stored(NhwcParams{q.batch, q.in_h, q.in_w, q.channels});
     }
     case KernelFamily::kUnary:  // batch_norm says its layout; the others have none
+      if (node.kind == OpKind::kGelu) {
+        const std::string approximate = node.attrs.GetString("approximate", "none");
+        if (approximate != "none" && approximate != "tanh") return InvalidInput("gelu approximate '" + approximate + "'");
+        return Stored(GeluKernelParams{NhwcOf(Nhwc4(x->shape, node_nchw)), approximate == "tanh" ? 1 : 0});
+      }
       return Stored(NhwcOf(Nhwc4(x->shape, node_nchw)));
+    case KernelFamily::kLayerNorm: return LayerNormKernelParamsOf(node, *x);
+    case KernelFamily::kGather: return GatherKernelParamsOf(graph, node, *x);
+    case KernelFamily::kWhere: {
+      auto view = [&](const Shape& s) {  // padded to the output's rank, then NHWC (as binary ops)
+        Shape padded(y.shape.size() > s.size() ? y.shape.size() - s.size() : 0, 1);
+        padded.insert(padded.end(), s.begin(), s.end());
+        return Nhwc4(padded, nchw);
+      };
+      LATTE_ASSIGN_OR_RETURN(const Tensor* a, KnownTensor(graph, node.input(1), "input"));
+      LATTE_ASSIGN_OR_RETURN(const Tensor* b, KnownTensor(graph, node.input(2), "input"));
+      return Stored(WhereKernelParams{view(x->shape), view(a->shape), view(b->shape)});
+    }
     case KernelFamily::kReshape:
       return Stored(NhwcOf(Nhwc4(LeadingMerged(x->shape), node_nchw && rank == 4)));
     case KernelFamily::kSoftmax: return SoftmaxKernelParamsOf(node, *x, nchw);
@@ -383,7 +439,8 @@ Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& no
   // Reshape, flatten, squeeze, unsqueeze and identity move data alike (a copy at most): one kind.
   kernel.op = KernelFamilyOf(main.kind) == KernelFamily::kReshape ? OpKind::kReshape : main.kind;
   LATTE_ASSIGN_OR_RETURN(kernel.params, MainParams(graph, main, nchw));
-  kernel.dtype = graph.tensor(main.inputs[0]).dtype;
+  // The data's dtype: where's choices (input 1), not its condition.
+  kernel.dtype = graph.tensor(main.inputs[main.kind == OpKind::kWhere ? 1 : 0]).dtype;
   LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> act, AttrActivation(main));
   if (act) kernel.fused.push_back(*act);
 

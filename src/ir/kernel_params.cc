@@ -185,6 +185,28 @@ Fields<ResizeKernelParams> Table(Tag<ResizeKernelParams>) {
                                       Entry<P>("mode", &P::mode).Flag()}});
 }
 
+Fields<GeluKernelParams> Table(Tag<GeluKernelParams>) {
+  using P = GeluKernelParams;
+  return Join<P>({NhwcFields<P>(), {Entry<P>("tanh", &P::tanh).Flag()}});
+}
+
+Fields<LayerNormKernelParams> Table(Tag<LayerNormKernelParams>) {
+  using P = LayerNormKernelParams;
+  return Join<P>({NhwcFields<P>(), {Entry<P>("scale", &P::scale).Flag(), Entry<P>("bias", &P::bias).Flag()}});
+}
+
+Fields<WhereKernelParams> Table(Tag<WhereKernelParams>) {
+  using P = WhereKernelParams;
+  return Join<P>({ArrayFields("c", &P::c, Field<P>{}.Default(1)), ArrayFields("x", &P::x, Field<P>{}.Default(1)),
+                  ArrayFields("y", &P::y, Field<P>{}.Default(1))});
+}
+
+Fields<GatherKernelParams> Table(Tag<GatherKernelParams>) {
+  using P = GatherKernelParams;
+  return {Entry<P>("outer", &P::outer, 1), Entry<P>("rows", &P::rows), Entry<P>("inner", &P::inner, 1),
+          Entry<P>("idx", &P::idx)};
+}
+
 template <class T>
 const Fields<T>& FieldsOf() {
   static const Fields<T> fields = Table(Tag<T>{});
@@ -351,7 +373,8 @@ bool ParamMayBeZero(const std::string& key) {
   static const std::set<std::string> keys =
       ZeroOkKeys<ConvKernelParams, FullyConnectedKernelParams, MatMulKernelParams, PoolKernelParams, NhwcParams,
                  ReduceKernelParams, TransposeKernelParams, PadKernelParams, DepthSpaceKernelParams, SliceKernelParams,
-                 ConcatKernelParams, BinaryKernelParams, ResizeKernelParams>();
+                 ConcatKernelParams, BinaryKernelParams, ResizeKernelParams, GeluKernelParams, LayerNormKernelParams,
+                 WhereKernelParams, GatherKernelParams>();
   return keys.count(key) > 0;
 }
 
@@ -373,11 +396,16 @@ LATTE_KERNEL_PARAMS(SliceKernelParams)
 LATTE_KERNEL_PARAMS(ConcatKernelParams)
 LATTE_KERNEL_PARAMS(BinaryKernelParams)
 LATTE_KERNEL_PARAMS(ResizeKernelParams)
+LATTE_KERNEL_PARAMS(GeluKernelParams)
+LATTE_KERNEL_PARAMS(LayerNormKernelParams)
+LATTE_KERNEL_PARAMS(WhereKernelParams)
+LATTE_KERNEL_PARAMS(GatherKernelParams)
 #undef LATTE_KERNEL_PARAMS
 template std::string ParamKey<ConvKernelParams>(std::optional<std::int64_t> ConvKernelParams::*);
 template std::string ParamKey<BinaryKernelParams, 4>(std::array<std::int64_t, 4> BinaryKernelParams::*, std::size_t);
 template std::string ParamKey<TransposeKernelParams, 4>(std::array<std::int64_t, 4> TransposeKernelParams::*,
                                                         std::size_t);
+template std::string ParamKey<WhereKernelParams, 4>(std::array<std::int64_t, 4> WhereKernelParams::*, std::size_t);
 template std::string ParamKey<PadKernelParams, 8>(std::array<std::int64_t, 8> PadKernelParams::*, std::size_t);
 
 }  // namespace latte

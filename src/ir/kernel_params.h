@@ -111,6 +111,33 @@ struct BinaryKernelParams {
   bool operator==(const BinaryKernelParams&) const = default;
 };
 
+/// gelu: the input, and tanh (0/1: 1 for the tanh approximation, 0 for the exact erf form).
+struct GeluKernelParams : NhwcParams {
+  std::int64_t tanh = 0;
+  bool operator==(const GeluKernelParams&) const = default;
+};
+
+/// layer_norm: n h w c, each row of c values normalized (c: the product of the normalized dims;
+/// n h w: the dims before them, as an NHWC view), and scale, bias (0/1: whether each is applied).
+struct LayerNormKernelParams : NhwcParams {
+  std::int64_t scale = 0, bias = 0;
+  bool operator==(const LayerNormKernelParams&) const = default;
+};
+
+/// where: c0..c3 (the condition's shape), x0..x3 and y0..y3 (the two choices'), numpy
+/// broadcasting (an absent dim reads as 1).
+struct WhereKernelParams {
+  std::array<std::int64_t, 4> c{1, 1, 1, 1}, x{1, 1, 1, 1}, y{1, 1, 1, 1};
+  bool operator==(const WhereKernelParams&) const = default;
+};
+
+/// gather: the data as outer × rows × inner around the gathered axis (an embedding table is
+/// 1 × vocabulary × width) and idx, the number of indices: the output is outer × idx × inner.
+struct GatherKernelParams {
+  std::int64_t outer = 1, rows = 0, inner = 1, idx = 0;
+  bool operator==(const GatherKernelParams&) const = default;
+};
+
 /// resize: n ih iw c oh ow mode (0 nearest, 1 bilinear).
 struct ResizeKernelParams {
   std::int64_t n = 1, ih = 0, iw = 0, c = 0, oh = 0, ow = 0, mode = 0;

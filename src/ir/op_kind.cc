@@ -40,6 +40,26 @@ KernelFamily KernelFamilyOf(OpKind kind) { return kOps[static_cast<size_t>(kind)
 
 bool IsBinaryElementwise(OpKind kind) { return KernelFamilyOf(kind) == KernelFamily::kBinary; }
 
+bool IsLogic(OpKind kind) {
+  return kind == OpKind::kLogicalAnd || kind == OpKind::kLogicalOr || kind == OpKind::kLogicalNot;
+}
+
+bool IsComparisonOrLogic(OpKind kind) {
+  switch (kind) {
+    case OpKind::kEqual: case OpKind::kNotEqual: case OpKind::kLess: case OpKind::kLessEqual:
+    case OpKind::kGreater: case OpKind::kGreaterEqual:
+      return true;
+    default:
+      return IsLogic(kind);
+  }
+}
+
+DataType FixedOutputType(OpKind kind) {
+  if (IsComparisonOrLogic(kind)) return DataType::kBool;
+  if (kind == OpKind::kArgMax || kind == OpKind::kArgMin) return DataType::kInt64;
+  return DataType::kUnknown;
+}
+
 std::string_view OpCategoryName(OpCategory category) {
   switch (category) {
     case OpCategory::kCompute: return "compute";

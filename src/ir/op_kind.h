@@ -5,6 +5,8 @@
 #include <span>
 #include <string_view>
 
+#include "ir/dtype.h"
+
 namespace latte {
 
 enum class OpKind {
@@ -27,12 +29,20 @@ OpCategory OpCategoryOf(OpKind kind);
 /// another name), ... kNone: the op is never a kernel.
 enum class KernelFamily {
   kNone, kConv, kFullyConnected, kMatMul, kPool, kGlobalPool, kUnary, kSoftmax, kReduce, kBinary, kConcat,
-  kResize, kPad, kReshape, kTranspose, kDepthSpace, kSlice,
+  kResize, kPad, kReshape, kTranspose, kDepthSpace, kSlice, kWhere, kGather, kLayerNorm,
 };
 KernelFamily KernelFamilyOf(OpKind kind);
 /// A two-operand elementwise op with numpy broadcasting (add, sub, mul, div, pow, maximum,
-/// minimum, squared_difference).
+/// minimum, squared_difference, the comparisons, logical_and, logical_or).
 bool IsBinaryElementwise(OpKind kind);
+/// A comparison (equal, ..., greater_equal) or a logical op (logical_and, _or, _not): its output
+/// is bool, whatever its inputs are.
+bool IsComparisonOrLogic(OpKind kind);
+/// The logical ops, whose inputs are bool too (their kernels are bool kernels).
+bool IsLogic(OpKind kind);
+/// The dtype of the op's outputs when it does not follow its data input's (bool for comparisons
+/// and logic; int64 for argmax and argmin, whose files may say int32); kUnknown otherwise.
+DataType FixedOutputType(OpKind kind);
 std::string_view OpCategoryName(OpCategory category);
 /// Every kind, in list order.
 std::span<const OpKind> AllOpKinds();

@@ -246,9 +246,37 @@ Expected<std::vector<Shape>> InferKnown(const Graph& g, const Node& node) {
       return one(MatMul(node, x, b));
     }
     case K::kAdd: case K::kSub: case K::kMul: case K::kDiv: case K::kPow: case K::kMaximum: case K::kMinimum:
-    case K::kSquaredDifference: {
+    case K::kSquaredDifference: case K::kEqual: case K::kNotEqual: case K::kLess: case K::kLessEqual:
+    case K::kGreater: case K::kGreaterEqual: case K::kLogicalAnd: case K::kLogicalOr: {
       LATTE_ASSIGN_OR_RETURN(Shape b, KnownInput(g, node, 1));
       return one(BroadcastShapes(x, b));
+    }
+    case K::kWhere: {
+      LATTE_ASSIGN_OR_RETURN(Shape a, KnownInput(g, node, 1));
+      LATTE_ASSIGN_OR_RETURN(Shape b, KnownInput(g, node, 2));
+      LATTE_ASSIGN_OR_RETURN(Shape ab, BroadcastShapes(a, b));
+      return one(BroadcastShapes(x, ab));
+    }
+    case K::kLayerNorm: {
+      LATTE_RETURN_IF_ERROR(Axis(node.attrs.GetInt("axis", -1), rank));
+      // scale and bias broadcast to the normalized dims (and so to x).
+      for (size_t i = 1; i < 3; ++i) {
+        if (node.input(i) == kNoTensor) continue;
+        LATTE_ASSIGN_OR_RETURN(Shape p, KnownInput(g, node, i));
+        auto out = BroadcastShapes(x, p);
+        if (!out.ok() || *out != x) return InvalidInput("layer_norm " + std::string(i == 1 ? "scale " : "bias ") + ShapeToString(p) +
+                                          " does not broadcast to " + ShapeToString(x));
+      }
+      return one(x);
+    }
+    case K::kArgMax: case K::kArgMin: {
+      LATTE_ASSIGN_OR_RETURN(auto axis, Axis(node.attrs.GetInt("axis", 0), rank));
+      Shape out;
+      for (std::int64_t i = 0; i < rank; ++i) {
+        if (i != axis) out.push_back(x[static_cast<size_t>(i)]);
+        else if (node.attrs.GetInt("keepdims", 1) != 0) out.push_back(1);
+      }
+      return one(out);
     }
     case K::kPRelu: {
       LATTE_ASSIGN_OR_RETURN(Shape slope, KnownInput(g, node, 1));
@@ -415,7 +443,10 @@ Status InferShapes(Graph& graph) {
       continue;
     }
     LATTE_ASSIGN_OR_RETURN(std::vector<Shape> shapes, InferNodeShapes(graph, id));
-    const DataType in_type = node.input(0) == kNoTensor ? DataType::kUnknown : graph.tensor(node.inputs[0]).dtype;
+    // Outputs have the data input's dtype (where's: x, its input 1), unless the kind fixes theirs.
+    const size_t data_input = node.kind == OpKind::kWhere ? 1 : 0;
+    const DataType in_type = node.input(data_input) == kNoTensor ? DataType::kUnknown : graph.tensor(node.inputs[data_input]).dtype;
+    const DataType fixed_type = FixedOutputType(node.kind);
     for (size_t i = 0; i < shapes.size(); ++i) {
       Tensor& out = graph.mutable_tensor(node.outputs[i]);
       if (out.fully_known() && out.shape != shapes[i])
@@ -423,7 +454,10 @@ Status InferShapes(Graph& graph) {
                             " but its inputs give " + ShapeToString(shapes[i]));
       out.shape = shapes[i];
       out.shape_known = true;
-      if (out.dtype == DataType::kUnknown) out.dtype = in_type;
+      // Comparisons write bool whatever a file declared; an argmax's index type may be the file's.
+      if (fixed_type == DataType::kBool || (out.dtype == DataType::kUnknown && fixed_type != DataType::kUnknown))
+        out.dtype = fixed_type;
+      else if (out.dtype == DataType::kUnknown) out.dtype = in_type;
     }
   }
   return Status::Ok();

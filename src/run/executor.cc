@@ -146,13 +146,51 @@ std::vector<std::string> Executor::BackendVersions() const {
   return out;
 }
 
+namespace {
+
+// The indices an integer input may hold: [0, n) when every node reading it is a gather reading it
+// as its indices (n: the smallest gathered axis); 1 (zeros only) otherwise.
+std::int64_t IndexRange(const Graph& graph, TensorId id) {
+  std::int64_t range = 0;
+  for (NodeId c : graph.Consumers(id)) {
+    const Node& node = graph.node(c);
+    if (node.kind != OpKind::kGather || node.input(1) != id || node.input(0) == kNoTensor) return 1;
+    const Tensor& data = graph.tensor(node.inputs[0]);
+    const auto rank = static_cast<std::int64_t>(data.shape.size());
+    std::int64_t axis = node.attrs.GetInt("axis", 0);
+    if (axis < 0) axis += rank;
+    if (!data.fully_known() || axis < 0 || axis >= rank) return 1;
+    const std::int64_t n = data.shape[static_cast<size_t>(axis)];
+    range = range == 0 ? n : std::min(range, n);
+  }
+  return std::max<std::int64_t>(range, 1);
+}
+
+}  // namespace
+
 void FillRandomInputs(const Graph& graph, TensorBuffers& buffers, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (TensorId id : graph.inputs) {
     std::uint8_t* data = buffers.mutable_data(id);
     if (data == nullptr) continue;
-    if (graph.tensor(id).dtype != DataType::kFloat32) {
+    const DataType dtype = graph.tensor(id).dtype;
+    if (dtype == DataType::kBool) {  // a where's condition, a logic op's operand: both values
+      for (size_t i = 0; i < buffers.bytes(id); ++i) data[i] = static_cast<std::uint8_t>(rng() & 1);
+      continue;
+    }
+    if (dtype == DataType::kInt64 || dtype == DataType::kInt32) {  // indices within what they index
+      std::uniform_int_distribution<std::int64_t> index(0, IndexRange(graph, id) - 1);
+      if (dtype == DataType::kInt64) {
+        auto* values = reinterpret_cast<std::int64_t*>(data);
+        for (size_t i = 0; i < buffers.bytes(id) / sizeof(std::int64_t); ++i) values[i] = index(rng);
+      } else {
+        auto* values = reinterpret_cast<std::int32_t*>(data);
+        for (size_t i = 0; i < buffers.bytes(id) / sizeof(std::int32_t); ++i) values[i] = static_cast<std::int32_t>(index(rng));
+      }
+      continue;
+    }
+    if (dtype != DataType::kFloat32) {
       std::memset(data, 0, buffers.bytes(id));
       continue;
     }

@@ -89,7 +89,9 @@ class Executor {
 
 
 /// Fills every graph input with uniform random values in [-1, 1) (fixed seed): the protocol's
-/// random inputs. Non-float inputs are zeroed.
+/// random inputs. Bool inputs get random true and false; int32/int64 inputs that only gathers read
+/// as indices get indices in range of what they gather from (an embedding's rows); other integer
+/// and other non-float inputs are zeroed.
 void FillRandomInputs(const Graph& graph, TensorBuffers& buffers, unsigned seed = 0);
 
 }  // namespace latte

@@ -32,7 +32,8 @@ void ExpectRoundTrip(const Kernel& k) {
   EXPECT_TRUE(g->Validate().ok());
   for (const Tensor& t : g->tensors()) {
     EXPECT_TRUE(t.fully_known()) << t.name;
-    EXPECT_EQ(t.dtype == DataType::kFloat32 || t.dtype == DataType::kInt64, true) << t.name;
+    EXPECT_EQ(t.dtype == DataType::kFloat32 || t.dtype == DataType::kInt64 || t.dtype == DataType::kBool, true)
+        << t.name;
   }
   for (const Node& n : g->nodes()) {
     const std::string layout = n.attrs.GetString("layout", "NHWC");
@@ -90,10 +91,9 @@ TEST(KernelGraphTest, DenseAndPoolFamiliesRoundTrip) {
 TEST(KernelGraphTest, ElementwiseFamiliesRoundTrip) {
   const std::map<std::string, std::int64_t> nhwc = {{"n", 1}, {"h", 5}, {"w", 6}, {"c", 7}};
   for (OpKind kind : AllOpKinds()) {
-    if (OpCategoryOf(kind) == OpCategory::kActivation ||
-        (OpCategoryOf(kind) == OpCategory::kElementwise && kind != OpKind::kAdd && kind != OpKind::kSub &&
-         kind != OpKind::kMul && kind != OpKind::kDiv && kind != OpKind::kPow && kind != OpKind::kMaximum &&
-         kind != OpKind::kMinimum && kind != OpKind::kSquaredDifference)) {
+    // One-tensor kinds; gelu (params of its own), logical_not (bool) and where (three shapes) below.
+    if ((OpCategoryOf(kind) == OpCategory::kActivation || OpCategoryOf(kind) == OpCategory::kElementwise) &&
+        !IsBinaryElementwise(kind) && kind != OpKind::kGelu && kind != OpKind::kLogicalNot && kind != OpKind::kWhere) {
       ExpectRoundTrip(MakeKernel(kind, nhwc));
     }
   }
@@ -104,6 +104,26 @@ TEST(KernelGraphTest, ElementwiseFamiliesRoundTrip) {
                       OpKind::kMinimum, OpKind::kSquaredDifference}) {
     ExpectRoundTrip(MakeKernel(kind, ab));
   }
+  for (OpKind kind : {OpKind::kEqual, OpKind::kNotEqual, OpKind::kLess, OpKind::kLessEqual, OpKind::kGreater,
+                      OpKind::kGreaterEqual})
+    ExpectRoundTrip(MakeKernel(kind, ab));  // float32 operands, a bool output
+  for (OpKind kind : {OpKind::kLogicalAnd, OpKind::kLogicalOr}) {
+    Kernel logic = MakeKernel(kind, ab);
+    logic.dtype = DataType::kBool;
+    ExpectRoundTrip(logic);
+    logic.dtype = DataType::kFloat32;
+    EXPECT_EQ(BuildKernelGraph(logic).status().code(), StatusCode::kUnsupported) << "logic kernels are bool";
+  }
+  Kernel logical_not = MakeKernel(OpKind::kLogicalNot, nhwc);
+  logical_not.dtype = DataType::kBool;
+  ExpectRoundTrip(logical_not);
+  for (std::int64_t tanh : {0, 1}) {
+    auto p = nhwc;
+    p["tanh"] = tanh;
+    ExpectRoundTrip(MakeKernel(OpKind::kGelu, p));
+  }
+  ExpectRoundTrip(MakeKernel(OpKind::kWhere, {{"c0", 1}, {"c1", 1}, {"c2", 1}, {"c3", 8}, {"x0", 1}, {"x1", 4},
+                                              {"x2", 4}, {"x3", 8}, {"y0", 1}, {"y1", 1}, {"y2", 1}, {"y3", 1}}));
   ExpectRoundTrip(MakeKernel(OpKind::kAdd, ab, {OpKind::kRelu}));
   ExpectRoundTrip(MakeKernel(OpKind::kAdd, ab, {OpKind::kSigmoid}));
   ExpectRoundTrip(MakeKernel(OpKind::kMaximum, ab, {OpKind::kRelu6}));  // not carried: a separate node
@@ -124,6 +144,17 @@ TEST(KernelGraphTest, ReductionAndDataMovementFamiliesRoundTrip) {
   }
   ExpectRoundTrip(MakeKernel(OpKind::kReduceSum, {{"n", 1}, {"h", 4}, {"w", 6}, {"c", 8}, {"axes", 8}}));
   ExpectRoundTrip(MakeKernel(OpKind::kReduceMin, {{"n", 1}, {"h", 4}, {"w", 6}, {"c", 8}, {"axes", 2}}));
+  ExpectRoundTrip(MakeKernel(OpKind::kArgMax, {{"n", 1}, {"h", 4}, {"w", 6}, {"c", 8}, {"axes", 8}}));
+  ExpectRoundTrip(MakeKernel(OpKind::kArgMin, {{"n", 1}, {"h", 4}, {"w", 6}, {"c", 8}, {"axes", 2}}));
+  EXPECT_EQ(BuildKernelGraph(MakeKernel(OpKind::kArgMax, {{"n", 1}, {"h", 4}, {"w", 6}, {"c", 8}, {"axes", 6}}))
+                .status()
+                .message(),
+            "param 'axes' (6) of an argmax kernel must name one axis");
+  for (std::int64_t scale : {0, 1})
+    for (std::int64_t bias : {0, 1})
+      ExpectRoundTrip(MakeKernel(OpKind::kLayerNorm, {{"n", 1}, {"h", 1}, {"w", 12}, {"c", 16}, {"scale", scale}, {"bias", bias}}));
+  ExpectRoundTrip(MakeKernel(OpKind::kGather, {{"outer", 1}, {"rows", 50}, {"inner", 16}, {"idx", 7}}));
+  ExpectRoundTrip(MakeKernel(OpKind::kGather, {{"outer", 3}, {"rows", 5}, {"inner", 4}, {"idx", 2}}));
   for (std::int64_t axis = 0; axis < 4; ++axis) {
     auto out = nhwc;
     out[std::vector<std::string>{"n", "h", "w", "c"}[static_cast<size_t>(axis)]] = 9;
@@ -249,7 +280,8 @@ TEST(KernelGraphTest, BadParamsAreRejectedNamingTheParam) {
   Kernel int8 = MakeKernel(OpKind::kConv2D, conv);
   int8.dtype = DataType::kInt8;
   ExpectInvalid(int8, "float32", StatusCode::kUnsupported);
-  ExpectInvalid(MakeKernel(OpKind::kGather, {{"n", 1}}), "gather", StatusCode::kUnsupported);
+  ExpectInvalid(MakeKernel(OpKind::kSplit, {{"n", 1}}), "split", StatusCode::kUnsupported);
+  ExpectInvalid(MakeKernel(OpKind::kGather, {{"idx", 4}, {"inner", 8}, {"outer", 1}}), "'rows' is missing");
   ExpectInvalid(MakeKernel(OpKind::kOpaque, {}), "opaque", StatusCode::kUnsupported);
 }
 

@@ -43,14 +43,34 @@ TEST(OpKind, KernelFamiliesComeFromTheList) {
   for (OpKind kind : AllOpKinds()) {
     EXPECT_EQ(IsBinaryElementwise(kind), KernelFamilyOf(kind) == KernelFamily::kBinary) << OpName(kind);
     if (IsBinaryElementwise(kind)) binary.insert(std::string(OpName(kind)));
-    // Every activation and elementwise op is a one- or two-input kernel.
+    // Every activation and elementwise op is a one- or two-input kernel, or where's three.
     const OpCategory category = OpCategoryOf(kind);
     if (category == OpCategory::kActivation || category == OpCategory::kElementwise) {
-      EXPECT_TRUE(KernelFamilyOf(kind) == KernelFamily::kUnary || KernelFamilyOf(kind) == KernelFamily::kBinary)
+      EXPECT_TRUE(KernelFamilyOf(kind) == KernelFamily::kUnary || KernelFamilyOf(kind) == KernelFamily::kBinary ||
+                  kind == OpKind::kWhere)
           << OpName(kind);
     }
   }
-  EXPECT_EQ(binary, (std::set<std::string>{"add", "sub", "mul", "div", "pow", "maximum", "minimum", "squared_difference"}));
+  EXPECT_EQ(binary, (std::set<std::string>{"add", "sub", "mul", "div", "pow", "maximum", "minimum", "squared_difference",
+                                           "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                                           "logical_and", "logical_or"}));
+  EXPECT_EQ(KernelFamilyOf(OpKind::kLayerNorm), KernelFamily::kLayerNorm);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kGather), KernelFamily::kGather);
+  EXPECT_EQ(KernelFamilyOf(OpKind::kArgMax), KernelFamily::kReduce);
+}
+
+// Comparisons and logic write bool, argmax and argmin int64; every other kind its input's type.
+TEST(OpKind, FixedOutputTypes) {
+  for (OpKind kind : AllOpKinds()) {
+    const DataType fixed = FixedOutputType(kind);
+    if (IsComparisonOrLogic(kind)) EXPECT_EQ(fixed, DataType::kBool) << OpName(kind);
+    else if (kind == OpKind::kArgMax || kind == OpKind::kArgMin) EXPECT_EQ(fixed, DataType::kInt64);
+    else EXPECT_EQ(fixed, DataType::kUnknown) << OpName(kind);
+  }
+  EXPECT_TRUE(IsLogic(OpKind::kLogicalNot));
+  EXPECT_FALSE(IsLogic(OpKind::kEqual));
+  EXPECT_TRUE(IsComparisonOrLogic(OpKind::kNotEqual));
+  EXPECT_FALSE(IsComparisonOrLogic(OpKind::kWhere));
 }
 
 }  // namespace

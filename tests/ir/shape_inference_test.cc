@@ -243,3 +243,42 @@ TEST(ShapeInference, HostileSizesAreRejected) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+// Comparisons write bool, where the dtype of its choices, argmax int64; where broadcasts three
+// shapes, layer_norm checks its scale against the normalized dims.
+TEST(ShapeInference, ComparisonsWhereArgMaxAndLayerNormShapesAndTypes) {
+  GraphBuilder b;
+  const TensorId x = b.Input("x", {2, 3, 4});
+  const TensorId less = b.Op1(OpKind::kLess, "less", {x, b.Input("t", {4})});
+  const TensorId mask = b.Op1(OpKind::kLogicalNot, "not", {less});
+  const TensorId where = b.Op1(OpKind::kWhere, "where", {mask, x, b.Input("fill", {1, 3, 1})});
+  Attributes last;
+  last.Set("axis", std::int64_t{-1});
+  last.Set("keepdims", std::int64_t{0});
+  const TensorId best = b.Op1(OpKind::kArgMax, "argmax", {where}, last);
+  Attributes ln;
+  ln.Set("axis", std::int64_t{1});
+  const TensorId normed = b.Op1(OpKind::kLayerNorm, "ln", {x, b.Constant("scale", {3, 4})}, ln);
+  auto g = b.Finish({best, normed});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->tensor(less).dtype, DataType::kBool);
+  EXPECT_EQ(g->tensor(mask).dtype, DataType::kBool);
+  EXPECT_EQ(g->tensor(where).dtype, DataType::kFloat32);
+  EXPECT_EQ(g->tensor(where).shape, (Shape{2, 3, 4}));
+  EXPECT_EQ(g->tensor(best).dtype, DataType::kInt64);
+  EXPECT_EQ(g->tensor(best).shape, (Shape{2, 3}));
+  EXPECT_EQ(g->tensor(normed).shape, (Shape{2, 3, 4}));
+
+  GraphBuilder bad;
+  const TensorId y = bad.Op1(OpKind::kLayerNorm, "ln", {bad.Input("x", {2, 3, 4}), bad.Constant("scale", {5})});
+  auto refused = bad.Finish({y});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("layer_norm scale 5 does not broadcast to 2x3x4"), std::string::npos)
+      << refused.status().message();
+}
+
+}  // namespace
+}  // namespace latte

@@ -1032,8 +1032,22 @@ const KindTable<Handler>& Handlers() {
   return handlers;
 }
 
+// Why the library itself cannot run a kind (Debian 12's XNNPACK has no operator for it), or "".
+std::string MissingFromLibrary(OpKind kind) {
+  if (IsComparisonOrLogic(kind) || kind == OpKind::kWhere)
+    return "this XNNPACK has no comparison, logical or select operators (bool tensors)";
+  if (kind == OpKind::kLayerNorm) return "this XNNPACK has no layer normalization operator";
+  if (kind == OpKind::kArgMax || kind == OpKind::kArgMin)
+    return "this XNNPACK has no argmax/argmin along an axis (only argmax pooling of 2-D windows)";
+  if (kind == OpKind::kGather) return "this XNNPACK has no gather operator";
+  return "";
+}
+
 // Checks `node` and, with a context, creates its operators. Every refusal is kUnsupported.
 Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
+  if (id >= 0 && static_cast<size_t>(id) < graph.num_nodes())
+    if (const std::string missing = MissingFromLibrary(graph.node(id).kind); !missing.empty())
+      return Unsupported(std::string(OpName(graph.node(id).kind)) + " is unsupported on xnnpack, because " + missing);
   LATTE_ASSIGN_OR_RETURN(const Node* checked, NhwcNode(graph, id, "xnnpack"));
   const Node& node = *checked;
   if (precision == Precision::kInt8 && !RunsInt8(node.kind))
