@@ -641,3 +641,79 @@ TEST(OnnxOps, QuantizeDequantizeCarryTheirParameters) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+using namespace ::latte::testing;  // NOLINT: the builder's vocabulary
+
+// The ops transformer and detector exports carry, mapped per op_kinds.def with their outputs'
+// dtypes; what cannot be mapped exactly stays opaque saying why.
+TEST(OnnxOps, ComparisonsLogicWhereArgMaxLayerNormAndGelu) {
+  ModelBuilder b(20);
+  b.Input("x", {2, 3, 8});
+  b.Input("mask", {2, 1, 8}, onnx::TensorProto::BOOL);
+  b.Floats("zero", {}, {0.0f});
+  b.Floats("scale", {8}, std::vector<float>(8, 1.0f));
+  b.Node("Greater", {"x", "zero"}, {"positive"}, "greater");
+  b.Node("And", {"positive", "mask"}, {"both"}, "and");
+  b.Node("Not", {"both"}, {"neither"}, "not");
+  b.Node("Where", {"neither", "x", "zero"}, {"masked"}, "where");
+  auto& ln = b.Node("LayerNormalization", {"masked", "scale"}, {"normed"}, "ln");
+  SetInt(ln, "axis", -1);
+  SetFloat(ln, "epsilon", 1e-6f);
+  SetString(b.Node("Gelu", {"normed"}, {"act"}, "gelu"), "approximate", "tanh");
+  auto& am = b.Node("ArgMax", {"act"}, {"best"}, "argmax");
+  SetInt(am, "axis", 2);
+  SetInt(am, "keepdims", 0);
+  b.Output("best");
+  auto g = ImportFull(b);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const std::pair<const char*, OpKind> kinds[] = {{"greater", OpKind::kGreater}, {"and", OpKind::kLogicalAnd},
+                                                  {"not", OpKind::kLogicalNot},  {"where", OpKind::kWhere},
+                                                  {"ln", OpKind::kLayerNorm},     {"gelu", OpKind::kGelu},
+                                                  {"argmax", OpKind::kArgMax}};
+  for (const auto& [name, kind] : kinds) {
+    const Node* n = FindNode(*g, name);
+    ASSERT_NE(n, nullptr) << name;
+    EXPECT_EQ(n->kind, kind) << name;
+  }
+  auto dtype = [&](const char* name) { return g->tensor(FindNode(*g, name)->outputs[0]).dtype; };
+  EXPECT_EQ(dtype("greater"), DataType::kBool);
+  EXPECT_EQ(dtype("not"), DataType::kBool);
+  EXPECT_EQ(dtype("where"), DataType::kFloat32);
+  EXPECT_EQ(dtype("argmax"), DataType::kInt64);
+  EXPECT_EQ(g->tensor(FindNode(*g, "where")->outputs[0]).shape, (Ints{2, 3, 8}));
+  const Node* layer_norm = FindNode(*g, "ln");
+  EXPECT_EQ(layer_norm->inputs.size(), 2u) << "no bias";
+  EXPECT_NEAR(layer_norm->attrs.GetFloat("epsilon", 0), 1e-6, 1e-12);
+  EXPECT_EQ(FindNode(*g, "gelu")->attrs.GetString("approximate", ""), "tanh");
+  EXPECT_EQ(g->tensor(g->outputs[0]).shape, (Ints{2, 3}));
+}
+
+TEST(OnnxOps, WhatDoesNotMapExactlyStaysOpaqueSayingWhy) {
+  ModelBuilder b(18);
+  b.Input("x", {2, 8});
+  b.Input("axes", {1}, onnx::TensorProto::INT64);
+  b.Floats("scale", {8}, std::vector<float>(8, 1.0f));
+  SetInt(b.Node("LayerNormalization", {"x", "scale"}, {"ln"}, "ln"), "stash_type", 10);  // float16 statistics
+  b.Node("ReduceMean", {"ln", "axes"}, {"y"}, "mean");
+  b.Output("y");
+  auto g = Import(b);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(FindNode(*g, "ln")->kind, OpKind::kOpaque);
+  EXPECT_EQ(FindNode(*g, "ln")->unsupported_reason, "LayerNormalization with stash_type 10");
+  EXPECT_EQ(FindNode(*g, "mean")->kind, OpKind::kOpaque);
+  EXPECT_EQ(FindNode(*g, "mean")->unsupported_reason, "ReduceMean with non-constant 'axes'");
+
+  ModelBuilder bad(20);
+  bad.Input("x", {2, 8});
+  SetString(bad.Node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", "sigmoid");
+  bad.Output("y");
+  auto refused = Import(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("Gelu approximate 'sigmoid'"), std::string::npos) << refused.status().message();
+}
+
+}  // namespace
+}  // namespace latte

@@ -299,6 +299,88 @@ TEST(TfliteOpsTest, PadGivesOnnxOrder) {
   EXPECT_EQ(g.node(0).inputs.size(), 1u);
 }
 
+// Comparisons, logic, SELECT_V2 and ARG_MAX as a TF-exported mask or decoder writes them; GELU
+// with its approximation.
+TEST(TfliteOpsTest, ComparisonsLogicSelectArgMaxAndGelu) {
+  constexpr std::int8_t kBool = 6;
+  constexpr std::int32_t kArgMax = 56, kLess = 58, kGreater = 61, kGreaterEqual = 62, kLessEqual = 63,
+                         kSelect = 64, kEqual = 71, kNotEqual = 72, kArgMin = 79, kLogicalOr = 84,
+                         kLogicalAnd = 86, kLogicalNot = 87, kSelectV2 = 123, kGelu = 150;
+  ModelSpec m;
+  const auto x = m.Activation({1, 4, 6}, "x");
+  const auto t = m.FloatConstant({6}, "t", {0, 1, 2, 3, 4, 5});
+  std::vector<std::int32_t> masks;
+  const std::pair<std::int32_t, OpKind> comparisons[] = {{kLess, OpKind::kLess},       {kGreater, OpKind::kGreater},
+                                                         {kGreaterEqual, OpKind::kGreaterEqual},
+                                                         {kLessEqual, OpKind::kLessEqual}, {kEqual, OpKind::kEqual},
+                                                         {kNotEqual, OpKind::kNotEqual}};
+  for (const auto& [code, kind] : comparisons) {
+    masks.push_back(m.Activation({1, 4, 6}, "m" + std::to_string(code), kBool));
+    m.Op(code, {x, t}, {masks.back()});
+  }
+  const auto both = m.Activation({1, 4, 6}, "both", kBool);
+  m.Op(kLogicalAnd, {masks[0], masks[1]}, {both});
+  const auto either = m.Activation({1, 4, 6}, "either", kBool);
+  m.Op(kLogicalOr, {both, masks[2]}, {either});
+  const auto neither = m.Activation({1, 4, 6}, "neither", kBool);
+  m.Op(kLogicalNot, {either}, {neither});
+  const auto fill = m.FloatConstant({}, "fill", {-1e4f});
+  const auto masked = m.Activation({1, 4, 6}, "masked");
+  m.Op(kSelectV2, {neither, x, fill}, {masked});
+  const auto same = m.Activation({1, 4, 6}, "same");
+  m.Op(kSelect, {masks[3], x, masked}, {same});
+  const auto axis = m.IntConstant({1}, "axis", {2});
+  const auto best = m.Activation({1, 4}, "best", kInt64);
+  m.Op(kArgMax, {same, axis}, {best});
+  const auto worst = m.Activation({1, 4}, "worst", kInt32);
+  m.Op(kArgMin, {same, axis}, {worst});
+  const auto g1 = m.Activation({1, 4, 6}, "g1");
+  OpSpec& gelu = m.Op(kGelu, {x}, {g1});
+  gelu.options_type = 116;
+  gelu.options.U8(0, 1);
+  const auto g2 = m.Activation({1, 4, 6}, "g2");
+  m.Op(kGelu, {x}, {g2});
+  m.inputs = {x};
+  m.outputs = {best, worst, g1, g2, masks[4], masks[5]};
+  Graph g = ImportChecked(m);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(g.node(static_cast<NodeId>(i)).kind, comparisons[i].second) << i;
+    EXPECT_EQ(g.tensor(g.node(static_cast<NodeId>(i)).outputs[0]).dtype, DataType::kBool);
+  }
+  EXPECT_EQ(g.node(6).kind, OpKind::kLogicalAnd);
+  EXPECT_EQ(g.node(7).kind, OpKind::kLogicalOr);
+  EXPECT_EQ(g.node(8).kind, OpKind::kLogicalNot);
+  EXPECT_EQ(g.node(9).kind, OpKind::kWhere);
+  EXPECT_EQ(g.node(9).inputs.size(), 3u);
+  EXPECT_EQ(g.tensor(g.node(9).outputs[0]).dtype, DataType::kFloat32);
+  EXPECT_EQ(g.node(10).kind, OpKind::kWhere) << "SELECT of same-shape inputs";
+  EXPECT_EQ(g.node(11).kind, OpKind::kArgMax);
+  EXPECT_EQ(g.node(11).attrs.GetInt("axis", -1), 2);
+  EXPECT_EQ(g.node(11).attrs.GetInt("keepdims", 1), 0);
+  EXPECT_EQ(g.tensor(g.node(11).outputs[0]).shape, (Ints{1, 4}));
+  EXPECT_EQ(g.tensor(g.node(11).outputs[0]).dtype, DataType::kInt64);
+  EXPECT_EQ(g.node(12).kind, OpKind::kArgMin);
+  EXPECT_EQ(g.tensor(g.node(12).outputs[0]).dtype, DataType::kInt32) << "the file's index type";
+  EXPECT_EQ(g.node(13).attrs.GetString("approximate", ""), "tanh");
+  EXPECT_EQ(g.node(14).attrs.GetString("approximate", ""), "none");
+}
+
+// TF1's SELECT picks whole rows by a rank-1 condition: not a where, so it stays opaque, saying so.
+TEST(TfliteOpsTest, SelectOfRowsStaysOpaque) {
+  ModelSpec m;
+  const auto c = m.Activation({4}, "c", 6);
+  const auto x = m.Activation({4, 3}, "x");
+  const auto y = m.Activation({4, 3}, "y");
+  const auto z = m.Activation({4, 3}, "z");
+  m.Op(64, {c, x, y}, {z});
+  m.inputs = {c, x, y};
+  m.outputs = {z};
+  Graph g = Import(m);
+  ASSERT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(g.node(0).kind, OpKind::kOpaque);
+  EXPECT_NE(g.node(0).unsupported_reason.find("row selection"), std::string::npos) << g.node(0).unsupported_reason;
+}
+
 TEST(TfliteOpsTest, ReductionsAndResize) {
   ModelSpec m;
   const auto x = m.Activation({1, 8, 8, 3}, "x");
@@ -385,7 +467,7 @@ TEST(TfliteOpsTest, UnknownOpsAreOpaqueWithTheirShapes) {
   const auto a = m.Activation({1, 4}, "a");
   const auto b = m.Activation({1, 4}, "b");
   const auto less = m.Activation({1, 4}, "less", 6);
-  m.Op(kLess, {a, b}, {less});
+  m.Op(95, {a, b}, {less});  // FLOOR_MOD, with the (odd) output type the file says
   const auto hlo = m.Activation({1, 4}, "hlo");
   m.Op(kStablehloAdd, {a, b}, {hlo});
   const auto custom = m.Activation({2, 7}, "custom");
@@ -397,8 +479,8 @@ TEST(TfliteOpsTest, UnknownOpsAreOpaqueWithTheirShapes) {
   Graph g = ImportChecked(m);
   ASSERT_EQ(g.num_nodes(), 4u);
   EXPECT_EQ(g.node(0).kind, OpKind::kOpaque);
-  EXPECT_EQ(g.node(0).source_op, "LESS");
-  EXPECT_EQ(g.node(0).unsupported_reason, "TFLite builtin op 'LESS' (code 58) is not supported by Latte");
+  EXPECT_EQ(g.node(0).source_op, "FLOOR_MOD");
+  EXPECT_EQ(g.node(0).unsupported_reason, "TFLite builtin op 'FLOOR_MOD' (code 95) is not supported by Latte");
   EXPECT_EQ(g.node(0).inputs.size(), 2u);
   EXPECT_EQ(g.tensor(g.node(0).outputs[0]).dtype, DataType::kBool);
   EXPECT_EQ(g.node(1).source_op, "BUILTIN_163");

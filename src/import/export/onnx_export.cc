@@ -85,7 +85,7 @@ class Exporter {
     model_.set_producer_name("latte");
     auto* opset = model_.add_opset_import();
     opset->set_domain("");
-    opset->set_version(kOnnxExportOpset);
+    opset->set_version(opset_);
     std::string bytes;
     if (!model_.SerializeToString(&bytes)) return Internal("cannot serialize the exported ONNX model");
     return bytes;
@@ -312,6 +312,14 @@ class Exporter {
       case K::kSoftmax: case K::kLogSoftmax: return EmitSoftmax(n, io);
       case K::kResize: return EmitResize(n, io);
       case K::kMean: case K::kReduceMax: case K::kReduceMin: case K::kReduceSum: return EmitReduce(n, io);
+      case K::kArgMax: case K::kArgMin: {
+        auto* node = Add(n.kind == K::kArgMax ? "ArgMax" : "ArgMin", {io.x}, {io.out});
+        Attr(node, "axis", n.attrs.GetInt("axis", 0));
+        Attr(node, "keepdims", n.attrs.GetInt("keepdims", 1));
+        if (n.attrs.GetInt("select_last_index", 0)) Attr(node, "select_last_index", std::int64_t{1});
+        return Status::Ok();
+      }
+      case K::kLayerNorm: return EmitLayerNorm(n, io);
       case K::kDequantize: case K::kQuantize:
         return Unsupported("quantized tensors are not exported yet (int8 is not implemented)");
       default: break;
@@ -327,6 +335,34 @@ class Exporter {
     if (n.attrs.GetInt("transpose_a", 0)) x = Transpose(x, LastTwoSwapped(n.input(0)), "ta");
     if (n.attrs.GetInt("transpose_b", 0)) b = Transpose(b, LastTwoSwapped(n.input(1)), "tb");
     Add("MatMul", {x, b}, {io.out});
+    return Status::Ok();
+  }
+
+  // LayerNormalization (opset 17) takes a scale always: ones when the node has none.
+  Status EmitLayerNorm(const Node& n, const Io& io) {
+    const Tensor& x = g_.tensor(n.inputs.at(0));
+    if (x.dtype != DataType::kFloat32) return Unsupported("layer_norm of " + std::string(DataTypeName(x.dtype)));
+    const auto rank = static_cast<std::int64_t>(x.shape.size());
+    std::int64_t axis = n.attrs.GetInt("axis", -1);
+    if (axis < 0) axis += rank;
+    std::vector<std::string> inputs = {io.x};
+    LATTE_ASSIGN_OR_RETURN(std::string scale, In(n, 1));
+    LATTE_ASSIGN_OR_RETURN(std::string bias, In(n, 2));
+    if (scale.empty()) {
+      std::int64_t count = 1;
+      Shape dims(x.shape.begin() + axis, x.shape.end());
+      for (auto d : dims) count *= d;
+      const std::string name = Temp("ones");
+      std::vector<float> ones(static_cast<size_t>(count), 1.0f);
+      AddInitializer(name, onnx::TensorProto_DataType_FLOAT, dims, ones.data(), ones.size() * sizeof(float));
+      scale = name;
+    }
+    inputs.push_back(scale);
+    if (!bias.empty()) inputs.push_back(bias);
+    auto* node = Add("LayerNormalization", inputs, {io.out});
+    Attr(node, "axis", axis);
+    Attr(node, "epsilon", n.attrs.GetFloat("epsilon", 1e-5));
+    opset_ = std::max(opset_, 17);
     return Status::Ok();
   }
 
@@ -384,7 +420,31 @@ class Exporter {
         if (n.kind == K::kHardSigmoid && a.Has("beta")) Attr(node, "beta", a.GetFloat("beta", 0.5));
         return Status::Ok();
       }
-      case K::kGelu: {  // opset 14 has no Gelu: 0.5 x (1 + erf(x / sqrt 2))
+      case K::kNotEqual: {  // ONNX has no NotEqual: Not(Equal)
+        LATTE_ASSIGN_OR_RETURN(std::string b, In(n, 1));
+        std::string e = Temp(io.out + "_eq");
+        Add("Equal", {io.x, b}, {e}, "eq");
+        Add("Not", {e}, {io.out});
+        return Status::Ok();
+      }
+      case K::kGelu: {  // opset 14 has no Gelu: written out as PyTorch exports it
+        const std::string approximate = a.GetString("approximate", "none");
+        if (approximate == "tanh") {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+          std::string c = Temp(io.out + "_cube"), k = Temp(io.out + "_k"), in = Temp(io.out + "_in"),
+                      sc = Temp(io.out + "_sc"), t = Temp(io.out + "_t"), p = Temp(io.out + "_p"),
+                      h = Temp(io.out + "_h");
+          Add("Pow", {io.x, Floats({3.0f}, "three", true)}, {c}, "cube");
+          Add("Mul", {c, Floats({0.044715f}, "k", true)}, {k}, "k");
+          Add("Add", {io.x, k}, {in}, "inner");
+          Add("Mul", {in, Floats({static_cast<float>(0.7978845608028654 /* √(2/π) */)}, "c", true)}, {sc}, "scale");
+          Add("Tanh", {sc}, {t}, "tanh");
+          Add("Add", {t, Floats({1.0f}, "one", true)}, {p}, "plus");
+          Add("Mul", {io.x, Floats({0.5f}, "half", true)}, {h}, "half");
+          Add("Mul", {h, p}, {io.out});
+          return Status::Ok();
+        }
+        if (approximate != "none") return Unsupported("gelu with approximate '" + approximate + "'");
+        // 0.5 x (1 + erf(x / sqrt 2))
         std::string s = Temp(io.out + "_s"), e = Temp(io.out + "_e"), p = Temp(io.out + "_p"), m = Temp(io.out + "_m");
         Add("Mul", {io.x, Floats({static_cast<float>(1.0 / std::sqrt(2.0))}, "c", true)}, {s}, "scale");
         Add("Erf", {s}, {e}, "erf");
@@ -667,6 +727,7 @@ class Exporter {
   NodeId current_ = -1;
   int parts_ = 0;
   int temp_ = 0;
+  int opset_ = kOnnxExportOpset;  // raised by an op that needs a later one (LayerNormalization: 17)
 };
 
 }  // namespace

@@ -439,6 +439,51 @@ Status MapReduce(Mapper& m, OpKind kind) {
   return Status::Ok();
 }
 
+Status MapArgReduce(Mapper& m, OpKind kind) {
+  LATTE_RETURN_IF_ERROR(m.Require(1));
+  LATTE_ASSIGN_OR_RETURN(std::int64_t axis, m.attrs.Int("axis", 0));
+  LATTE_ASSIGN_OR_RETURN(std::int64_t keepdims, m.attrs.Int("keepdims", 1));
+  LATTE_ASSIGN_OR_RETURN(std::int64_t last, m.attrs.Int("select_last_index", 0));
+  m.node.kind = kind;
+  m.node.attrs.Set("axis", axis);
+  m.node.attrs.Set("keepdims", std::int64_t{keepdims != 0});
+  m.node.attrs.Set("select_last_index", std::int64_t{last != 0});
+  m.TakeInputs(1);
+  return Status::Ok();
+}
+
+Status MapLayerNorm(Mapper& m) {
+  LATTE_RETURN_IF_ERROR(m.Require(2));
+  LATTE_ASSIGN_OR_RETURN(std::int64_t axis, m.attrs.Int("axis", -1));
+  LATTE_ASSIGN_OR_RETURN(double epsilon, m.attrs.Float("epsilon", 1e-5));
+  // stash_type 1 (the default) computes the statistics in float32, as Latte does; another type
+  // would be a different computation.
+  LATTE_ASSIGN_OR_RETURN(std::int64_t stash, m.attrs.Int("stash_type", 1));
+  if (stash != onnx::TensorProto::FLOAT) return Unsupported("LayerNormalization with stash_type " + std::to_string(stash));
+  m.node.kind = OpKind::kLayerNorm;
+  m.node.attrs.Set("axis", axis);
+  m.node.attrs.Set("epsilon", epsilon);
+  m.TakeInputs(3);
+  return Status::Ok();
+}
+
+Status MapGelu(Mapper& m) {
+  LATTE_RETURN_IF_ERROR(m.Require(1));
+  LATTE_ASSIGN_OR_RETURN(std::string approximate, m.attrs.String("approximate", "none"));
+  if (approximate != "none" && approximate != "tanh") return InvalidInput("Gelu approximate '" + approximate + "'");
+  m.node.kind = OpKind::kGelu;
+  m.node.attrs.Set("approximate", approximate);
+  m.TakeInputs(1);
+  return Status::Ok();
+}
+
+Status MapWhere(Mapper& m) {
+  LATTE_RETURN_IF_ERROR(m.Require(3));
+  m.node.kind = OpKind::kWhere;
+  m.TakeInputs(3);
+  return Status::Ok();
+}
+
 Status MapSoftmax(Mapper& m, OpKind kind) {
   LATTE_RETURN_IF_ERROR(m.Require(1));
   // Before opset 13 the default axis was 1 (and the input was seen as 2-D around it).
@@ -786,6 +831,10 @@ const std::unordered_map<std::string_view, MapFn>& MapTable() {
         {"ReduceSum", [](Mapper& m) { return MapReduce(m, K::kReduceSum); }},
         {"ReduceMax", [](Mapper& m) { return MapReduce(m, K::kReduceMax); }},
         {"ReduceMin", [](Mapper& m) { return MapReduce(m, K::kReduceMin); }},
+        {"ArgMax", [](Mapper& m) { return MapArgReduce(m, K::kArgMax); }},
+        {"ArgMin", [](Mapper& m) { return MapArgReduce(m, K::kArgMin); }},
+        {"LayerNormalization", MapLayerNorm},
+        {"Gelu", MapGelu},
         {"Softmax", [](Mapper& m) { return MapSoftmax(m, K::kSoftmax); }},
         {"LogSoftmax", [](Mapper& m) { return MapSoftmax(m, K::kLogSoftmax); }},
         {"Reshape", MapReshape},
@@ -812,6 +861,7 @@ const std::unordered_map<std::string_view, MapFn>& MapTable() {
       switch (KernelFamilyOf(kind)) {
         case KernelFamily::kBinary: t.emplace(op.onnx_op, [kind](Mapper& m) { return MapBinary(m, kind); }); break;
         case KernelFamily::kGlobalPool: t.emplace(op.onnx_op, [kind](Mapper& m) { return MapGlobalPool(m, kind); }); break;
+        case KernelFamily::kWhere: t.emplace(op.onnx_op, MapWhere); break;
         default: t.emplace(op.onnx_op, [kind](Mapper& m) { return MapUnary(m, kind); }); break;
       }
     }

@@ -194,6 +194,9 @@ class Mapper {
   Expected<Node> ExpandDims();
   Expected<Node> Gather();
   Expected<Node> DepthSpace();
+  Expected<Node> ArgReduce(OpKind kind);
+  Expected<Node> Select();
+  Expected<Node> Gelu();
 
   const TfModel& model_;
   const TfOperator& op_;
@@ -683,6 +686,45 @@ Expected<Node> Mapper::DepthSpace() {
   return std::move(node_);
 }
 
+// ARG_MAX, ARG_MIN along one constant axis, which the output drops (TF semantics); the index
+// type is the output tensor's (int32 or int64).
+Expected<Node> Mapper::ArgReduce(OpKind kind) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(2));
+  LATTE_ASSIGN_OR_RETURN(auto axis, ConstInts(1));
+  if (!axis) return RunTime("an axis");
+  if (axis->size() != 1) return Fail("axis has " + std::to_string(axis->size()) + " values, expected 1");
+  node_.kind = kind;
+  node_.attrs.Set("axis", (*axis)[0]);
+  node_.attrs.Set("keepdims", std::int64_t{0});
+  node_.attrs.Set("select_last_index", std::int64_t{0});
+  KeepInputs({0});
+  return std::move(node_);
+}
+
+// SELECT_V2 broadcasts its three inputs as numpy does: a where. SELECT (TF1) picks whole rows by
+// a rank-1 condition when the choices have a higher rank: only its same-shape form is a where.
+Expected<Node> Mapper::Select() {
+  LATTE_RETURN_IF_ERROR(NeedInputs(3));
+  if (op_.builtin == kSelect) {
+    const TfTensor *c = In(0), *x = In(1), *y = In(2);
+    if (c == nullptr || x == nullptr || y == nullptr || !c->fully_known() || !x->fully_known() ||
+        !y->fully_known() || c->shape != x->shape || x->shape != y->shape)
+      return Opaque("SELECT whose condition and choices differ in shape (TF1's row selection) is not supported by Latte");
+  }
+  node_.kind = OpKind::kWhere;
+  KeepInputs({0, 1, 2});
+  return std::move(node_);
+}
+
+// GELU, exact or (approximate) the tanh form.
+Expected<Node> Mapper::Gelu() {
+  LATTE_ASSIGN_OR_RETURN(FbTable o, Options(kGeluOptions, "GeluOptions"));
+  LATTE_ASSIGN_OR_RETURN(std::uint8_t approximate, o.Scalar<std::uint8_t>(schema::GeluOptions["approximate"], 0));
+  LATTE_ASSIGN_OR_RETURN(Node n, Unary(OpKind::kGelu));
+  n.attrs.Set("approximate", std::string(approximate ? "tanh" : "none"));
+  return n;
+}
+
 Expected<Node> Mapper::Map() {
   switch (op_.builtin) {
     case kConv2D: return Conv();
@@ -718,7 +760,20 @@ Expected<Node> Mapper::Map() {
     case kFloor: return Unary(OpKind::kFloor);
     case kCeil: return Unary(OpKind::kCeil);
     case kRound: return Unary(OpKind::kRound);
-    case kGelu: return Unary(OpKind::kGelu);
+    case kGelu: return Gelu();
+    case kEqual: return Binary(OpKind::kEqual, kNoOptions, "");
+    case kNotEqual: return Binary(OpKind::kNotEqual, kNoOptions, "");
+    case kLess: return Binary(OpKind::kLess, kNoOptions, "");
+    case kLessEqual: return Binary(OpKind::kLessEqual, kNoOptions, "");
+    case kGreater: return Binary(OpKind::kGreater, kNoOptions, "");
+    case kGreaterEqual: return Binary(OpKind::kGreaterEqual, kNoOptions, "");
+    case kLogicalAnd: return Binary(OpKind::kLogicalAnd, kNoOptions, "");
+    case kLogicalOr: return Binary(OpKind::kLogicalOr, kNoOptions, "");
+    case kLogicalNot: return Unary(OpKind::kLogicalNot);
+    case kSelect:
+    case kSelectV2: return Select();
+    case kArgMax: return ArgReduce(OpKind::kArgMax);
+    case kArgMin: return ArgReduce(OpKind::kArgMin);
     case kQuantize: return Unary(OpKind::kQuantize);
     case kDequantize: return Unary(OpKind::kDequantize);  // of an activation (constants were folded)
     case kElu: return Elu();

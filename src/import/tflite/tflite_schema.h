@@ -90,6 +90,7 @@ inline constexpr SchemaTable StridedSliceOptions{
 // SplitVOptions alike.
 inline constexpr SchemaTable SplitOptions{"num_splits"};
 inline constexpr SchemaTable BatchMatMulOptions{"adj_x", "adj_y"};
+inline constexpr SchemaTable GeluOptions{"approximate"};
 }  // namespace schema
 
 // SparseIndexVector union tags, and DimensionMetadata formats.
@@ -122,6 +123,8 @@ enum BuiltinOp : std::int32_t {
   kSquare = 92, kResizeNearestNeighbor = 97, kLeakyRelu = 98, kSquaredDifference = 99, kMirrorPad = 100, kAbs = 101,
   kSplitV = 102, kCeil = 104, kElu = 111, kQuantize = 114, kRound = 116, kHardSwish = 117, kDensify = 124,
   kBatchMatMul = 126, kPlaceholderForGreaterOpCodes = 127, kGelu = 150, kRelu0To1 = 152,
+  kArgMax = 56, kLess = 58, kGreater = 61, kGreaterEqual = 62, kLessEqual = 63, kSelect = 64, kEqual = 71,
+  kNotEqual = 72, kArgMin = 79, kLogicalOr = 84, kLogicalAnd = 86, kLogicalNot = 87, kSelectV2 = 123,
 };
 
 /// BuiltinOptions union tags of the options tables the importer reads.
@@ -132,7 +135,7 @@ enum OptionsType : std::uint8_t {
   kGatherOptions = 23, kReducerOptions = 27, kSubOptions = 28, kDivOptions = 29, kSqueezeOptions = 30,
   kStridedSliceOptions = 32, kSplitOptions = 35, kTransposeConvOptions = 49,
   kResizeNearestNeighborOptions = 74, kLeakyReluOptions = 75, kMirrorPadOptions = 77, kSplitVOptions = 79,
-  kDepthToSpaceOptions = 94, kBatchMatMulOptions = 101,
+  kDepthToSpaceOptions = 94, kBatchMatMulOptions = 101, kGeluOptions = 116,
 };
 
 /// "CONV_2D" for a BuiltinOperator value; "" for values the format does not define.
