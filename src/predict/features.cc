@@ -124,6 +124,56 @@ KernelCost ComputeKernelCost(const Kernel& k) {
       c.in_bytes = n * p.ih * p.iw * ch * s;
       break;
     }
+    case OpKind::kLayerNorm: {  // each row read, normalized, scaled and shifted: ~8 operations an element
+      const LayerNormKernelParams p = ReadParams<LayerNormKernelParams>(k);
+      const double in = double(p.n) * double(p.h) * double(p.w) * double(p.c);
+      c.oh = p.h;
+      c.ow = p.w;
+      c.out_elements = in;
+      c.macs = 8 * in;
+      c.in_bytes = in * s;
+      c.weight_bytes = double(p.scale + p.bias) * double(p.c) * s;
+      break;
+    }
+    case OpKind::kWhere: {  // reads the condition (1 byte) and the two choices, broadcast
+      const WhereKernelParams p = ReadParams<WhereKernelParams>(k);
+      double cond = 1, x = 1, y = 1, out = 1;
+      for (std::size_t i = 0; i < 4; ++i) {
+        cond *= double(p.c[i]);
+        x *= double(p.x[i]);
+        y *= double(p.y[i]);
+        out *= double(std::max({p.c[i], p.x[i], p.y[i]}));
+      }
+      c.out_elements = out;
+      c.macs = out;
+      c.in_bytes = cond + (x + y) * s;
+      break;
+    }
+    case OpKind::kGather: {  // copies idx rows of inner values out of the table, reading the indices
+      const GatherKernelParams p = ReadParams<GatherKernelParams>(k);
+      const double out = double(p.outer) * double(p.idx) * double(p.inner);
+      c.out_elements = out;
+      c.macs = out;
+      c.in_bytes = out * s + double(p.idx) * sizeof(std::int64_t);
+      c.runs = double(p.outer) * double(p.idx);  // one contiguous row a look-up
+      break;
+    }
+    case OpKind::kArgMax:
+    case OpKind::kArgMin: {  // every element compared once; one index written per reduced line
+      const ReduceKernelParams p = ReadParams<ReduceKernelParams>(k);
+      const std::array<double, 4> dims = {double(p.n), double(p.h), double(p.w), double(p.c)};
+      double in = 1, out = 1;
+      for (std::size_t i = 0; i < 4; ++i) {
+        in *= dims[i];
+        if (!(p.axes & (std::int64_t{1} << i))) out *= dims[i];
+      }
+      c.oh = p.h;
+      c.ow = p.w;
+      c.out_elements = out;
+      c.macs = in;
+      c.in_bytes = in * s;
+      break;
+    }
     default: {
       if (OpCategoryOf(k.op) == OpCategory::kElementwise && HasKey(k, Keys().a0) && HasKey(k, Keys().b0)) {
         const BinaryKernelParams p = ReadParams<BinaryKernelParams>(k);
@@ -161,7 +211,9 @@ KernelCost ComputeKernelCost(const Kernel& k) {
       break;
     }
   }
-  c.out_bytes = c.out_elements * s;
+  // Comparisons write bool, argmax and argmin int64, whatever they read.
+  const DataType out_type = FixedOutputType(k.op);
+  c.out_bytes = c.out_elements * (out_type == DataType::kUnknown ? s : static_cast<double>(DataTypeSize(out_type)));
   AddFusedTraffic(k, s, c);
   return c;
 }
@@ -204,6 +256,12 @@ double VectorChannels(const Kernel& k) {
       return static_cast<double>(ReadParams<FullyConnectedKernelParams>(k).n);
     case OpKind::kMatMul:
       return static_cast<double>(ReadParams<MatMulKernelParams>(k).n);
+    case OpKind::kGather:
+      return static_cast<double>(ReadParams<GatherKernelParams>(k).inner);
+    case OpKind::kWhere: {
+      const WhereKernelParams p = ReadParams<WhereKernelParams>(k);
+      return static_cast<double>(std::max({p.c[3], p.x[3], p.y[3]}));
+    }
     default:
       // Every family with one channel count (pools, resize, NHWC tensors) stores it as NhwcParams' c.
       if (HasKey(k, Keys().c)) return static_cast<double>(ReadParams<NhwcParams>(k).c);

@@ -21,7 +21,11 @@ using I = std::int64_t;
 
 // How the samplers draw a kind: its kernel family (op_kinds.def), with every kernel of one NHWC
 // tensor (activations, reductions over H and W, softmax, transpose, depth/space) drawn alike.
-enum class Family { kConv, kTransposeConv, kFullyConnected, kMatMul, kPool, kNhwc, kBinary, kConcat, kResize, kPad, kSlice, kNone };
+// layer_norm is drawn as encoders run it: rows of a sequence, each a hidden vector.
+enum class Family {
+  kConv, kTransposeConv, kFullyConnected, kMatMul, kPool, kNhwc, kBinary, kConcat, kResize, kPad, kSlice,
+  kLayerNorm, kWhere, kGather, kNone
+};
 
 Family FamilyOf(OpKind op) {
   switch (KernelFamilyOf(op)) {
@@ -34,6 +38,9 @@ Family FamilyOf(OpKind op) {
     case KernelFamily::kResize: return Family::kResize;
     case KernelFamily::kPad: return Family::kPad;
     case KernelFamily::kSlice: return Family::kSlice;
+    case KernelFamily::kLayerNorm: return Family::kLayerNorm;
+    case KernelFamily::kWhere: return Family::kWhere;
+    case KernelFamily::kGather: return Family::kGather;
     case KernelFamily::kGlobalPool: case KernelFamily::kUnary: case KernelFamily::kSoftmax: case KernelFamily::kReduce:
     case KernelFamily::kTranspose: case KernelFamily::kDepthSpace:
       return Family::kNhwc;
@@ -109,6 +116,31 @@ Kernel Changed(const Kernel& kernel, Change change) {
 Kernel WithFused(Kernel kernel, const Kernel& kind) {
   kernel.fused = kind.fused;
   kernel.dtype = kind.dtype;
+  return kernel;
+}
+
+// Encoders' sequence lengths and hidden sizes (BERT-mini to BERT-large, ViT-tiny to ViT-large).
+const std::vector<I> kSequenceLengths = {16, 64, 128, 256, 512, 1024};
+const std::vector<I> kHiddenSizes = {64, 128, 256, 384, 512, 768, 1024};
+
+// A masked fill as attention writes it: x where the condition holds, else a scalar; the
+// condition has x's shape, or is one row broadcast down the columns (`row_mask`).
+Kernel WhereKernel(I h, I w, I c, bool row_mask) {
+  WhereKernelParams p;
+  p.x = {1, h, w, c};
+  p.c = row_mask ? std::array<I, 4>{1, 1, 1, c} : p.x;
+  p.y = {1, 1, 1, 1};
+  Kernel kernel;
+  kernel.op = OpKind::kWhere;
+  WriteParams(p, kernel);
+  return kernel;
+}
+
+// An embedding's look-up: `idx` token ids into a vocabulary × width table.
+Kernel GatherKernel(I vocabulary, I width, I idx) {
+  Kernel kernel;
+  kernel.op = OpKind::kGather;
+  WriteParams(GatherKernelParams{1, vocabulary, width, idx}, kernel);
   return kernel;
 }
 
@@ -275,6 +307,14 @@ std::optional<Kernel> DrawKernel(OpKind op, SplitMix64& rng) {
       const I h = LogUniform(rng, 4, 112);
       return PadKernel(h, h, LogUniform(rng, 8, 256));
     }
+    case Family::kLayerNorm:  // a sequence of hidden vectors
+      return NhwcKernel(op, 1, LogUniform(rng, 16, 1024), LogUniform(rng, 64, 1024));
+    case Family::kWhere: {
+      const I h = LogUniform(rng, 2, 128), c = LogUniform(rng, 8, 1024);
+      return WhereKernel(h, h, c, rng.Below(2) == 0);
+    }
+    case Family::kGather:
+      return GatherKernel(LogUniform(rng, 100, 50000), LogUniform(rng, 64, 1024), LogUniform(rng, 1, 1024));
     case Family::kSlice: {
       // A third split channels (halves to quarters), a third take one of 2-4 blocks off a leading
       // axis (attention's q, k and v), a third crop the middle axis of three.
@@ -318,9 +358,17 @@ bool SmallEnough(const Kernel& k) {
     const NhwcParams p = ReadParams<NhwcParams>(k);
     return p.h * p.h * p.c <= kMaxElements;
   }
-  if (family == Family::kSlice) {
+  if (family == Family::kSlice || family == Family::kLayerNorm) {
     const NhwcParams p = ReadParams<NhwcParams>(k);
     return p.n * p.h * p.w * p.c <= kMaxElements;
+  }
+  if (family == Family::kWhere) {
+    const WhereKernelParams p = ReadParams<WhereKernelParams>(k);
+    return p.x[0] * p.x[1] * p.x[2] * p.x[3] <= kMaxElements;
+  }
+  if (family == Family::kGather) {  // the table, and what the look-up writes
+    const GatherKernelParams p = ReadParams<GatherKernelParams>(k);
+    return p.outer * p.rows * p.inner <= kMaxElements && p.outer * p.idx * p.inner <= kMaxElements;
   }
   return true;
 }
@@ -392,6 +440,12 @@ Kernel NhwcKernel(OpKind op, I h, I w, I c) {
   switch (op) {
     case OpKind::kMean: case OpKind::kReduceSum: case OpKind::kReduceMax: case OpKind::kReduceMin:
       return KernelOf(op, ReduceKernelParams{x, 6});  // H and W: the global-pooling reduction models use
+    case OpKind::kArgMax: case OpKind::kArgMin:
+      return KernelOf(op, ReduceKernelParams{x, 8});  // over the channels: a classifier's or a token's scores
+    case OpKind::kGelu:
+      return KernelOf(op, GeluKernelParams{x, 0});  // the exact form, PyTorch's default
+    case OpKind::kLayerNorm:
+      return KernelOf(op, LayerNormKernelParams{x, 1, 1});  // with scale and bias, as models have it
     case OpKind::kTranspose:  // NHWC → NCHW, the transpose models insert most
       return KernelOf(op, TransposeKernelParams{x, {0, 3, 1, 2}});
     case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth:
@@ -436,6 +490,7 @@ Expected<Kernel> ParseKindAlias(std::string_view text) {
     }
     if (first) kernel.op = *op;
     else kernel.fused.push_back(*op);
+    if (first && IsLogic(*op)) kernel.dtype = DataType::kBool;  // logic kernels are bool kernels
     first = false;
     if (end == std::string_view::npos) break;
     start = end + 1;
@@ -573,6 +628,20 @@ Expected<std::vector<Kernel>> GridKernels(const Kernel& kind, std::string_view g
     case Family::kPad:
       for (I h : kCnnSizes)
         for (I c : kChannels) add(PadKernel(h, h, c));
+      break;
+    case Family::kLayerNorm:
+      for (I s : kSequenceLengths)
+        for (I c : kHiddenSizes) add(NhwcKernel(op, 1, s, c));
+      break;
+    case Family::kWhere:
+      for (I h : kCnnSizes)
+        for (I c : kChannels)
+          for (bool row_mask : {false, true}) add(WhereKernel(h, h, c, row_mask));
+      break;
+    case Family::kGather:
+      for (I vocabulary : {1000, 8000, 30522})
+        for (I width : {128, 256, 512, 768})
+          for (I idx : {16, 128, 512}) add(GatherKernel(vocabulary, width, idx));
       break;
     case Family::kSlice:  // channels halved
       for (I h : kCnnSizes)

@@ -521,3 +521,70 @@ TEST(RooflinePredictorTest, RecoversOverheadAndEfficiency) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+Kernel Of(OpKind op, std::map<std::string, std::int64_t> params, DataType dtype = DataType::kFloat32) {
+  Kernel kernel;
+  kernel.op = op;
+  kernel.params = std::move(params);
+  kernel.dtype = dtype;
+  return kernel;
+}
+
+// What the kinds transformers and post-processing add read, write and compute.
+TEST(FeaturesTest, CostOfComparisonsWhereGatherArgMaxAndLayerNorm) {
+  // A comparison reads two float32 operands and writes one byte an element.
+  KernelCost equal = ComputeKernelCost(Of(OpKind::kEqual, {{"a0", 1}, {"a1", 4}, {"a2", 4}, {"a3", 8},
+                                                           {"b0", 1}, {"b1", 1}, {"b2", 1}, {"b3", 8}}));
+  EXPECT_EQ(equal.out_elements, 128);
+  EXPECT_EQ(equal.in_bytes, (128 + 8) * 4);
+  EXPECT_EQ(equal.out_bytes, 128);
+  // where: a one-byte condition row, x, and a scalar.
+  KernelCost where = ComputeKernelCost(Of(OpKind::kWhere, {{"c0", 1}, {"c1", 1}, {"c2", 1}, {"c3", 8}, {"x0", 1},
+                                                           {"x1", 4}, {"x2", 4}, {"x3", 8}, {"y0", 1}, {"y1", 1},
+                                                           {"y2", 1}, {"y3", 1}}));
+  EXPECT_EQ(where.out_elements, 128);
+  EXPECT_EQ(where.in_bytes, 8 + (128 + 1) * 4);
+  EXPECT_EQ(where.out_bytes, 128 * 4);
+  // gather: 32 rows of 64 copied out of a 1000-row table, reading 32 int64 indices.
+  KernelCost gather = ComputeKernelCost(Of(OpKind::kGather, {{"outer", 1}, {"rows", 1000}, {"inner", 64}, {"idx", 32}}));
+  EXPECT_EQ(gather.out_elements, 32 * 64);
+  EXPECT_EQ(gather.in_bytes, 32 * 64 * 4 + 32 * 8);
+  EXPECT_EQ(gather.runs, 32);
+  // argmax over the channels: one int64 per pixel.
+  KernelCost argmax = ComputeKernelCost(Of(OpKind::kArgMax, {{"n", 1}, {"h", 4}, {"w", 5}, {"c", 10}, {"axes", 8}}));
+  EXPECT_EQ(argmax.out_elements, 20);
+  EXPECT_EQ(argmax.out_bytes, 20 * 8);
+  EXPECT_EQ(argmax.macs, 200);
+  // layer_norm: 128 rows of 256, with a scale and a bias of 256 each.
+  KernelCost ln = ComputeKernelCost(Of(OpKind::kLayerNorm, {{"n", 1}, {"h", 1}, {"w", 128}, {"c", 256}, {"scale", 1}, {"bias", 1}}));
+  EXPECT_EQ(ln.out_elements, 128 * 256);
+  EXPECT_EQ(ln.in_bytes, 128 * 256 * 4);
+  EXPECT_EQ(ln.weight_bytes, 2 * 256 * 4);
+  EXPECT_EQ(ln.macs, 8 * 128 * 256);
+  EXPECT_EQ(VectorChannels(Of(OpKind::kGather, {{"outer", 1}, {"rows", 10}, {"inner", 48}, {"idx", 2}})), 48);
+}
+
+// A layer_norm's latency interpolated between measured sequence lengths and hidden sizes, as a
+// pack predicts kernels it measured around.
+TEST(FeaturesTest, LayerNormIsPredictedFromItsMeasurements) {
+  auto kernel = [](std::int64_t seq, std::int64_t hidden) {
+    return Of(OpKind::kLayerNorm, {{"n", 1}, {"h", 1}, {"w", seq}, {"c", hidden}, {"scale", 1}, {"bias", 1}});
+  };
+  auto ms = [&](std::int64_t seq, std::int64_t hidden) { return WorkScaleMs(kernel(seq, hidden)) * 2.0; };
+  std::vector<TrainingSample> samples;
+  for (std::int64_t seq : {64, 128, 256})
+    for (std::int64_t hidden : {128, 256, 512})
+      if (!(seq == 128 && hidden == 256)) samples.push_back(Sample(kernel(seq, hidden), ms(seq, hidden)));
+  InterpPredictor interp;
+  ASSERT_TRUE(interp.Fit(samples).ok());
+  Expected<Prediction> p = interp.Predict(kernel(128, 256), 1);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NEAR(p->ms, ms(128, 256), 1e-9);
+  EXPECT_FALSE(p->outside_training_range);
+}
+
+}  // namespace
+}  // namespace latte

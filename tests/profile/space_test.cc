@@ -125,8 +125,35 @@ TEST(Grids, EveryDefaultGridKernelBuildsAGraph) {
   }
 }
 
+// The kinds transformers and post-processing add: each grid's and each random draw's kernels build
+// (logic kinds as bool kernels), layer norms drawn as encoders run them.
+TEST(Grids, ComparisonLogicWhereArgMaxLayerNormGeluAndGatherKernelsBuild) {
+  for (const char* kind : {"equal", "not_equal", "less", "greater_equal", "logical_and", "logical_or", "logical_not",
+                           "where", "argmax", "argmin", "layer_norm", "gelu", "gather"}) {
+    const Kernel k = Kind(kind);
+    EXPECT_EQ(k.dtype, IsLogic(k.op) ? DataType::kBool : DataType::kFloat32) << kind;
+    auto grid = GridKernels(k, "default");
+    ASSERT_TRUE(grid.ok()) << kind << ": " << grid.status().message();
+    auto random = RandomKernels(k, 6, 3);
+    ASSERT_TRUE(random.ok()) << kind << ": " << random.status().message();
+    EXPECT_EQ(random->size(), 6u) << kind;
+    std::vector<Kernel> some = {grid->front(), (*grid)[grid->size() / 2], grid->back()};
+    some.insert(some.end(), random->begin(), random->end());
+    for (const Kernel& kernel : some) {
+      auto graph = BuildKernelGraph(kernel);
+      EXPECT_TRUE(graph.ok()) << kernel.Key() << ": " << graph.status().message();
+      if (kernel.op == OpKind::kLayerNorm) {
+        EXPECT_EQ(kernel.Param("h"), 1) << kernel.Key();
+        EXPECT_GE(kernel.Param("w"), 16) << kernel.Key();
+        EXPECT_LE(kernel.Param("w"), 1024) << kernel.Key();
+        EXPECT_GE(kernel.Param("c"), 64) << kernel.Key();
+      }
+    }
+  }
+}
+
 TEST(Grids, KindWithoutGridIsUnsupported) {
-  auto kernels = GridKernels(Kind("gather"), "default");
+  auto kernels = GridKernels(Kind("split"), "default");
   ASSERT_FALSE(kernels.ok());
   EXPECT_EQ(kernels.status().code(), StatusCode::kUnsupported);
   EXPECT_FALSE(GridKernels(Kind("relu"), "mobile").ok());
