@@ -1,6 +1,7 @@
 #include "run/graph_prep.h"
 
 #include "ir/fold_pads.h"
+#include "ir/fuse_decomposed.h"
 #include "ir/fuse_activations.h"
 #include "ir/layout.h"
 
@@ -51,17 +52,25 @@ GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>&
     const NodeId x = SourceOf(a), y = SourceOf(b);
     return x >= 0 && y >= 0 && wanted[static_cast<size_t>(x)] == wanted[static_cast<size_t>(y)];
   };
-  // Zero pads folded into the conv after them, then clamps into the op before them, when both
-  // run on the same backend.
-  std::vector<std::vector<NodeId>> folded_from, fused_from;
+  // Zero pads folded into the conv after them, decomposed layer norms and GELUs merged into one
+  // node, then clamps into the op before them, each when all the nodes run on the same backend.
+  auto one_backend = [&](const Graph& g, const std::vector<NodeId>& chain) {
+    for (NodeId n : chain)
+      if (!same_backend(g.node(chain.front()), g.node(n))) return false;
+    return true;
+  };
+  std::vector<std::vector<NodeId>> folded_from, merged_from, fused_from;
   const Graph folded = FoldPadsIntoConvs(laid_out, &folded_from, same_backend);
+  const Graph merged =
+      FuseDecomposedOps(folded, &merged_from, [&](const std::vector<NodeId>& chain) { return one_backend(folded, chain); });
   GraphPlan plan;
-  plan.graph = FuseActivations(folded, &fused_from, same_backend);
+  plan.graph = FuseActivations(merged, &fused_from, same_backend);
   plan.sources.resize(plan.graph.num_nodes());
   for (size_t k = 0; k < plan.graph.num_nodes(); ++k) {
     for (NodeId f : fused_from[k])
-      for (NodeId j : folded_from[static_cast<size_t>(f)])
-        if (const NodeId src = SourceOf(laid_out.node(j)); src >= 0) plan.sources[k].push_back(src);
+      for (NodeId d : merged_from[static_cast<size_t>(f)])
+        for (NodeId j : folded_from[static_cast<size_t>(d)])
+          if (const NodeId src = SourceOf(laid_out.node(j)); src >= 0) plan.sources[k].push_back(src);
     plan.graph.mutable_node(static_cast<NodeId>(k)).attrs.Erase(kSourceAttr);
   }
   return plan;

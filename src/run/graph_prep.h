@@ -1,8 +1,9 @@
 #pragma once
 // The graph as the executor runs it, given which backend each node runs on: NCHW spatial ops
 // converted to NHWC for NHWC backends (transposes inserted where layouts meet), zero pads folded
-// into the conv after them, clamp activations folded into the op before them. Shared by the executor and by prediction, so a predicted kernel
-// is exactly a node (or nodes) that runs.
+// into the conv after them, decomposed layer norms and GELUs merged into one node (ir/fuse_decomposed),
+// clamp activations folded into the op before them. Shared by the executor and by prediction, so a
+// predicted kernel is exactly a node (or nodes) that runs.
 
 #include <functional>
 #include <set>
@@ -31,8 +32,8 @@ Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<s
 /// The plan's two steps, for callers planning many placements (the Pareto search): the layout
 /// step depends only on which nodes need NHWC, so its result may be reused for every placement
 /// with the same layouts. LayOutForBackends converts (and marks each node with its user node);
-/// FuseForBackends folds zero pads into the conv after them and clamps into the op before them,
-/// each when both nodes run on one backend.
+/// FuseForBackends folds zero pads into the conv after them, merges decomposed layer norms and
+/// GELUs, and folds clamps into the op before them, each when all those nodes run on one backend.
 Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted, const NhwcBackends& nhwc);
 GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>& wanted);
 
