@@ -623,3 +623,44 @@ TEST(OnednnModel, OtherTfliteModelsAgreeWithXnnpack) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+// layer_norm on oneDNN's layer normalization, with and without scale and bias, against a
+// reference computed here; a scale broadcast within the row is refused saying so.
+TEST(OnednnOps, LayerNormOverTheLastDims) {
+  const Shape xs{2, 5, 8};
+  const Floats x = Random(80, 41, -3, 3), scale = Random(8, 42), bias = Random(8, 43);
+  for (int affine = 0; affine < 3; ++affine) {  // none, scale, scale and bias
+    GraphBuilder b;
+    std::vector<TensorId> inputs = {b.Input("x", xs)};
+    if (affine >= 1) inputs.push_back(b.Constant("scale", {8}, scale));
+    if (affine == 2) inputs.push_back(b.Constant("bias", {8}, bias));
+    const TensorId y = b.Op1(OpKind::kLayerNorm, "ln", inputs, Attrs({{"axis", std::int64_t{-1}}, {"epsilon", 1e-3}}));
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    Floats want(80);
+    for (size_t r = 0; r < 10; ++r) {
+      double mean = 0, var = 0;
+      for (size_t c = 0; c < 8; ++c) mean += x[r * 8 + c];
+      mean /= 8;
+      for (size_t c = 0; c < 8; ++c) var += (x[r * 8 + c] - mean) * (x[r * 8 + c] - mean);
+      var /= 8;
+      for (size_t c = 0; c < 8; ++c) {
+        double v = (x[r * 8 + c] - mean) / std::sqrt(var + 1e-3);
+        if (affine >= 1) v *= scale[c];
+        if (affine == 2) v += bias[c];
+        want[r * 8 + c] = static_cast<float>(v);
+      }
+    }
+    ExpectClose(RunOnOnednn(*g, {x}), want, "layer_norm affine " + std::to_string(affine));
+  }
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) {
+              return b.Op1(OpKind::kLayerNorm, "ln", {b.Input("x", {2, 8}), b.Constant("scale", {1}, {2.0f})});
+            }),
+            "layer_norm scale broadcast within the normalized dims (onednn takes one value per element)");
+}
+
+}  // namespace
+}  // namespace latte

@@ -636,6 +636,44 @@ Status BatchNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   return Status::Ok();
 }
 
+// layer_norm over the dims from its axis on (each row contiguous): oneDNN's layer normalization
+// over the last dim of [rows, cols], with the constant scale and shift (one value per normalized
+// element) copied once into the node.
+Status LayerNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  if (x.shape != graph.tensor(node.outputs[0]).shape) return Unsupported("layer_norm output shape differs from its input");
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t axis = node.attrs.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return Unsupported("layer_norm axis out of range");
+  std::int64_t cols = 1;
+  for (std::int64_t d = axis; d < rank; ++d) cols *= x.shape[static_cast<size_t>(d)];
+  auto flags = dnnl::normalization_flags::none;
+  const int args[2] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT};
+  for (size_t i = 1; i < 3; ++i) {
+    if (node.input(i) == kNoTensor) continue;
+    LATTE_RETURN_IF_ERROR(NeedConstant(graph, node, i, "layer_norm scale and bias"));
+    if (Elements(graph.tensor(node.inputs[i])) != cols)
+      return Unsupported("layer_norm " + std::string(i == 1 ? "scale" : "bias") +
+                         " broadcast within the normalized dims (onednn takes one value per element)");
+    flags |= i == 1 ? dnnl::normalization_flags::use_scale : dnnl::normalization_flags::use_shift;
+  }
+  const memory::desc md = Plain({Elements(x) / cols, cols}), row_md = Plain({cols});
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      {dnnl::prop_kind::forward_inference, md, static_cast<float>(node.attrs.GetFloat("epsilon", 1e-5)), flags},
+      ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::layer_normalization_forward(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
+  for (size_t i = 1; i < 3; ++i)
+    if (node.input(i) != kNoTensor)
+      step.args[args[i - 1]] = PackWeights(ctx, row_md, ConstData(graph, node.inputs[i]), row_md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
 // What analyzes and creates each kind this backend runs: the one list of them.
 using Handler = Status (*)(const Graph&, const Node&, const Eltwise&, Ctx&);
 const KindTable<Handler>& Handlers() {
@@ -657,6 +695,7 @@ const KindTable<Handler>& Handlers() {
     h.Add({K::kTranspose}, Transpose);
     h.Add({K::kHardSigmoid}, HardSigmoid);
     h.Add({K::kBatchNorm}, BatchNorm);
+    h.Add({K::kLayerNorm}, LayerNorm);
     h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity}, Copy);
     return h;
   }();
