@@ -485,8 +485,8 @@ TEST(OnednnSupport, SaysNoWithTheReason) {
             "int8 not implemented");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4}, DataType::kInt8)}); }),
             "int8 not implemented");
-  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kGelu, "gelu", {b.Input("x", {1, 4})}); }),
-            "gelu not implemented in the onednn backend");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kErf, "erf", {b.Input("x", {1, 4})}); }),
+            "erf not implemented in the onednn backend");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) {
               return b.Op1(OpKind::kResize, "resize", {b.Input("x", {1, 4, 4, 2})},
                            Attrs({{"mode", std::string("bilinear")}, {"sizes", Ints{8, 8}},
@@ -513,7 +513,7 @@ TEST(OnednnSupport, SaysNoWithTheReason) {
 
 TEST(OnednnSupport, PrepareOfAnUnsupportedNodeIsUnsupported) {
   GraphBuilder b;
-  TensorId y = b.Op1(OpKind::kGelu, "gelu", {b.Input("x", {1, 4})});
+  TensorId y = b.Op1(OpKind::kErf, "erf", {b.Input("x", {1, 4})});
   auto g = b.Finish({y});
   ASSERT_TRUE(g.ok());
   auto backend = MakeBackend();
@@ -660,6 +660,60 @@ TEST(OnednnOps, LayerNormOverTheLastDims) {
               return b.Op1(OpKind::kLayerNorm, "ln", {b.Input("x", {2, 8}), b.Constant("scale", {1}, {2.0f})});
             }),
             "layer_norm scale broadcast within the normalized dims (onednn takes one value per element)");
+}
+
+}  // namespace
+}  // namespace latte
+
+namespace latte {
+namespace {
+
+// Comparisons on oneDNN's binary_eq ... binary_ge, writing bool bytes, the first operand broadcast
+// by swapping it to the second place (and an ordered comparison for its mirror); gelu both ways.
+TEST(OnednnOps, ComparisonsWriteBoolAndGeluBothWays) {
+  const Floats a = {-1, 0, 1, 2, 0, 0, 1, -1}, row = {0, 1, 1, -1};
+  const std::pair<OpKind, std::function<bool(float, float)>> ops[] = {
+      {OpKind::kEqual, [](float x, float y) { return x == y; }},     {OpKind::kNotEqual, [](float x, float y) { return x != y; }},
+      {OpKind::kLess, [](float x, float y) { return x < y; }},       {OpKind::kLessEqual, [](float x, float y) { return x <= y; }},
+      {OpKind::kGreater, [](float x, float y) { return x > y; }},    {OpKind::kGreaterEqual, [](float x, float y) { return x >= y; }}};
+  for (const auto& [kind, fn] : ops) {
+    for (bool row_first : {false, true}) {
+      SCOPED_TRACE(std::string(OpName(kind)) + (row_first ? " row first" : ""));
+      GraphBuilder b;
+      const TensorId full = b.Input("a", {2, 4}), broadcast = b.Input("row", {4});
+      const TensorId y = b.Op1(kind, "cmp", row_first ? std::vector<TensorId>{broadcast, full} : std::vector<TensorId>{full, broadcast});
+      auto g = b.Finish({y});
+      ASSERT_TRUE(g.ok()) << g.status().message();
+      auto backend = MakeBackend();
+      ASSERT_NE(backend, nullptr);
+      auto buffers = TensorBuffers::Allocate(*g);
+      ASSERT_TRUE(buffers.ok());
+      std::copy(a.begin(), a.end(), buffers->mutable_as<float>(full));
+      std::copy(row.begin(), row.end(), buffers->mutable_as<float>(broadcast));
+      ASSERT_TRUE(backend->Supports(*g, 0).ok()) << backend->Supports(*g, 0).why();
+      auto prepared = backend->Prepare(*g, 0);
+      ASSERT_TRUE(prepared.ok()) << prepared.status().message();
+      ASSERT_TRUE((*prepared)->Run(*buffers).ok());
+      const std::uint8_t* got = buffers->as<std::uint8_t>(y);
+      for (size_t i = 0; i < 8; ++i) {
+        const bool want = row_first ? fn(row[i % 4], a[i]) : fn(a[i], row[i % 4]);
+        EXPECT_EQ(got[i], want ? 1 : 0) << "element " << i;
+      }
+    }
+  }
+  const Floats x = Random(12, 44, -4, 4);
+  for (const char* approximate : {"none", "tanh"}) {
+    GraphBuilder b;
+    const TensorId y = b.Op1(OpKind::kGelu, "gelu", {b.Input("x", {3, 4})}, Attrs({{"approximate", std::string(approximate)}}));
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok());
+    Floats want;
+    for (float v : x)
+      want.push_back(std::string(approximate) == "tanh"
+                         ? 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)))
+                         : 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f))));
+    ExpectClose(RunOnOnednn(*g, {x}), want, std::string("gelu ") + approximate);
+  }
 }
 
 }  // namespace

@@ -41,10 +41,10 @@ Status NoBuffer(TensorId id) { return InvalidInput("tensor " + std::to_string(id
 Status Invalid(const Node& node, const Status& status) { return Unsupported(Name(node) + ": " + status.message()); }
 
 // Row-major strides of `dims`: a plain (numpy-like) layout of any rank.
-memory::desc Plain(const Dims& dims) {
+memory::desc Plain(const Dims& dims, memory::data_type type = kF32) {
   Dims strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return memory::desc(dims, kF32, strides);
+  return memory::desc(dims, type, strides);
 }
 
 // One primitive with its arguments: library-owned memories (packed weights) stay bound; the
@@ -292,7 +292,16 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
   dnnl::algorithm alg;
   bool commutative = true;
+  // Comparisons write bool: 0 or 1 in a byte, as oneDNN writes its 0/1 result to u8. The ordered
+  // ones swap operands as their mirror (a < b is b > a).
+  dnnl::algorithm mirror = dnnl::algorithm::undef;
   switch (node.kind) {
+    case OpKind::kEqual: alg = dnnl::algorithm::binary_eq; break;
+    case OpKind::kNotEqual: alg = dnnl::algorithm::binary_ne; break;
+    case OpKind::kLess: alg = dnnl::algorithm::binary_lt, mirror = dnnl::algorithm::binary_gt; break;
+    case OpKind::kLessEqual: alg = dnnl::algorithm::binary_le, mirror = dnnl::algorithm::binary_ge; break;
+    case OpKind::kGreater: alg = dnnl::algorithm::binary_gt, mirror = dnnl::algorithm::binary_lt; break;
+    case OpKind::kGreaterEqual: alg = dnnl::algorithm::binary_ge, mirror = dnnl::algorithm::binary_le; break;
     case OpKind::kAdd: alg = dnnl::algorithm::binary_add; break;
     case OpKind::kMul: alg = dnnl::algorithm::binary_mul; break;
     case OpKind::kMaximum: alg = dnnl::algorithm::binary_max; break;
@@ -317,11 +326,14 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   const Dims y(ys.begin(), ys.end());
   TensorId a_id = node.inputs[0], b_id = node.inputs[1];
   if (a != y) {  // oneDNN broadcasts its second source only
-    if (!commutative || b != y) return Unsupported(Name(node) + " broadcasting its first input: onednn broadcasts the second only");
+    if ((!commutative && mirror == dnnl::algorithm::undef) || b != y)
+      return Unsupported(Name(node) + " broadcasting its first input: onednn broadcasts the second only");
     std::swap(a, b), std::swap(a_id, b_id);
+    if (mirror != dnnl::algorithm::undef) alg = mirror;
   }
   if (y.empty()) return Unsupported(Name(node) + " of scalars");
-  const memory::desc a_md = Plain(a), b_md = Plain(b), y_md = Plain(y);
+  const bool compares = IsComparisonOrLogic(node.kind);
+  const memory::desc a_md = Plain(a), b_md = Plain(b), y_md = Plain(y, compares ? memory::data_type::u8 : kF32);
   dnnl::binary::primitive_desc pd({alg, a_md, b_md, y_md}, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{dnnl::binary(pd), {}, {{DNNL_ARG_SRC_0, a_id}, {DNNL_ARG_SRC_1, b_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
@@ -362,6 +374,12 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
       break;
     case OpKind::kLeakyRelu: op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.01)); break;
     case OpKind::kElu: op.alg = dnnl::algorithm::eltwise_elu, op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 1.0)); break;
+    case OpKind::kGelu: {
+      const std::string approximate = node.attrs.GetString("approximate", "none");
+      if (approximate != "none" && approximate != "tanh") return Unsupported("gelu approximate '" + approximate + "'");
+      op.alg = approximate == "tanh" ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf;
+      break;
+    }
     default: {
       const auto* simple = std::find_if(std::begin(kSimpleEltwise), std::end(kSimpleEltwise),
                                         [&](const SimpleEltwise& s) { return s.kind == node.kind; });
@@ -684,7 +702,8 @@ const KindTable<Handler>& Handlers() {
     h.Add({K::kFullyConnected}, FullyConnected);
     h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Pool);
     h.Add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum}, Binary);
-    h.Add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kElu}, Unary);
+    h.Add({K::kEqual, K::kNotEqual, K::kLess, K::kLessEqual, K::kGreater, K::kGreaterEqual}, Binary);
+    h.Add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kElu, K::kGelu}, Unary);
     for (const SimpleEltwise& op : kSimpleEltwise) h.Add(op.kind, Unary);
     h.Add({K::kSoftmax}, Softmax);
     h.Add({K::kConcat}, Concat);
@@ -709,7 +728,17 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
   const Node& node = *checked;
   const Handler* handler = Handlers().Find(node.kind);
   if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the onednn backend");
-  LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
+  if (IsComparisonOrLogic(node.kind)) {
+    // float32 operands, a bool output: the operands checked as every node's, the output here.
+    const Tensor& out = graph.tensor(node.outputs.at(0));
+    if (out.dtype != DataType::kBool || !out.fully_known() || out.shape.size() > 6)
+      return Unsupported(Name(node) + " output '" + out.name + "' is not a known bool tensor of rank ≤ 6");
+    Node operands = node;
+    operands.outputs = {node.inputs.at(0)};
+    LATTE_RETURN_IF_ERROR(CheckTensors(graph, operands, -1));
+  } else {
+    LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
+  }
   LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
   return (*handler)(graph, node, act, ctx);
 }
