@@ -586,3 +586,29 @@ TEST(XnnpackBackend, RegistersAndNamesItsVersion) {
 
 }  // namespace
 }  // namespace latte
+
+namespace latte {
+namespace {
+
+// What Debian's XNNPACK has no operator for is refused with that reason, before any other check.
+TEST(XnnpackSupport, OpsTheLibraryLacksSaySo) {
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kEqual, "eq", {b.Input("a", {1, 4}), b.Input("b", {1, 4})}); }),
+            "equal is unsupported on xnnpack, because this XNNPACK has no comparison, logical or select operators (bool tensors)");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) {
+              return b.Op1(OpKind::kWhere, "where",
+                           {b.Input("c", {1, 4}, DataType::kBool), b.Input("x", {1, 4}), b.Input("y", {1, 4})});
+            }),
+            "where is unsupported on xnnpack, because this XNNPACK has no comparison, logical or select operators (bool tensors)");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kLayerNorm, "ln", {b.Input("x", {2, 8})}); }),
+            "layer_norm is unsupported on xnnpack, because this XNNPACK has no layer normalization operator");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kArgMax, "argmax", {b.Input("x", {2, 8})}); }),
+            "argmax is unsupported on xnnpack, because this XNNPACK has no argmax/argmin along an axis (only argmax "
+            "pooling of 2-D windows)");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) {
+              return b.Op1(OpKind::kGather, "gather", {b.Constant("table", {10, 4}), b.Input("ids", {3}, DataType::kInt64)});
+            }),
+            "gather is unsupported on xnnpack, because this XNNPACK has no gather operator");
+}
+
+}  // namespace
+}  // namespace latte
