@@ -148,6 +148,8 @@ std::optional<Chain> MatchLayerNorm(const Matcher& m, NodeId first) {
     if (m.Usable(r, K::kPow) && m.node(r).inputs[0] == centered) {
       auto exponent = m.Scalar(m.node(r).inputs[1]);
       if (exponent && *exponent == 2.0) pow = r;
+    } else if (m.Usable(r, K::kMul) && m.node(r).inputs[0] == centered && m.node(r).inputs[1] == centered) {
+      pow = r;  // the square as a product (some exporters write x·x)
     } else if (m.Usable(r, K::kDiv) && m.node(r).inputs[0] == centered) {
       div = r;
     }

@@ -1,7 +1,7 @@
 #pragma once
 // Ops that exporters write out as chains of elementwise nodes, recognised as the one op they
-// compute: PyTorch's LayerNorm at opset ≤ 16 (ReduceMean → Sub → Pow 2 → ReduceMean → Add eps →
-// Sqrt → Div, then Mul scale and Add bias when affine) as one layer_norm, and GELU as one gelu
+// compute: PyTorch's LayerNorm at opset ≤ 16 (ReduceMean → Sub → Pow 2, or Mul by itself →
+// ReduceMean → Add eps → Sqrt → Div, then Mul scale and Add bias when affine) as one layer_norm, and GELU as one gelu
 // (exact: Div √2 or Mul 1/√2 → Erf → Add 1 → Mul x → Mul 0.5, the halving before or after;
 // tanh: x³ by Pow 3 or two Muls → Mul 0.044715 → Add x → Mul √(2/π) → Tanh → Add 1 → Mul x and
 // 0.5). Only exact chains merge: every constant must be the formula's (within float32 rounding),

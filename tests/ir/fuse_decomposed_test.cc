@@ -24,6 +24,7 @@ Attributes Mean(Ints axes) {
 // What a layer norm decomposition may differ in, to build near misses.
 struct LayerNormForm {
   float exponent = 2.0f;
+  bool square_by_mul = false;  // centered · centered instead of Pow 2
   Ints variance_axes = {-1};
   bool affine = true;
   bool centered_read_elsewhere = false;
@@ -36,7 +37,9 @@ Expected<Graph> DecomposedLayerNorm(const LayerNormForm& form = {}) {
   const TensorId x = b.Input("x", {2, 5, 8});
   const TensorId mean = b.Op1(OpKind::kMean, "mean", {x}, Mean({-1}));
   const TensorId centered = b.Op1(OpKind::kSub, "sub", {x, mean});
-  const TensorId squared = b.Op1(OpKind::kPow, "pow", {centered, b.Constant("two", {}, {form.exponent})});
+  const TensorId squared = form.square_by_mul
+                              ? b.Op1(OpKind::kMul, "square", {centered, centered})
+                              : b.Op1(OpKind::kPow, "pow", {centered, b.Constant("two", {}, {form.exponent})});
   const TensorId var = b.Op1(OpKind::kMean, "var", {squared}, Mean(form.variance_axes));
   const TensorId shifted = b.Op1(OpKind::kAdd, "add_eps", {var, b.Constant("eps", {}, {1e-5f})});
   const TensorId dev = b.Op1(OpKind::kSqrt, "sqrt", {shifted});
@@ -74,7 +77,7 @@ TEST(FuseDecomposed, PyTorchsLayerNormIsOneNode) {
   EXPECT_EQ(kernel->Key(), "layer_norm|bias=1,c=8,h=2,n=1,scale=1,w=5|float32");
 }
 
-TEST(FuseDecomposed, LayerNormWithoutScaleAndBias) {
+TEST(FuseDecomposed, LayerNormWithoutScaleAndBiasOrWithTheSquareAsAProduct) {
   LayerNormForm form;
   form.affine = false;
   auto g = DecomposedLayerNorm(form);
@@ -83,6 +86,13 @@ TEST(FuseDecomposed, LayerNormWithoutScaleAndBias) {
   ASSERT_EQ(f.num_nodes(), 1u);
   EXPECT_EQ(f.node(0).kind, OpKind::kLayerNorm);
   EXPECT_EQ(f.node(0).inputs.size(), 1u);
+  LayerNormForm product;
+  product.square_by_mul = true;
+  auto p = DecomposedLayerNorm(product);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const Graph fp = FuseDecomposedOps(*p);
+  ASSERT_EQ(fp.num_nodes(), 1u);
+  EXPECT_EQ(fp.node(0).kind, OpKind::kLayerNorm);
 }
 
 TEST(FuseDecomposed, NearMissesOfLayerNormStayAsTheyAre) {
