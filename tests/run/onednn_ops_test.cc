@@ -366,6 +366,95 @@ TEST(OnednnOps, SoftmaxOverLastAxis) {
   ExpectClose(RunOnOnednn(*g, {input}), reference::Softmax(input, 17), "softmax");
 }
 
+// --- transformer kernels: attention's matmuls and softmax, gelu, projections over a sequence ----
+
+TEST(OnednnOps, MatMulBatchedBroadcastAndTransposed) {
+  struct Case {
+    Shape a, b;  // as stored (before the transposes)
+    bool ta = false, tb = false;
+    std::string activation = "none";
+  };
+  const Case cases[] = {
+      {{5, 7}, {7, 3}},
+      {{4, 6, 8}, {4, 8, 5}},                     // heads as the batch
+      {{2, 3, 6, 8}, {2, 3, 6, 8}, false, true},  // attention scores: q · kᵀ
+      {{3, 8, 6}, {3, 8, 5}, true, false},
+      {{2, 8, 6}, {2, 5, 8}, true, true},
+      {{2, 1, 6, 8}, {1, 3, 8, 4}},               // batch dims broadcast both ways
+      {{4, 6, 8}, {8, 5}},                        // b of lower rank: one matrix for every batch
+      {{6, 8}, {3, 8, 5}},                        // a of lower rank
+      {{2, 6, 8}, {2, 8, 5}, false, false, "relu"},
+  };
+  std::uint32_t seed = 950;
+  for (const Case& c : cases) {
+    GraphBuilder b;
+    Attributes attrs = Attrs({{"transpose_a", std::int64_t{c.ta}}, {"transpose_b", std::int64_t{c.tb}}});
+    if (c.activation != "none") attrs.Set("activation", c.activation);
+    TensorId y = b.Op1(OpKind::kMatMul, "matmul", {b.Input("a", c.a), b.Input("b", c.b)}, attrs);
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    Floats a = Random(reference::Product(c.a), seed++), bv = Random(reference::Product(c.b), seed++);
+    Floats want = reference::MatMul(a, c.a, c.ta, bv, c.b, c.tb);
+    reference::Activate(want, c.activation);
+    ASSERT_EQ(static_cast<std::int64_t>(want.size()), reference::Product(g->tensor(y).shape));
+    ExpectClose(RunOnOnednn(*g, {a, bv}), want,
+                ShapeToString(c.a) + (c.ta ? "ᵀ" : "") + " × " + ShapeToString(c.b) + (c.tb ? "ᵀ" : "") + " " + c.activation);
+  }
+}
+
+TEST(OnednnOps, GeluExactAndTanh) {
+  const Shape xs{3, 5, 16};
+  const Floats input = Random(reference::Product(xs), 970, -4.0f, 4.0f);
+  for (const char* approximate : {"", "none", "tanh"}) {
+    GraphBuilder b;
+    Attributes attrs;
+    if (*approximate != '\0') attrs.Set("approximate", std::string(approximate));
+    TensorId y = b.Op1(OpKind::kGelu, "gelu", {b.Input("x", xs)}, attrs);
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const bool tanh = std::string(approximate) == "tanh";
+    Floats want(input.size());
+    for (size_t i = 0; i < input.size(); ++i) want[i] = reference::Gelu(input[i], tanh);
+    Floats got = RunOnOnednn(*g, {input});
+    ExpectClose(got, want, std::string("gelu approximate '") + approximate + "'");
+    // The two forms differ by up to 4.7e-4 (near ±2.7), within ExpectClose's scale: each must be
+    // much closer to the one asked for than that, and measurably apart from the other.
+    Floats other(input.size());
+    for (size_t i = 0; i < input.size(); ++i) other[i] = reference::Gelu(input[i], !tanh);
+    float error = 0, apart = 0;
+    for (size_t i = 0; i < got.size() && i < other.size(); ++i) {
+      error = std::max(error, std::abs(got[i] - want[i]));
+      apart = std::max(apart, std::abs(got[i] - other[i]));
+    }
+    EXPECT_LE(error, 2e-5f) << approximate;
+    EXPECT_GT(apart, 1e-4f) << approximate;
+  }
+}
+
+TEST(OnednnOps, SoftmaxOverTheLastAxisOfRanksTwoToFour) {
+  for (const Shape& xs : {Shape{5, 33}, Shape{4, 9, 9}, Shape{2, 3, 7, 19}}) {
+    GraphBuilder b;
+    TensorId y = b.Op1(OpKind::kSoftmax, "softmax", {b.Input("x", xs)}, Attrs({{"axis", std::int64_t{-1}}}));
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    Floats input = Random(reference::Product(xs), 980, -6.0f, 6.0f);
+    ExpectClose(RunOnOnednn(*g, {input}), reference::Softmax(input, xs.back()), "softmax " + ShapeToString(xs));
+  }
+}
+
+TEST(OnednnOps, FullyConnectedOverASequence) {
+  // A transformer's projection: [batch, seq, hidden] by constant [hidden, out] weights (ONNX MatMul).
+  const Shape xs{2, 5, 8};
+  GraphBuilder b;
+  Floats w = Random(8 * 6, 990), bias = Random(6, 991), input = Random(reference::Product(xs), 992);
+  TensorId y = b.Op1(OpKind::kFullyConnected, "fc", {b.Input("x", xs), b.Constant("w", {8, 6}, w), b.Constant("b", {6}, bias)},
+                     Attrs({{"weights_layout", std::string("IO")}}));
+  auto g = b.Finish({y});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->tensor(y).shape, (Shape{2, 5, 6}));
+  ExpectClose(RunOnOnednn(*g, {input}), reference::FullyConnected(input, w, bias, 10, 8, 6, true), "fc [2,5,8]");
+}
+
 // --- data movement -------------------------------------------------------------------------
 
 TEST(OnednnOps, ConcatOnChannelsAndOnAnInnerAxis) {
@@ -487,6 +576,12 @@ TEST(OnednnSupport, SaysNoWithTheReason) {
             "int8 not implemented");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kErf, "erf", {b.Input("x", {1, 4})}); }),
             "erf not implemented in the onednn backend");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kFloor, "floor", {b.Input("x", {1, 4})}); }),
+            "floor not implemented in the onednn backend");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) {
+              return b.Op1(OpKind::kGelu, "gelu", {b.Input("x", {1, 4})}, Attrs({{"approximate", std::string("fast")}}));
+            }),
+            "gelu approximate 'fast' not implemented (none or tanh)");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) {
               return b.Op1(OpKind::kResize, "resize", {b.Input("x", {1, 4, 4, 2})},
                            Attrs({{"mode", std::string("bilinear")}, {"sizes", Ints{8, 8}},

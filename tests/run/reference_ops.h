@@ -150,6 +150,41 @@ Floats Binary(const Floats& a, const Shape& as, const Floats& b, const Shape& bs
   return y;
 }
 
+/// matmul of a (shape `as`) and b (`bs`), each of rank ≥ 2, batch dims broadcast as numpy does;
+/// `ta` / `tb`: the last two dims of a / b are stored transposed. The output is the broadcast batch
+/// dims, then m × n.
+inline Floats MatMul(const Floats& a, Shape as, bool ta, const Floats& b, Shape bs, bool tb) {
+  const size_t rank = std::max(as.size(), bs.size());
+  as.insert(as.begin(), rank - as.size(), 1);
+  bs.insert(bs.begin(), rank - bs.size(), 1);
+  const std::int64_t m = ta ? as[rank - 1] : as[rank - 2], k = ta ? as[rank - 2] : as[rank - 1];
+  const std::int64_t n = tb ? bs[rank - 2] : bs[rank - 1];
+  Shape batch(rank - 2);
+  for (size_t i = 0; i + 2 < rank; ++i) batch[i] = std::max(as[i], bs[i]);
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const std::int64_t batches = Product(batch);
+  Floats y(static_cast<size_t>(batches * m * n));
+  for (std::int64_t t = 0; t < batches; ++t) {
+    const std::int64_t ab = BroadcastIndex(t, batch, a_batch) * m * k, bb = BroadcastIndex(t, batch, b_batch) * k * n;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (std::int64_t l = 0; l < k; ++l)
+          acc += double(a[static_cast<size_t>(ab + (ta ? l * m + i : i * k + l))]) *
+                 double(b[static_cast<size_t>(bb + (tb ? j * k + l : l * n + j))]);
+        y[static_cast<size_t>((t * m + i) * n + j)] = static_cast<float>(acc);
+      }
+  }
+  return y;
+}
+
+/// GELU, exact: x · Φ(x) = ½x(1 + erf(x/√2)); `tanh`: ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
+inline float Gelu(float x, bool tanh) {
+  const double v = x;
+  if (!tanh) return static_cast<float>(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+  return static_cast<float>(0.5 * v * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))));
+}
+
 /// Bilinear resize of NHWC `x` to out_h × out_w; coords "half_pixel", "align_corners", "asymmetric".
 inline Floats ResizeBilinear(const Floats& x, const Shape& s, std::int64_t out_h, std::int64_t out_w, const std::string& coords) {
   const std::int64_t n_ = s[0], h = s[1], w = s[2], c = s[3];

@@ -40,12 +40,15 @@ std::int64_t Elements(const Tensor& t) { return t.num_elements().value_or(0); }
 Status NoBuffer(TensorId id) { return InvalidInput("tensor " + std::to_string(id) + " has no buffer"); }
 Status Invalid(const Node& node, const Status& status) { return Unsupported(Name(node) + ": " + status.message()); }
 
-// Row-major strides of `dims`: a plain (numpy-like) layout of any rank.
-memory::desc Plain(const Dims& dims, memory::data_type type = kF32) {
+// Row-major strides of `dims`.
+Dims RowMajorStrides(const Dims& dims) {
   Dims strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return memory::desc(dims, type, strides);
+  return strides;
 }
+
+// A plain (numpy-like) layout of any rank.
+memory::desc Plain(const Dims& dims, memory::data_type type = kF32) { return memory::desc(dims, type, RowMajorStrides(dims)); }
 
 // One primitive with its arguments: library-owned memories (packed weights) stay bound; the
 // ones tied to tensors are rebound to the buffers on every run.
@@ -374,9 +377,10 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
       break;
     case OpKind::kLeakyRelu: op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.01)); break;
     case OpKind::kElu: op.alg = dnnl::algorithm::eltwise_elu, op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 1.0)); break;
-    case OpKind::kGelu: {
+    case OpKind::kGelu: {  // ONNX's attribute: exact (erf) unless "tanh"
       const std::string approximate = node.attrs.GetString("approximate", "none");
-      if (approximate != "none" && approximate != "tanh") return Unsupported("gelu approximate '" + approximate + "'");
+      if (approximate != "none" && approximate != "tanh")
+        return Unsupported("gelu approximate '" + approximate + "' not implemented (none or tanh)");
       op.alg = approximate == "tanh" ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf;
       break;
     }
@@ -396,7 +400,52 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
   return AddOneInputStep(ctx, graph, node, dnnl::eltwise_forward(pd), md, md, act);
 }
 
-// Softmax over the last axis only (the NHWC channel axis).
+// matmul (two activations, or an activation and a constant read at run time): oneDNN's matmul
+// primitive at the output's rank. Batch dims broadcast as numpy does (leading 1s, then size 1
+// against any); transpose_a / transpose_b swap the last two dims' strides, so nothing is copied.
+// A 1-D a is a row [1, K] and a 1-D b a column [K, 1] whose 1 the output drops.
+Status MatMul(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  if (node.inputs.size() != 2) return Unsupported("matmul with " + std::to_string(node.inputs.size()) + " inputs");
+  Dims a(graph.tensor(node.inputs[0]).shape), b(graph.tensor(node.inputs[1]).shape);
+  if (a.empty() || b.empty()) return Unsupported("matmul of a scalar");
+  const bool ta = node.attrs.GetInt("transpose_a", 0) != 0, tb = node.attrs.GetInt("transpose_b", 0) != 0;
+  if ((ta && a.size() == 1) || (tb && b.size() == 1)) return Unsupported("matmul transposing a 1-D input");
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const size_t rank = std::max(a.size(), b.size());
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  Dims a_strides = RowMajorStrides(a), b_strides = RowMajorStrides(b);
+  if (ta) std::swap(a[rank - 1], a[rank - 2]), std::swap(a_strides[rank - 1], a_strides[rank - 2]);
+  if (tb) std::swap(b[rank - 1], b[rank - 2]), std::swap(b_strides[rank - 1], b_strides[rank - 2]);
+  if (a[rank - 1] != b[rank - 2])
+    return Unsupported("matmul inner dims differ: a has " + std::to_string(a[rank - 1]) + " columns, b " +
+                       std::to_string(b[rank - 2]) + " rows");
+  Dims y(rank);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+      return Unsupported("matmul batch dims " + ShapeToString(graph.tensor(node.inputs[0]).shape) + " and " +
+                         ShapeToString(graph.tensor(node.inputs[1]).shape) + " do not broadcast");
+    y[i] = std::max(a[i], b[i]);
+  }
+  y[rank - 2] = a[rank - 2], y[rank - 1] = b[rank - 1];
+  std::int64_t elements = 1;
+  for (auto d : y) elements *= d;
+  if (elements != Elements(graph.tensor(node.outputs[0]))) return Unsupported("matmul output size disagrees with its inputs");
+  const memory::desc a_md(a, kF32, a_strides), b_md(b, kF32, b_strides), y_md = Plain(y);
+  dnnl::matmul::primitive_desc pd({a_md, b_md, y_md}, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::matmul(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}, {DNNL_ARG_WEIGHTS, node.inputs[1]}},
+            {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC] = Unbound(ctx, a_md);
+  step.args[DNNL_ARG_WEIGHTS] = Unbound(ctx, b_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
+}
+
+// Softmax over the last axis only (the NHWC channel axis; attention's scores of any rank).
 Status Softmax(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   const Tensor& x = graph.tensor(node.inputs[0]);
   const auto rank = static_cast<std::int64_t>(x.shape.size());
@@ -700,6 +749,7 @@ const KindTable<Handler>& Handlers() {
     KindTable<Handler> h;
     h.Add({K::kConv2D, K::kDepthwiseConv2D}, Conv);
     h.Add({K::kFullyConnected}, FullyConnected);
+    h.Add({K::kMatMul}, MatMul);
     h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Pool);
     h.Add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum}, Binary);
     h.Add({K::kEqual, K::kNotEqual, K::kLess, K::kLessEqual, K::kGreater, K::kGreaterEqual}, Binary);
