@@ -498,6 +498,12 @@ TEST(XnnpackSupport, SaysNoWithTheReason) {
             "int8 not implemented");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kTanh, "tanh", {b.Input("x", {1, 4})}); }),
             "tanh not implemented in the xnnpack backend");
+  // What Debian's XNNPACK has no operator for says so, not "not implemented".
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kMatMul, "matmul", {b.Input("a", {4, 6, 8}), b.Input("b", {4, 8, 6})}); }),
+            "matmul is unsupported on xnnpack, because this XNNPACK (git 2022-02-16) has no batch matrix multiply (no "
+            "xnn_create_batch_matrix_multiply_nc_f32); only a product by constant weights runs, as fully_connected");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kGelu, "gelu", {b.Input("x", {1, 4})}); }),
+            "gelu is unsupported on xnnpack, because this XNNPACK has no GELU operator");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) {
               return b.Op1(OpKind::kSoftmax, "softmax", {b.Input("x", {3, 4})}, Attrs({{"axis", std::int64_t{0}}}));
             }),

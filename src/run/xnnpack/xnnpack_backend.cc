@@ -1040,6 +1040,10 @@ std::string MissingFromLibrary(OpKind kind) {
   if (kind == OpKind::kArgMax || kind == OpKind::kArgMin)
     return "this XNNPACK has no argmax/argmin along an axis (only argmax pooling of 2-D windows)";
   if (kind == OpKind::kGather) return "this XNNPACK has no gather operator";
+  if (kind == OpKind::kMatMul)
+    return "this XNNPACK (git 2022-02-16) has no batch matrix multiply (no xnn_create_batch_matrix_multiply_nc_f32); "
+           "only a product by constant weights runs, as fully_connected";
+  if (kind == OpKind::kGelu) return "this XNNPACK has no GELU operator";
   return "";
 }
 
