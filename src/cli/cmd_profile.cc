@@ -39,7 +39,7 @@ void AddProfileCommand(CLI::App& app, Status& result) {
   cmd->add_option("--kernels", flags->kernels,
                   "Kernel kinds, comma-separated: op names or aliases (conv, dwconv2d, fc, ...), fused as conv2d+relu");
   cmd->add_option("--strategy", flags->strategy, "How to sample kernels")
-      ->check(CLI::IsMember({"grid", "random", "from-models", "architectures", "adaptive"}))
+      ->check(CLI::IsMember({"grid", "random", "from-models", "architectures", "transformers", "adaptive"}))
       ->capture_default_str();
   cmd->add_option("--grid", flags->grid, "Grid for --strategy grid (conv2d's default is tflite)")
       ->check(CLI::IsMember({"default", "tflite", "tensorrt"}))
@@ -129,7 +129,7 @@ void AddProfileCommand(CLI::App& app, Status& result) {
         return kinds.status().WithContext("--kernels");
       }
       for (const Kernel& kind : *kinds) options.sampler.kinds.push_back(kind.Kind());
-    } else if (flags->strategy != "from-models" && flags->strategy != "architectures") {
+    } else if (flags->strategy != "from-models" && flags->strategy != "architectures" && flags->strategy != "transformers") {
       return InvalidInput("--kernels is required for --strategy " + flags->strategy);
     }
     options.db = flags->db.empty() ? DefaultProfileDb() : flags->db;

@@ -890,11 +890,25 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
       ++per_kind[k.Kind()];
     }
     for (const auto& [kind, n] : per_kind) sample.notes.push_back(kind + ": " + std::to_string(n) + " kernels");
+  } else if (config.strategy == "transformers") {
+    if (config.max_kernels == 0) return InvalidInput("the transformers strategy needs a count (--max-kernels)");
+    std::map<std::string, std::size_t> per_kind;
+    for (const Kernel& k : TransformerKernels(config.seed, config.max_kernels)) {
+      // A plain kind takes every kernel with that main op (encoders fuse nothing here).
+      const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
+                            return kind.fused.empty() ? kind.op == k.op : kind.Kind() == k.Kind();
+                          });
+      if (!wanted) continue;
+      add(k);
+      ++per_kind[k.Kind()];
+    }
+    for (const auto& [kind, n] : per_kind) sample.notes.push_back(kind + ": " + std::to_string(n) + " kernels");
   } else if (config.strategy == "adaptive") {
     // It samples from the store's measurements: profile/adaptive.h, called by RunProfile.
     return InvalidInput("the adaptive strategy samples from a store: use AdaptiveSample (profile/adaptive.h)");
   } else {
-    return InvalidInput("unknown strategy '" + config.strategy + "' (grid, random, from-models, architectures, adaptive)");
+    return InvalidInput("unknown strategy '" + config.strategy +
+                        "' (grid, random, from-models, architectures, transformers, adaptive)");
   }
   if (config.max_kernels > 0 && sample.kernels.size() > config.max_kernels) {
     sample.notes.push_back("kept the first " + std::to_string(config.max_kernels) + " of " +
@@ -902,6 +916,47 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     sample.kernels.resize(config.max_kernels);
   }
   return sample;
+}
+
+EncoderShape DrawEncoderShape(SplitMix64& rng) {
+  EncoderShape shape;
+  const I length = LogUniform(rng, 16, 1024);
+  switch (rng.Below(3)) {
+    case 0: shape.seq = std::max<I>(16, length / 16 * 16); break;
+    case 1: shape.seq = std::min<I>(1024, std::max<I>(16, length / 16 * 16) + 1); break;  // a class token
+    default: shape.seq = length; break;
+  }
+  const I step = rng.Below(4) == 0 ? 32 : 64;
+  shape.hidden = std::clamp<I>((LogUniform(rng, 64, 1024) + step / 2) / step * step, 64, 1024);
+  std::vector<I> heads;
+  for (I h = 1; h <= 16; ++h)
+    if (shape.hidden % h == 0 && shape.hidden / h >= 16) heads.push_back(h);
+  shape.heads = Pick(rng, heads);
+  if (shape.seq <= 256 && rng.Below(4) == 0) shape.batch = Pick<I>(rng, {2, 4});
+  return shape;
+}
+
+std::vector<Kernel> EncoderKernels(const EncoderShape& s) {
+  const I rows = s.batch * s.seq, heads = s.batch * s.heads;
+  return {FcKernel(rows, s.hidden, 3 * s.hidden),
+          MatMulKernel(heads, s.seq, s.head_dim(), s.seq),
+          KernelOf(OpKind::kSoftmax, NhwcParams{s.batch, s.heads, s.seq, s.seq}),
+          MatMulKernel(heads, s.seq, s.seq, s.head_dim()),
+          FcKernel(rows, s.hidden, s.hidden),
+          FcKernel(rows, s.hidden, s.mlp()),
+          NhwcKernel(OpKind::kGelu, s.batch, s.seq, s.mlp()),
+          FcKernel(rows, s.mlp(), s.hidden)};
+}
+
+std::vector<Kernel> TransformerKernels(std::uint64_t seed, std::size_t count) {
+  SplitMix64 rng(seed ^ 0x7472616e73666d72ULL);  // its own stream: not the random box's draws
+  std::vector<Kernel> kernels;
+  std::set<std::string> seen;
+  for (std::size_t layer = 0; layer < kMaxEncoderLayers && kernels.size() < count; ++layer)
+    for (const Kernel& k : EncoderKernels(DrawEncoderShape(rng)))
+      if (kernels.size() < count && seen.insert(k.Key()).second) kernels.push_back(k);
+  for (std::size_t i = kernels.size(); i > 1; --i) std::swap(kernels[i - 1], kernels[rng.Below(i)]);
+  return kernels;
 }
 
 namespace {

@@ -90,7 +90,8 @@ inline constexpr std::size_t kMaxRandomKernels = 100'000;
 /// What a sampler draws: the campaign's config space (its JSON is part of the campaign's identity).
 struct SamplerConfig {
   /// grid | random | from-models | architectures (profile/architectures: kernels of networks like
-  /// real ones) | adaptive (adaptive.h: needs a store)
+  /// real ones) | transformers (TransformerKernels: encoder layers' kernels) | adaptive (adaptive.h:
+  /// needs a store)
   std::string strategy = "grid";
   std::vector<std::string> kinds;   // canonical kinds (Kernel::Kind()); from-models: empty = all
   std::string grid = "default";     // grid: default | tflite | tensorrt
@@ -145,6 +146,34 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng);
 /// head convs: one op, or in some networks x · relu6(x + 3) / 6 in three ops as converters export
 /// it; in some networks a scalar scale and bias after the convs half of the time.
 std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng);
+
+/// The shape of one transformer encoder layer, as published small encoders have them (BERT-mini
+/// and -small, ViT-tiny and -small, MobileViT's blocks): a sequence of `seq` tokens (16–1024) of
+/// `hidden` features (64–1024, a multiple of 64 three times in four, of 32 otherwise), `heads`
+/// heads (1–16, dividing `hidden`, each at least 16 wide), an MLP 4× as wide, `batch` sequences.
+struct EncoderShape {
+  std::int64_t batch = 1, seq = 0, hidden = 0, heads = 1;
+  std::int64_t head_dim() const { return hidden / heads; }
+  std::int64_t mlp() const { return 4 * hidden; }
+};
+
+/// One encoder shape from `rng`: the sequence length log-uniform in 16–1024, as often a multiple
+/// of 16, one more than that (a class token: ViT's 197) or any length; batch 1, or 2 or 4 a
+/// quarter of the time for sequences up to 256.
+EncoderShape DrawEncoderShape(SplitMix64& rng);
+
+/// The kernels one encoder layer of `shape` runs, in order: the QKV projection (fully_connected,
+/// batch·seq rows of hidden → 3·hidden), attention scores (matmul, batch·heads of [seq, head_dim]
+/// × [head_dim, seq]), softmax over the last axis of [batch, heads, seq, seq], the context (matmul,
+/// batch·heads of [seq, seq] × [seq, head_dim]), the output projection (hidden → hidden), the MLP
+/// (hidden → 4·hidden), gelu over [batch, seq, 4·hidden], and back (4·hidden → hidden). The
+/// projections carry a bias; the params are those kernel grouping gives such a layer's nodes.
+std::vector<Kernel> EncoderKernels(const EncoderShape& shape);
+
+/// `count` distinct kernels (by key) of encoder layers drawn in turn under `seed`, shuffled so a
+/// campaign cut short has seen every kind and size. Fewer when kMaxEncoderLayers layers give fewer.
+std::vector<Kernel> TransformerKernels(std::uint64_t seed, std::size_t count);
+inline constexpr std::size_t kMaxEncoderLayers = 20'000;
 
 /// Deterministic 64-bit generator (splitmix64): the same sequence on every platform and library,
 /// unlike std:: distributions.

@@ -142,6 +142,37 @@ TEST(ProfileCli, UnsupportedKernelIsRecordedOnceWithItsReason) {
   EXPECT_TRUE(store->QueryMeasurements()->empty());
 }
 
+TEST(ProfileCli, TransformerKernelsRunOnOnednnAndXnnpackSaysWhyNot) {
+  TempDir dir;
+  const std::string db = (dir.path() / "t.db").string();
+  RunResult onednn = RunLatte(Quick({"profile", "--strategy", "transformers", "--kernels", "matmul,softmax,gelu",
+                                     "--max-kernels", "6", "--backend", "onednn"},
+                                    db),
+                              dir.path());
+  ASSERT_EQ(onednn.exit_code, 0) << onednn.err;
+  EXPECT_NE(onednn.out.find("measured 6, unsupported 0"), std::string::npos) << onednn.out;
+  std::set<std::string> kinds;
+  for (const auto& [key, p50] : StoredP50(db)) {
+    kinds.insert(key.substr(0, key.find('|')));
+    EXPECT_GT(p50, 0) << key;
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"gelu", "matmul", "softmax"}));
+
+  // Debian's XNNPACK has neither a batched matmul nor gelu: recorded as such, with the reason.
+  const std::string xdb = (dir.path() / "x.db").string();
+  RunResult xnnpack = RunLatte(
+      Quick({"profile", "--strategy", "transformers", "--kernels", "matmul,gelu", "--max-kernels", "4"}, xdb), dir.path());
+  ASSERT_EQ(xnnpack.exit_code, 0) << xnnpack.err;
+  EXPECT_NE(xnnpack.out.find("measured 0, unsupported 4"), std::string::npos) << xnnpack.out;
+  auto store = Store::Open(xdb);
+  ASSERT_TRUE(store.ok());
+  auto unsupported = store->QueryUnsupported();
+  ASSERT_TRUE(unsupported.ok());
+  ASSERT_EQ(unsupported->size(), 4u);
+  for (const auto& [kernel, why] : *unsupported)
+    EXPECT_NE(why.find(kernel.Kind() + ": Debian's XNNPACK has no"), std::string::npos) << kernel.Key() << ": " << why;
+}
+
 TEST(ProfileCli, Int8RunsTheKindsXnnpackHasInInt8AndRecordsTheOthersAsUnsupported) {
   TempDir dir;
   const std::string db = (dir.path() / "q.db").string();

@@ -5,7 +5,9 @@
 #include <map>
 #include <set>
 
+#include "ir/graph_builder.h"
 #include "ir/kernel_graph.h"
+#include "ir/kernel_params.h"
 #include "import/import.h"
 #include "profile/campaign.h"
 #include "profile/profile.h"
@@ -487,6 +489,126 @@ TEST(SampleKernels, AnInputShapeNoModelHasIsATypo) {
   auto typo = SampleKernels(config);
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.status().message(), "--input-shape names 'inptu', but no model has an input of that name");
+}
+
+// --- transformer encoders ------------------------------------------------------------------
+
+TEST(Transformers, EncoderShapesStayInTheirRangesWithTheirRelations) {
+  SplitMix64 rng(5);
+  int multiple_of_64 = 0, with_class_token = 0, batched = 0;
+  std::set<std::int64_t> heads_seen;
+  const int draws = 2000;
+  for (int i = 0; i < draws; ++i) {
+    const EncoderShape s = DrawEncoderShape(rng);
+    ASSERT_GE(s.seq, 16);
+    ASSERT_LE(s.seq, 1024);
+    ASSERT_GE(s.hidden, 64);
+    ASSERT_LE(s.hidden, 1024);
+    ASSERT_EQ(s.hidden % 32, 0) << s.hidden;
+    ASSERT_GE(s.heads, 1);
+    ASSERT_LE(s.heads, 16);
+    ASSERT_EQ(s.head_dim() * s.heads, s.hidden) << s.hidden << " / " << s.heads;
+    ASSERT_GE(s.head_dim(), 16);
+    ASSERT_EQ(s.mlp(), 4 * s.hidden);
+    ASSERT_TRUE(s.batch == 1 || ((s.batch == 2 || s.batch == 4) && s.seq <= 256)) << s.batch << " × " << s.seq;
+    multiple_of_64 += s.hidden % 64 == 0;
+    with_class_token += s.seq % 16 == 1;
+    batched += s.batch > 1;
+    heads_seen.insert(s.heads);
+  }
+  EXPECT_GT(multiple_of_64, draws * 3 / 4);  // three in four drawn so, and half of the others land on one
+  EXPECT_GT(with_class_token, draws / 5);
+  EXPECT_GT(batched, draws / 20);
+  EXPECT_GE(heads_seen.size(), 8u);
+}
+
+TEST(Transformers, EncoderKernelsAreWhatGroupingMakesOfAnEncoderLayer) {
+  const EncoderShape s{1, 197, 192, 3};  // ViT-tiny at 224×224
+  const std::int64_t hd = s.head_dim(), seq = s.seq, h = s.hidden;
+  GraphBuilder b;
+  auto fc = [&](TensorId x, const std::string& name, std::int64_t in, std::int64_t out) {
+    Attributes a;
+    a.Set("weights_layout", std::string("IO"));
+    return b.Op1(OpKind::kFullyConnected, name, {x, b.Constant(name + ".w", {in, out}), b.Constant(name + ".b", {out})}, a);
+  };
+  // The projections over [1, seq, hidden] as ONNX exports them (MatMul by a constant, then the
+  // bias), the attention core on q, k and v already split into heads.
+  TensorId x = b.Input("x", {1, seq, h});
+  TensorId qkv = fc(x, "qkv", h, 3 * h);
+  TensorId q = b.Input("q", {s.heads, seq, hd}), k = b.Input("k", {s.heads, seq, hd}), v = b.Input("v", {s.heads, seq, hd});
+  Attributes kt;
+  kt.Set("transpose_b", std::int64_t{1});
+  TensorId scores = b.Op1(OpKind::kMatMul, "scores", {q, k}, kt);
+  Attributes last;
+  last.Set("axis", std::int64_t{-1});
+  TensorId probs = b.Op1(OpKind::kSoftmax, "softmax", {scores}, last);
+  TensorId context = b.Op1(OpKind::kMatMul, "context", {probs, v});
+  TensorId out = fc(b.Input("merged", {1, seq, h}), "out", h, h);
+  TensorId up = fc(b.Input("y", {1, seq, h}), "mlp.up", h, s.mlp());
+  TensorId gelu = b.Op1(OpKind::kGelu, "gelu", {up});
+  TensorId down = fc(b.Input("z", {1, seq, s.mlp()}), "mlp.down", s.mlp(), h);
+  auto graph = b.Finish({qkv, context, out, gelu, down});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto grouping = GroupIntoKernels(*graph, FusionRules());
+  ASSERT_TRUE(grouping.ok()) << grouping.status().message();
+  ASSERT_TRUE(grouping->uncovered.empty()) << grouping->uncovered[0].why;
+  std::multiset<std::string> grouped, drawn;
+  for (const KernelGroup& g : grouping->kernels) grouped.insert(g.kernel.Key());
+  for (const Kernel& k : EncoderKernels(s)) drawn.insert(k.Key());
+  EXPECT_EQ(drawn, grouped);
+
+  // With a batch, the heads of every sequence are the matmuls' batch and softmax's n.
+  const std::vector<Kernel> batched = EncoderKernels({4, 64, 256, 4});
+  ASSERT_EQ(batched.size(), 8u);
+  EXPECT_EQ(ReadParams<FullyConnectedKernelParams>(batched[0]), (FullyConnectedKernelParams{256, 256, 768, 1}));
+  EXPECT_EQ(ReadParams<MatMulKernelParams>(batched[1]), (MatMulKernelParams{16, 64, 64, 64}));
+  EXPECT_EQ(ReadParams<NhwcParams>(batched[2]), (NhwcParams{4, 4, 64, 64}));
+  EXPECT_EQ(ReadParams<MatMulKernelParams>(batched[3]), (MatMulKernelParams{16, 64, 64, 64}));
+  EXPECT_EQ(ReadParams<FullyConnectedKernelParams>(batched[5]), (FullyConnectedKernelParams{256, 256, 1024, 1}));
+  EXPECT_EQ(ReadParams<NhwcParams>(batched[6]), (NhwcParams{1, 4, 64, 1024}));
+}
+
+TEST(Transformers, TheStrategyDrawsDistinctKernelsOfTheKindsAskedFor) {
+  SamplerConfig config;
+  config.strategy = "transformers";
+  config.kinds = {"matmul", "softmax"};
+  config.seed = 3;
+  config.max_kernels = 300;
+  auto sample = SampleKernels(config);
+  ASSERT_TRUE(sample.ok()) << sample.status().message();
+  ASSERT_GT(sample->kernels.size(), 100u);
+  std::set<std::string> keys;
+  std::set<std::int64_t> lengths;
+  for (const Kernel& k : sample->kernels) {
+    ASSERT_TRUE(k.op == OpKind::kMatMul || k.op == OpKind::kSoftmax) << k.Key();
+    keys.insert(k.Key());
+    // Every one builds and is what it says (the graph's kernel read back is itself).
+    ASSERT_TRUE(BuildKernelGraph(k).ok()) << k.Key();
+    if (k.op == OpKind::kSoftmax) {
+      const NhwcParams p = ReadParams<NhwcParams>(k);
+      EXPECT_EQ(p.w, p.c) << k.Key();  // [heads, seq, seq]
+      lengths.insert(p.c);
+    } else {
+      const MatMulKernelParams p = ReadParams<MatMulKernelParams>(k);
+      EXPECT_TRUE(p.m == p.n || p.m == p.k) << k.Key();  // scores: seq × seq; context: over seq
+      EXPECT_LE(p.b, 64) << k.Key();
+    }
+  }
+  EXPECT_EQ(keys.size(), sample->kernels.size());
+  EXPECT_GT(lengths.size(), 30u);
+  EXPECT_GE(*lengths.begin(), 16);
+  EXPECT_LE(*lengths.rbegin(), 1024);
+  // Deterministic under the seed; another seed draws others.
+  auto again = SampleKernels(config);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->kernels.size(), sample->kernels.size());
+  for (std::size_t i = 0; i < sample->kernels.size(); ++i) ASSERT_EQ(again->kernels[i].Key(), sample->kernels[i].Key());
+  config.seed = 4;
+  auto other = SampleKernels(config);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->kernels.front().Key(), sample->kernels.front().Key());
+  config.max_kernels = 0;
+  EXPECT_FALSE(SampleKernels(config).ok());
 }
 
 }  // namespace
