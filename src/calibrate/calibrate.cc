@@ -9,6 +9,7 @@
 #include "core/device.h"
 #include "ir/fusion_rules.h"
 #include "ir/kernel_graph.h"
+#include "ir/kernel_params.h"
 #include "calibrate/adapt.h"
 #include "run/backend.h"
 #include "run/backend_registry.h"
@@ -31,6 +32,11 @@ constexpr double kGraphContextShare = 0.5;
 // networks leave, drawn from more kernels than any budget here measures.
 constexpr double kArchitectureShare = 0.5;
 constexpr std::size_t kArchitectureKernels = 6000;
+// Kernels of transformer encoder layers (profile/space's TransformerKernels), on a backend that
+// runs attention: this share of what architectures leave, so the conv kinds keep the random and
+// adaptive phases after it.
+constexpr double kTransformerShare = 0.25;
+constexpr std::size_t kTransformerKernels = 2000;
 
 }  // namespace
 
@@ -164,6 +170,10 @@ class Phases {
       const std::string kind = FusionRuleKind(rule);  // a conditional rule's kind is measured as any other
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
     }
+    // Encoder layers' kernels where matmul is asked for and the backend runs attention's matmul;
+    // gelu then joins the random and adaptive kinds.
+    const bool transformers = std::find(kinds.begin(), kinds.end(), "matmul") != kinds.end() && RunsAttention();
+    if (transformers && std::find(kinds.begin(), kinds.end(), "gelu") == kinds.end()) kinds.push_back("gelu");
     if (!options_.models.empty()) {  // the kernels users asked about come first
       SamplerConfig sampler;
       sampler.strategy = "from-models";
@@ -188,6 +198,14 @@ class Phases {
       sampler.max_kernels = kArchitectureKernels;
       LATTE_RETURN_IF_ERROR(KernelPhase("kernels of architectures like real networks", sampler, kArchitectureShare));
     }
+    if (transformers) {  // Projections, attention's matmuls and softmax, gelu: at the sizes encoders have.
+      SamplerConfig sampler;
+      sampler.strategy = "transformers";
+      sampler.kinds = {"fully_connected", "matmul", "softmax", "gelu"};
+      sampler.seed = options_.seed;
+      sampler.max_kernels = kTransformerKernels;
+      LATTE_RETURN_IF_ERROR(KernelPhase("kernels of transformer encoders", sampler, kTransformerShare));
+    }
     {  // Then every kind at random in its box: the kinds and shapes architectures do not reach.
       SamplerConfig sampler;
       sampler.strategy = "random";
@@ -211,6 +229,20 @@ class Phases {
   }
 
  private:
+  // Whether the backend runs attention's scores: a batched matmul of two activations (oneDNN and
+  // ONNX Runtime do; Debian's XNNPACK does not).
+  bool RunsAttention() const {
+    Kernel scores;
+    scores.op = OpKind::kMatMul;
+    WriteParams(MatMulKernelParams{2, 16, 16, 16}, scores);
+    Expected<Graph> graph = BuildKernelGraph(scores);
+    Expected<std::unique_ptr<Backend>> backend = registry_.Create(campaign_.backend, campaign_.run);
+    if (!graph.ok() || !backend.ok()) return false;
+    for (NodeId n = 0; n < static_cast<NodeId>(graph->num_nodes()); ++n)
+      if (!(*backend)->Supports(*graph, n).ok()) return false;
+    return true;
+  }
+
   // One campaign of kernels measured alone.
   Status KernelPhase(const std::string& name, SamplerConfig sampler, double share) {
     if (Stopped(options_)) return Status::Ok();
