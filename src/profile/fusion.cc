@@ -1,6 +1,7 @@
 #include "profile/fusion.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <ostream>
 
@@ -16,10 +17,10 @@
 namespace latte {
 namespace {
 
-Kernel Fc(std::int64_t k, std::int64_t n) {
+Kernel Fc(std::int64_t k, std::int64_t n, std::int64_t rows = 1) {
   Kernel kernel;
   kernel.op = OpKind::kFullyConnected;
-  WriteParams(FullyConnectedKernelParams{1, k, n, 1}, kernel);
+  WriteParams(FullyConnectedKernelParams{rows, k, n, 1}, kernel);
   return kernel;
 }
 
@@ -45,7 +46,8 @@ struct KernelTimings {
 
 std::vector<std::string> DefaultFusionChains() {
   return {"conv2d+relu",           "conv2d+relu6",           "conv2d+add",           "conv2d+add+relu",
-          "depthwise_conv2d+relu", "depthwise_conv2d+relu6", "fully_connected+relu", "add+relu"};
+          "depthwise_conv2d+relu", "depthwise_conv2d+relu6", "fully_connected+relu", "add+relu",
+          "fully_connected+gelu",  "matmul+add"};
 }
 
 Expected<std::vector<Kernel>> FusionShapes(const std::string& chain_kind) {
@@ -62,8 +64,20 @@ Expected<std::vector<Kernel>> FusionShapes(const std::string& chain_kind) {
                 ConvKernel(kind.op, 14, 14, 128, 128, 3, 1)};
       break;
     case OpKind::kFullyConnected:
-      shapes = {Fc(256, 256), Fc(1024, 1024), Fc(64, 512)};
+      // A gelu follows a transformer's MLP projection: rows of a sequence, 4× wider out.
+      if (kind.fused[0] == OpKind::kGelu) shapes = {Fc(128, 512, 64), Fc(192, 768, 197), Fc(256, 1024, 128)};
+      else shapes = {Fc(256, 256), Fc(1024, 1024), Fc(64, 512)};
       break;
+    case OpKind::kMatMul: {
+      // Attention's scores, to which a mask is added: heads of [seq, head_dim] × [head_dim, seq].
+      for (const auto& [heads, seq, head_dim] : {std::array<std::int64_t, 3>{4, 128, 64}, {3, 197, 64}, {8, 64, 32}}) {
+        Kernel scores;
+        scores.op = OpKind::kMatMul;
+        WriteParams(MatMulKernelParams{heads, seq, head_dim, seq}, scores);
+        shapes.push_back(scores);
+      }
+      break;
+    }
     case OpKind::kAdd: case OpKind::kMul: case OpKind::kSub:
       shapes = {SameShapeBinary(kind.op, 28, 28, 32), SameShapeBinary(kind.op, 56, 56, 16),
                 SameShapeBinary(kind.op, 14, 14, 128)};

@@ -71,8 +71,9 @@ struct FusionOptions {
 };
 
 /// conv2d+relu, conv2d+relu6, conv2d+add, conv2d+add+relu, depthwise_conv2d+relu,
-/// depthwise_conv2d+relu6, fully_connected+relu, add+relu (those a backend declares fused are
-/// not timed).
+/// depthwise_conv2d+relu6, fully_connected+relu, add+relu, and a transformer's fully_connected+gelu
+/// (an MLP projection with its bias, then gelu) and matmul+add (attention's scores plus a mask)
+/// (those a backend declares fused are not timed).
 std::vector<std::string> DefaultFusionChains();
 
 /// The test shapes of a chain kind: its main op's params at three sizes, fused ops set.
