@@ -240,7 +240,39 @@ const std::vector<std::string>& DerivedFeatureNames(int version) {
     for (int lanes : kLanes) names.push_back(fmt::format("lane_tail_{}", lanes));
     return names;
   }();
-  return version <= 1 ? kVersion1 : kVersion2;
+  static const std::vector<std::string> kVersion3 = [] {
+    std::vector<std::string> names = kVersion2;
+    for (const char* name : {"log_gemm_rows", "log_gemm_k", "gemm_m_tail_16", "gemm_k_tail_16", "gemm_n_tail_16",
+                             "log_unit_bytes"})
+      names.push_back(name);
+    return names;
+  }();
+  return version <= 1 ? kVersion1 : version == 2 ? kVersion2 : kVersion3;
+}
+
+GemmShape GemmShapeOf(const Kernel& k) {
+  const double s = std::max<std::size_t>(1, DataTypeSize(k.dtype));
+  GemmShape g;
+  if (k.op == OpKind::kFullyConnected || k.op == OpKind::kMatMul) {
+    if (k.op == OpKind::kFullyConnected) {
+      const FullyConnectedKernelParams p = ReadParams<FullyConnectedKernelParams>(k);
+      g.m = p.m, g.k = p.k, g.n = p.n;
+    } else {
+      const MatMulKernelParams p = ReadParams<MatMulKernelParams>(k);
+      g.batches = p.b, g.m = p.m, g.k = p.k, g.n = p.n;
+    }
+    g.unit_bytes = (g.m * g.k + g.k * g.n + g.m * g.n) * s;
+    return g;
+  }
+  const KernelFamily family = KernelFamilyOf(k.op);
+  if ((family == KernelFamily::kSoftmax || family == KernelFamily::kUnary) && HasKey(k, Keys().c)) {
+    const NhwcParams p = ReadParams<NhwcParams>(k);
+    g.m = static_cast<double>(p.n) * p.h * p.w;
+    g.n = p.c;
+    g.k = family == KernelFamily::kSoftmax ? p.c : 1;
+    g.unit_bytes = (family == KernelFamily::kSoftmax ? 2 * g.n : 2 * g.m * g.n) * s;
+  }
+  return g;
 }
 
 double VectorChannels(const Kernel& k) {
@@ -317,6 +349,13 @@ KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, in
   if (schema.version >= 2) {
     const double channels = VectorChannels(kernel);
     for (int lanes : kLanes) out.push_back(static_cast<float>(LaneTail(channels, lanes)));
+  }
+  if (schema.version >= 3) {
+    const GemmShape g = GemmShapeOf(kernel);
+    out.push_back(static_cast<float>(LogScale(g.batches * g.m)));
+    out.push_back(static_cast<float>(LogScale(g.k)));
+    for (double d : {g.m, g.k, g.n}) out.push_back(static_cast<float>(LaneTail(d, 16)));
+    out.push_back(static_cast<float>(LogScale(g.unit_bytes)));
   }
   return c;
 }

@@ -18,7 +18,11 @@ namespace latte {
 ///   2: + the idle share of the last SIMD vector of the kernel's vectorized channels, at 4, 8,
 ///      16 and 32 lanes (a conv of 48 output channels fills 16 lanes three times and 32 lanes
 ///      1.5 times: XNNPACK on AVX-512 runs such kernels up to 30% faster per MAC than 45 or 50).
-inline constexpr int kFeatureVersion = 2;
+///   3: + the shape of the work as a matrix product sees it (GemmShape): log rows, log reduction
+///      length, the idle share of the last 16-float vector along m, k and n, and log bytes of one
+///      independent unit (one matrix of a batch, one softmax row): a transformer's matmuls, softmax
+///      and gelu change shape, alignment and cache fit with the sequence length, not only their work.
+inline constexpr int kFeatureVersion = 3;
 
 /// Work and traffic of one kernel, derived from its parameters (see ir/kernel.h for the
 /// parameters of each family). Unknown families give zeros, never an error: the raw parameters
@@ -62,6 +66,16 @@ const std::vector<std::string>& DerivedFeatureNames(int version = kFeatureVersio
 /// pool, resize or other (h, w, c) kernel, the innermost dimension of a broadcast elementwise op;
 /// 0 when the kernel has none.
 double VectorChannels(const Kernel& kernel);
+
+/// A kernel's work as a matrix product sees it: `batches` products of `m` rows each reducing over
+/// `k` to `n` outputs; `unit_bytes` what one independent unit reads and writes. fully_connected
+/// and matmul: their b (1 for fully_connected), m, k, n, one product as the unit; softmax and
+/// log_softmax: n·h·w rows, each reducing its c to c, one row as the unit; other kernels of one
+/// NHWC tensor: n·h·w rows of c, no reduction (k = 1), the tensor as the unit. Zeros for the rest.
+struct GemmShape {
+  double batches = 1, m = 0, k = 0, n = 0, unit_bytes = 0;
+};
+GemmShape GemmShapeOf(const Kernel& kernel);
 
 /// The idle share of the last `lanes`-wide vector over `channels`: (⌈c/L⌉·L − c) / (⌈c/L⌉·L); 0
 /// for no channels.

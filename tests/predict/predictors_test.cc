@@ -113,6 +113,61 @@ TEST(FeaturesTest, LaneTailsOfTheVectorizedChannels) {
   EXPECT_FLOAT_EQ(f2[f1.size() + 3], 19.0f / 64);  // 32 lanes: 45 of 64
 }
 
+TEST(FeaturesTest, TransformerKernelsAsMatrixProducts) {
+  Kernel scores;  // ViT-tiny's attention scores: 3 heads of [197, 64] × [64, 197]
+  scores.op = OpKind::kMatMul;
+  scores.params = {{"b", 3}, {"m", 197}, {"k", 64}, {"n", 197}};
+  GemmShape g = GemmShapeOf(scores);
+  EXPECT_EQ(g.batches, 3);
+  EXPECT_EQ(g.m, 197);
+  EXPECT_EQ(g.k, 64);
+  EXPECT_EQ(g.n, 197);
+  EXPECT_EQ(g.unit_bytes, (197.0 * 64 + 64 * 197 + 197 * 197) * 4);
+  EXPECT_EQ(ComputeKernelCost(scores).macs, 3.0 * 197 * 64 * 197);
+  Kernel softmax;
+  softmax.op = OpKind::kSoftmax;
+  softmax.params = {{"n", 1}, {"h", 3}, {"w", 197}, {"c", 197}};
+  g = GemmShapeOf(softmax);
+  EXPECT_EQ(g.m, 3 * 197);
+  EXPECT_EQ(g.k, 197);  // each row reduces over its own length
+  EXPECT_EQ(g.unit_bytes, 2 * 197 * 4);
+  Kernel gelu = softmax;
+  gelu.op = OpKind::kGelu;
+  gelu.params = {{"n", 1}, {"h", 1}, {"w", 197}, {"c", 768}};
+  g = GemmShapeOf(gelu);
+  EXPECT_EQ(g.m, 197);
+  EXPECT_EQ(g.k, 1);
+  EXPECT_EQ(g.n, 768);
+  Kernel pad;
+  pad.op = OpKind::kPad;
+  pad.params = {{"n", 1}, {"h", 7}, {"w", 7}, {"c", 8}};
+  EXPECT_EQ(GemmShapeOf(pad).m, 0);  // not a row-wise kernel
+
+  // Version 3 appends six to version 2: rows, reduction, the 16-float tails of m, k, n, the unit.
+  FeatureSchema v2{{"b", "k", "m", "n"}, 2}, v3{{"b", "k", "m", "n"}, 3};
+  ASSERT_EQ(DerivedFeatureNames(2).size() + 6, DerivedFeatureNames(3).size());
+  EXPECT_EQ(v3.Names().back(), "log_unit_bytes");
+  std::vector<float> f2, f3;
+  ComputeFeatures(v2, scores, 1, f2);
+  ComputeFeatures(v3, scores, 1, f3);
+  ASSERT_EQ(f3.size(), v3.Size());
+  ASSERT_EQ(f3.size(), f2.size() + 6);
+  EXPECT_TRUE(std::equal(f2.begin(), f2.end(), f3.begin()));
+  const std::size_t at = f2.size();
+  EXPECT_FLOAT_EQ(f3[at], static_cast<float>(LogScale(3 * 197)));
+  EXPECT_FLOAT_EQ(f3[at + 1], static_cast<float>(LogScale(64)));
+  EXPECT_FLOAT_EQ(f3[at + 2], 11.0f / 208);  // m = 197 of 208
+  EXPECT_FLOAT_EQ(f3[at + 3], 0.0f);         // k = 64: whole vectors
+  EXPECT_FLOAT_EQ(f3[at + 4], 11.0f / 208);
+  // A sequence of 192 tokens fills its vectors: alignment, not only work, tells it from 197.
+  Kernel aligned = scores;
+  aligned.params["m"] = aligned.params["n"] = 192;
+  std::vector<float> fa;
+  ComputeFeatures(v3, aligned, 1, fa);
+  EXPECT_FLOAT_EQ(fa[at + 2], 0.0f);
+  EXPECT_FLOAT_EQ(fa[at + 4], 0.0f);
+}
+
 TEST(TablePredictorTest, HitReturnsStoredValueAndMissIsNotFound) {
   TablePredictor table;
   std::vector<TrainingSample> samples = {Sample(Conv(8, 16), 0.5, 0.01), Sample(Conv(16, 16), 0.9, 0.02),
