@@ -254,6 +254,8 @@ Expected<std::vector<Kernel>> KernelParts(const Kernel& kernel) {
     part.dtype = kernel.dtype;
     if (IsBinaryElementwise(op)) {
       WriteParams(BinaryKernelParams{out, out}, part);
+    } else if (op == OpKind::kGelu) {  // kernel grouping fuses only the exact form
+      WriteParams(GeluKernelParams{NhwcParams{out[0], out[1], out[2], out[3]}, 0}, part);
     } else {
       WriteParams(NhwcParams{out[0], out[1], out[2], out[3]}, part);
     }

@@ -534,6 +534,9 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredic
       if (readers.size() != 1 || taken[static_cast<size_t>(readers[0])]) break;
       const NodeId next = readers[0];
       if (!IsFusableFollower(graph.node(next).kind)) break;
+      // A fused kind's key does not say which GELU: fused gelus are the exact form (KernelParts),
+      // a tanh one stays a kernel of its own.
+      if (graph.node(next).kind == OpKind::kGelu && graph.node(next).attrs.GetString("approximate", "none") != "none") break;
       std::vector<NodeId> chain = group.nodes;
       chain.push_back(next);
       auto candidate = KernelOfChain(graph, chain, nchw);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -893,13 +894,17 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
   } else if (config.strategy == "transformers") {
     if (config.max_kernels == 0) return InvalidInput("the transformers strategy needs a count (--max-kernels)");
     std::map<std::string, std::size_t> per_kind;
-    for (const Kernel& k : TransformerKernels(config.seed, config.max_kernels)) {
+    std::size_t taken = 0;
+    // Every layer's kernels drawn, then filtered: --max-kernels counts the kinds asked for.
+    for (const Kernel& k : TransformerKernels(config.seed, std::numeric_limits<std::size_t>::max())) {
+      if (taken == config.max_kernels) break;
       // A plain kind takes every kernel with that main op (encoders fuse nothing here).
       const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
                             return kind.fused.empty() ? kind.op == k.op : kind.Kind() == k.Kind();
                           });
       if (!wanted) continue;
       add(k);
+      ++taken;
       ++per_kind[k.Kind()];
     }
     for (const auto& [kind, n] : per_kind) sample.notes.push_back(kind + ": " + std::to_string(n) + " kernels");

@@ -54,6 +54,17 @@ TEST(OnnxEncoders, ABertExportedAtOpset13ImportsWithEveryShapeFolded) {
   EXPECT_EQ(graph.tensor(graph.outputs[1]).shape, (Shape{1, 32}));
 }
 
+TEST(OnnxEncoders, ABertExportedAtOpset17ImportsItsLayerNormsWhole) {
+  const Graph graph = ImportEncoder(SmallBert(17));
+  const std::map<std::string, int> kinds = KindCounts(graph);
+  EXPECT_EQ(kinds.count("opaque"), 0u);
+  EXPECT_EQ(kinds.at("layer_norm"), 1 + 2 * 2);
+  EXPECT_EQ(kinds.count("sqrt"), 0u);
+  EXPECT_EQ(kinds.at("erf"), 2);  // GELU stays written out below opset 20
+  ASSERT_EQ(graph.outputs.size(), 2u);
+  EXPECT_EQ(graph.tensor(graph.outputs[0]).shape, (Shape{1, 8, 32}));
+}
+
 // Twelve layers need 25 rounds of folding (two a layer): more than the importer once allowed.
 TEST(OnnxEncoders, ATwelveLayerVitFoldsEveryLayersShapes) {
   EncoderConfig c;
