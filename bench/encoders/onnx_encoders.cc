@@ -259,18 +259,16 @@ std::string BertModelBytes(const EncoderConfig& c) {
   w.Input("attention_mask", tokens, onnx::TensorProto::INT64);
   w.Input("token_type_ids", tokens, onnx::TensorProto::INT64);
 
-  // Embeddings: words, positions (a slice of the registered position_ids buffer) and token types.
+  // Embeddings: words, positions and token types.
   const std::string emb = "/embeddings";
   const std::string words = w.Weight("embeddings.word_embeddings.weight", {c.vocab, c.hidden}, 0.05f);
   const std::string positions = w.Weight("embeddings.position_embeddings.weight", {512, c.hidden}, 0.05f);
   const std::string types = w.Weight("embeddings.token_type_embeddings.weight", {2, c.hidden}, 0.05f);
-  Ints ids(512);
-  for (int i = 0; i < 512; ++i) ids[static_cast<std::size_t>(i)] = i;
-  const std::string buffer = w.Int64Weight("embeddings.position_ids", ids, {1, 512});
-  const std::string start = w.Int64Constant(emb, {0}, {1});
-  const std::string end = Dim(w, emb, "input_ids", 1);
-  const std::string axis = w.Int64Constant(emb, {1}, {1});
-  const std::string position_ids = w.Op(emb, "Slice", {buffer, start, end, axis});
+  // The positions 0..tokens−1: the slice of the registered position_ids buffer that the
+  // exporter's constant folding leaves as an initializer.
+  Ints ids(static_cast<std::size_t>(c.sequence));
+  for (int i = 0; i < c.sequence; ++i) ids[static_cast<std::size_t>(i)] = i;
+  const std::string position_ids = w.Int64Weight("/embeddings/Slice_output_0", ids, {1, c.sequence});
   const std::string summed = w.Op(emb, "Add", {w.Op(emb + "/word_embeddings", "Gather", {words, "input_ids"}),
                                                w.Op(emb + "/token_type_embeddings", "Gather", {types, "token_type_ids"})});
   std::string h = w.Op(emb, "Add", {summed, w.Op(emb + "/position_embeddings", "Gather", {positions, position_ids})});
