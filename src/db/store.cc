@@ -877,8 +877,8 @@ Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int6
     const std::string now = NowIso();
     for (const GraphLayerRecord& layer : layers) {
       if (!(layer.in_graph_us >= 0) || !(layer.alone_us > 0)) {
-        return InvalidInput(fmt::format("graph {} layer {}: times must be positive (in graph {} us, alone {} us)",
-                                        layer.graph, layer.layer, layer.in_graph_us, layer.alone_us));
+        return InvalidInput(fmt::format("graph {} layer {} ({}): times must be positive (in graph {} us, alone {} us)",
+                                        layer.graph, layer.layer, layer.kernel.Key(), layer.in_graph_us, layer.alone_us));
       }
       LATTE_ASSIGN_OR_RETURN(std::int64_t kernel_id, UpsertKernel(layer.kernel));
       insert.Reset();

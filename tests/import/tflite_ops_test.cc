@@ -315,7 +315,7 @@ TEST(TfliteOpsTest, ComparisonsLogicSelectArgMaxAndGelu) {
                                                          {kLessEqual, OpKind::kLessEqual}, {kEqual, OpKind::kEqual},
                                                          {kNotEqual, OpKind::kNotEqual}};
   for (const auto& [code, kind] : comparisons) {
-    masks.push_back(m.Activation({1, 4, 6}, "m" + std::to_string(code), kBool));
+    masks.push_back(m.Activation({1, 4, 6}, std::string("m").append(std::to_string(code)), kBool));
     m.Op(code, {x, t}, {masks.back()});
   }
   const auto both = m.Activation({1, 4, 6}, "both", kBool);

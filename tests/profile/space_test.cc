@@ -319,7 +319,7 @@ TEST(Neighbours, ConvMovesChannelsAndSizeWithSamePadsRecomputed) {
     if (k.Param("ic") != 32) moved.insert("ic" + std::to_string(k.Param("ic")));
     if (k.Param("oc") != 64) moved.insert("oc" + std::to_string(k.Param("oc")));
     if (k.Param("ih") != 28) {
-      moved.insert("h" + std::to_string(k.Param("ih")));
+      moved.insert(std::string("h").append(std::to_string(k.Param("ih"))));
       auto [pt, pb] = SamePads(k.Param("ih"), 3, 2);
       EXPECT_EQ(k.Param("pt"), pt);
       EXPECT_EQ(k.Param("pb"), pb);
