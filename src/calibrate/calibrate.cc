@@ -171,9 +171,11 @@ class Phases {
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
     }
     // Encoder layers' kernels where matmul is asked for and the backend runs attention's matmul;
-    // gelu then joins the random and adaptive kinds.
+    // gelu and layer_norm then join the random and adaptive kinds (a decomposed layer norm in a
+    // CNN's attention block, as PP-OCRv4 rec has, is one layer_norm kernel too).
     const bool transformers = std::find(kinds.begin(), kinds.end(), "matmul") != kinds.end() && RunsAttention();
-    if (transformers && std::find(kinds.begin(), kinds.end(), "gelu") == kinds.end()) kinds.push_back("gelu");
+    for (const char* kind : {"gelu", "layer_norm"})
+      if (transformers && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
     if (!options_.models.empty()) {  // the kernels users asked about come first
       SamplerConfig sampler;
       sampler.strategy = "from-models";
