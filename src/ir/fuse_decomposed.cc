@@ -169,23 +169,20 @@ std::optional<Chain> MatchLayerNorm(const Matcher& m, NodeId first) {
 
   Chain chain;
   chain.nodes = {first, sub, pow, var, add_eps, sqrt, div};
-  TensorId out = m.node(div).outputs[0], scale = kNoTensor, bias = kNoTensor;
-  if (NodeId mul = m.OnlyReader(out, K::kMul); mul >= 0) {
-    const TensorId other = m.Other(mul, out);
-    if (other != kNoTensor && PerRowConstant(m.tensor(other), xt.shape, *axis)) {
-      scale = other;
-      chain.nodes.push_back(mul);
-      out = m.node(mul).outputs[0];
-    }
-  }
-  if (NodeId add = m.OnlyReader(out, K::kAdd); add >= 0) {
-    const TensorId other = m.Other(add, out);
-    if (other != kNoTensor && PerRowConstant(m.tensor(other), xt.shape, *axis)) {
-      bias = other;
-      chain.nodes.push_back(add);
-      out = m.node(add).outputs[0];
-    }
-  }
+  TensorId out = m.node(div).outputs[0];
+  // The affine step after the normalisation, `kind` by a per-row constant, taken into the chain
+  // when there is one: the constant, or kNoTensor.
+  auto affine = [&](K kind) {
+    const NodeId step = m.OnlyReader(out, kind);
+    if (step < 0) return kNoTensor;
+    const TensorId other = m.Other(step, out);
+    if (other == kNoTensor || !PerRowConstant(m.tensor(other), xt.shape, *axis)) return kNoTensor;
+    chain.nodes.push_back(step);
+    out = m.node(step).outputs[0];
+    return other;
+  };
+  const TensorId scale = affine(K::kMul);
+  const TensorId bias = affine(K::kAdd);
   Node& ln = chain.merged;
   ln = m.node(first);
   ln.kind = K::kLayerNorm;

@@ -226,4 +226,12 @@ Expected<FullyConnectedParams> GetFullyConnectedParams(const Graph& graph, const
   return p;
 }
 
+Expected<bool> GeluTanhForm(const std::string& approximate) {
+  if (approximate == "none") return false;
+  if (approximate == "tanh") return true;
+  return InvalidInput("gelu approximate '" + approximate + "' (none or tanh)");
+}
+
+Expected<bool> GeluTanhForm(const Node& node) { return GeluTanhForm(node.attrs.GetString("approximate", "none")); }
+
 }  // namespace latte

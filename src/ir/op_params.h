@@ -55,4 +55,10 @@ struct FullyConnectedParams {
 };
 Expected<FullyConnectedParams> GetFullyConnectedParams(const Graph& graph, const Node& node);
 
+/// GELU's form, ONNX's "approximate" attribute (every importer writes it so): "none", the exact
+/// form with erf, is false; "tanh" is true; any other value is invalid input.
+Expected<bool> GeluTanhForm(const std::string& approximate);
+/// The same for a gelu node ("none" when the attribute is absent).
+Expected<bool> GeluTanhForm(const Node& node);
+
 }  // namespace latte

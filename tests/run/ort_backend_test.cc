@@ -16,6 +16,7 @@
 #include "ir/kernel_graph.h"
 #include "ir/nchwc_layout.h"
 #include "run/benchmark.h"
+#include "executor_test_util.h"
 #include "run/executor.h"
 #include "run/onednn/onednn_backend.h"
 #include "run/ort/ort_backend.h"
@@ -25,7 +26,9 @@
 namespace latte {
 namespace {
 
-using Outputs = std::vector<std::vector<float>>;
+using latte::testing::ExpectOutputsClose;
+using latte::testing::On;
+using latte::testing::Outputs;
 
 BackendRegistry& Registry() {
   static BackendRegistry registry = [] {
@@ -45,46 +48,11 @@ Expected<Graph> Load(const std::string& file) {
   return ImportModel(latte::testing::ModelPath(file), options);
 }
 
-// Runs `graph` once under `placement` on the protocol's random inputs; returns every output.
+// Runs `graph` once under `placement` (two threads) on random inputs; returns every output.
 Expected<Outputs> RunGraph(const Graph& graph, const Placement& placement, std::vector<NodeAssignment>* assignments = nullptr) {
-  RunOptions options;
-  options.num_threads = 2;
-  LATTE_ASSIGN_OR_RETURN(auto executor, Executor::Create(graph, placement, Registry(), options));
-  FillRandomInputs(graph, executor->buffers(), 11);
-  LATTE_RETURN_IF_ERROR(executor->Run());
-  if (assignments) *assignments = executor->assignments();
-  Outputs out;
-  for (TensorId id : graph.outputs) {
-    const float* data = executor->buffers().as<float>(id);
-    out.emplace_back(data, data + executor->buffers().bytes(id) / sizeof(float));
-  }
-  return out;
-}
-
-Placement On(const std::string& backend, const std::string& fallback = "") {
-  Placement p;
-  p.default_backend = backend;
-  p.fallback = fallback;
-  return p;
-}
-
-// Max abs difference within `rel` of each output's largest magnitude (at least 1): different
-// kernels sum in different orders, and deep models carry the rounding through many layers.
-void ExpectOutputsClose(const Outputs& got, const Outputs& want, double rel, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t o = 0; o < got.size(); ++o) {
-    ASSERT_EQ(got[o].size(), want[o].size()) << what << " output " << o;
-    double scale = 1.0, worst = 0.0;
-    size_t at = 0;
-    for (float v : want[o]) scale = std::max(scale, static_cast<double>(std::abs(v)));
-    for (size_t i = 0; i < got[o].size(); ++i) {
-      ASSERT_TRUE(std::isfinite(got[o][i])) << what << " output " << o << " element " << i;
-      const double err = std::abs(static_cast<double>(got[o][i]) - want[o][i]);
-      if (err > worst) worst = err, at = i;
-    }
-    EXPECT_LE(worst, rel * scale) << what << " output " << o << " element " << at << ": " << got[o][at] << " vs "
-                                  << want[o][at];
-  }
+  LATTE_ASSIGN_OR_RETURN(latte::testing::GraphRun run, latte::testing::RunGraph(graph, placement, Registry(), 11, 2));
+  if (assignments) *assignments = run.assignments;
+  return std::move(run.outputs);
 }
 
 TEST(OrtBackend, LoadsAndSaysItsVersion) {

@@ -428,8 +428,8 @@ class Exporter {
         return Status::Ok();
       }
       case K::kGelu: {  // opset 14 has no Gelu: written out as PyTorch exports it
-        const std::string approximate = a.GetString("approximate", "none");
-        if (approximate == "tanh") {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        LATTE_ASSIGN_OR_RETURN(const bool tanh, GeluTanhForm(a.GetString("approximate", "none")));
+        if (tanh) {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
           std::string c = Temp(io.out + "_cube"), k = Temp(io.out + "_k"), in = Temp(io.out + "_in"),
                       sc = Temp(io.out + "_sc"), t = Temp(io.out + "_t"), p = Temp(io.out + "_p"),
                       h = Temp(io.out + "_h");
@@ -443,7 +443,6 @@ class Exporter {
           Add("Mul", {h, p}, {io.out});
           return Status::Ok();
         }
-        if (approximate != "none") return Unsupported("gelu with approximate '" + approximate + "'");
         // 0.5 x (1 + erf(x / sqrt 2))
         std::string s = Temp(io.out + "_s"), e = Temp(io.out + "_e"), p = Temp(io.out + "_p"), m = Temp(io.out + "_m");
         Add("Mul", {io.x, Floats({static_cast<float>(1.0 / std::sqrt(2.0))}, "c", true)}, {s}, "scale");

@@ -14,6 +14,7 @@
 #include "import/onnx/onnx_attributes.h"
 #include "import/onnx/onnx_one_to_one.h"
 #include "import/onnx/onnx_tensor.h"
+#include "ir/op_params.h"
 
 namespace latte::onnx_import {
 namespace {
@@ -470,7 +471,7 @@ Status MapLayerNorm(Mapper& m) {
 Status MapGelu(Mapper& m) {
   LATTE_RETURN_IF_ERROR(m.Require(1));
   LATTE_ASSIGN_OR_RETURN(std::string approximate, m.attrs.String("approximate", "none"));
-  if (approximate != "none" && approximate != "tanh") return InvalidInput("Gelu approximate '" + approximate + "'");
+  LATTE_RETURN_IF_ERROR(GeluTanhForm(approximate).status());
   m.node.kind = OpKind::kGelu;
   m.node.attrs.Set("approximate", approximate);
   m.TakeInputs(1);

@@ -378,10 +378,9 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
     case OpKind::kLeakyRelu: op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.01)); break;
     case OpKind::kElu: op.alg = dnnl::algorithm::eltwise_elu, op.alpha = static_cast<float>(node.attrs.GetFloat("alpha", 1.0)); break;
     case OpKind::kGelu: {  // ONNX's attribute: exact (erf) unless "tanh"
-      const std::string approximate = node.attrs.GetString("approximate", "none");
-      if (approximate != "none" && approximate != "tanh")
-        return Unsupported("gelu approximate '" + approximate + "' not implemented (none or tanh)");
-      op.alg = approximate == "tanh" ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf;
+      const Expected<bool> tanh = GeluTanhForm(node);
+      if (!tanh.ok()) return Unsupported(tanh.status().message());  // no oneDNN algorithm for another form
+      op.alg = *tanh ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf;
       break;
     }
     default: {
