@@ -1,4 +1,4 @@
-// Writes the transformer encoders of bench/encoders (BERT-mini at 64, 128 and 384 tokens, ViT-tiny
+// Writes the transformer encoders of profile/encoder_models (BERT-mini at 64, 128 and 384 tokens, ViT-tiny
 // at 160 and 224 pixels, each with LayerNormalization whole at opset 17 and decomposed at opset
 // 13) as ONNX files into a folder, for `latte inspect / bench / predict / validate` to read.
 // Usage: make_encoders OUTDIR
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "encoders/onnx_encoders.h"
+#include "profile/encoder_models.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -32,11 +32,11 @@ constexpr double kGraphContextShare = 0.5;
 // networks leave, drawn from more kernels than any budget here measures.
 constexpr double kArchitectureShare = 0.5;
 constexpr std::size_t kArchitectureKernels = 6000;
-// Kernels of transformer encoder layers (profile/space's TransformerKernels), on a backend that
-// runs attention: this share of what architectures leave, so the conv kinds keep the random and
-// adaptive phases after it.
+// Kernels of transformer encoders (profile/space's TransformerKernels), on a backend that runs
+// attention: this share of what architectures leave, so the conv kinds keep the random and
+// adaptive phases after it; drawn from more kernels than that share measures.
 constexpr double kTransformerShare = 0.25;
-constexpr std::size_t kTransformerKernels = 2000;
+constexpr std::size_t kTransformerKernels = 600;
 
 }  // namespace
 
@@ -200,10 +200,12 @@ class Phases {
       sampler.max_kernels = kArchitectureKernels;
       LATTE_RETURN_IF_ERROR(KernelPhase("kernels of architectures like real networks", sampler, kArchitectureShare));
     }
-    if (transformers) {  // Projections, attention's matmuls and softmax, gelu: at the sizes encoders have.
+    if (transformers) {  // Encoders' kernels, from encoder models imported and grouped as predict does.
       SamplerConfig sampler;
       sampler.strategy = "transformers";
-      sampler.kinds = {"fully_connected", "matmul", "softmax", "gelu"};
+      sampler.layout_backend = options_.backend;
+      sampler.layout_backend_takes_nhwc = registry_.Find(options_.backend)->takes_nhwc;
+      sampler.fusion_rules = result_.fusion_rules;
       sampler.seed = options_.seed;
       sampler.max_kernels = kTransformerKernels;
       LATTE_RETURN_IF_ERROR(KernelPhase("kernels of transformer encoders", sampler, kTransformerShare));

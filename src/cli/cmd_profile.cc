@@ -112,7 +112,7 @@ void AddProfileCommand(CLI::App& app, Status& result) {
     options.sampler.models = flags->models;
     options.sampler.neighbours = !flags->no_neighbours;
     // The models' kernels as the backend runs them (NHWC, activations folded), as predict asks.
-    if (flags->strategy == "from-models") {
+    if (flags->strategy == "from-models" || flags->strategy == "transformers") {
       options.sampler.layout_backend = flags->backend;
       options.sampler.layout_backend_takes_nhwc = registry.Find(flags->backend)->takes_nhwc;  // known: checked above
     }

@@ -9,7 +9,8 @@
 
 namespace latte {
 
-/// Element type of a tensor. kUnknown marks a type an importer could not map.
+/// Element type of a tensor. kUnknown marks a type an importer could not map. A cast kernel's
+/// key spells its output type by this enum's value: new types go at the end.
 enum class DataType { kUnknown, kFloat32, kFloat16, kFloat64, kInt8, kUInt8, kInt16, kInt32, kInt64, kBool, kString };
 
 /// "float32", "int8", ...

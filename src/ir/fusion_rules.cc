@@ -5,7 +5,8 @@
 namespace latte {
 
 bool IsFusableFollower(OpKind kind) {
-  if (IsComparisonOrLogic(kind)) return false;  // bool outputs: not an epilogue of a float op
+  // Bool outputs, or another dtype: not an epilogue of a float op.
+  if (IsComparisonOrLogic(kind) || kind == OpKind::kCast) return false;
   return (KernelFamilyOf(kind) == KernelFamily::kUnary && kind != OpKind::kPRelu && kind != OpKind::kBatchNorm) ||
          KernelFamilyOf(kind) == KernelFamily::kBinary;
 }

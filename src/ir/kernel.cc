@@ -227,7 +227,7 @@ Expected<std::array<std::int64_t, 4>> MainOutputNhwc(const Kernel& k) {
   const OpCategory category = OpCategoryOf(k.op);
   const bool same_shape = category == OpCategory::kActivation || category == OpCategory::kElementwise ||
                           k.op == OpKind::kSoftmax || k.op == OpKind::kLogSoftmax || k.op == OpKind::kBatchNorm ||
-                          k.op == OpKind::kLayerNorm;
+                          k.op == OpKind::kLayerNorm || k.op == OpKind::kCast;
   if (!same_shape && k.op != OpKind::kConcat && k.op != OpKind::kPad)
     return Unsupported(fmt::format("the output shape of a {} kernel is not known from its parameters", OpName(k.op)));
   LATTE_RETURN_IF_ERROR(need({ParamKey(&NhwcParams::h), ParamKey(&NhwcParams::w), ParamKey(&NhwcParams::c)}));

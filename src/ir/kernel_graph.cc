@@ -196,6 +196,13 @@ Expected<TensorId> BuildNhwcOp(const MainNode& m) {
     LATTE_ASSIGN_OR_RETURN(const GeluKernelParams g, ReadCheckedParams<GeluKernelParams>(m.k));
     p = g;
     a.Set("approximate", std::string(g.tanh ? "tanh" : "none"));
+  } else if (m.k.op == K::kCast) {  // its params say to which type
+    LATTE_ASSIGN_OR_RETURN(const CastKernelParams c, ReadCheckedParams<CastKernelParams>(m.k));
+    const auto to = static_cast<DataType>(c.to);
+    if (c.to <= 0 || c.to > static_cast<std::int64_t>(DataType::kBool))
+      return InvalidInput("kernel " + m.k.Key() + ": 'to' " + std::to_string(c.to) + " is no numeric or bool type");
+    p = c;
+    a.Set("to", std::string(DataTypeName(to)));
   } else {
     LATTE_ASSIGN_OR_RETURN(p, ReadCheckedParams<NhwcParams>(m.k));
   }
@@ -442,8 +449,11 @@ Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::
 }  // namespace
 
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
-  // Logic kernels are bool (their inputs are); every other kind's data is float32.
-  const DataType want = IsLogic(kernel.op) ? DataType::kBool : DataType::kFloat32;
+  // Logic kernels are bool (their inputs are); a cast's input may be any numeric or bool type
+  // (an attention mask is int64); every other kind's data is float32.
+  const bool cast_input = kernel.op == OpKind::kCast && kernel.dtype != DataType::kUnknown &&
+                          kernel.dtype != DataType::kString && kernel.dtype != DataType::kFloat16;
+  const DataType want = cast_input ? kernel.dtype : IsLogic(kernel.op) ? DataType::kBool : DataType::kFloat32;
   if (kernel.dtype != want)
     return Unsupported("kernel " + kernel.Kind() + " is " + std::string(DataTypeName(kernel.dtype)) + ", only " +
                        std::string(DataTypeName(want)) + " " + std::string(OpName(kernel.op)) + " kernels can be built");

@@ -366,9 +366,13 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
     }
     case KernelFamily::kUnary:  // batch_norm says its layout; the others have none
       if (node.kind == OpKind::kGelu) {
-        const std::string approximate = node.attrs.GetString("approximate", "none");
-        if (approximate != "none" && approximate != "tanh") return InvalidInput("gelu approximate '" + approximate + "'");
-        return Stored(GeluKernelParams{NhwcOf(Nhwc4(x->shape, node_nchw)), approximate == "tanh" ? 1 : 0});
+        LATTE_ASSIGN_OR_RETURN(const bool tanh, GeluTanhForm(node));
+        return Stored(GeluKernelParams{NhwcOf(Nhwc4(x->shape, node_nchw)), tanh ? 1 : 0});
+      }
+      if (node.kind == OpKind::kCast) {
+        const DataType to = graph.tensor(node.outputs[0]).dtype;
+        if (to == DataType::kUnknown) return InvalidInput("cast to an unknown type");
+        return Stored(CastKernelParams{NhwcOf(Nhwc4(x->shape, node_nchw)), static_cast<std::int64_t>(to)});
       }
       return Stored(NhwcOf(Nhwc4(x->shape, node_nchw)));
     case KernelFamily::kLayerNorm: return LayerNormKernelParamsOf(node, *x);
@@ -536,7 +540,10 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredic
       if (!IsFusableFollower(graph.node(next).kind)) break;
       // A fused kind's key does not say which GELU: fused gelus are the exact form (KernelParts),
       // a tanh one stays a kernel of its own.
-      if (graph.node(next).kind == OpKind::kGelu && graph.node(next).attrs.GetString("approximate", "none") != "none") break;
+      if (graph.node(next).kind == OpKind::kGelu) {
+        const auto tanh = GeluTanhForm(graph.node(next));
+        if (!tanh.ok() || *tanh) break;
+      }
       std::vector<NodeId> chain = group.nodes;
       chain.push_back(next);
       auto candidate = KernelOfChain(graph, chain, nchw);

@@ -190,6 +190,11 @@ Fields<GeluKernelParams> Table(Tag<GeluKernelParams>) {
   return Join<P>({NhwcFields<P>(), {Entry<P>("tanh", &P::tanh).Flag()}});
 }
 
+Fields<CastKernelParams> Table(Tag<CastKernelParams>) {
+  using P = CastKernelParams;
+  return Join<P>({NhwcFields<P>(), {Entry<P>("to", &P::to)}});
+}
+
 Fields<LayerNormKernelParams> Table(Tag<LayerNormKernelParams>) {
   using P = LayerNormKernelParams;
   return Join<P>({NhwcFields<P>(), {Entry<P>("scale", &P::scale).Flag(), Entry<P>("bias", &P::bias).Flag()}});
@@ -373,7 +378,7 @@ bool ParamMayBeZero(const std::string& key) {
   static const std::set<std::string> keys =
       ZeroOkKeys<ConvKernelParams, FullyConnectedKernelParams, MatMulKernelParams, PoolKernelParams, NhwcParams,
                  ReduceKernelParams, TransposeKernelParams, PadKernelParams, DepthSpaceKernelParams, SliceKernelParams,
-                 ConcatKernelParams, BinaryKernelParams, ResizeKernelParams, GeluKernelParams, LayerNormKernelParams,
+                 ConcatKernelParams, BinaryKernelParams, ResizeKernelParams, GeluKernelParams, CastKernelParams, LayerNormKernelParams,
                  WhereKernelParams, GatherKernelParams>();
   return keys.count(key) > 0;
 }
@@ -397,6 +402,7 @@ LATTE_KERNEL_PARAMS(ConcatKernelParams)
 LATTE_KERNEL_PARAMS(BinaryKernelParams)
 LATTE_KERNEL_PARAMS(ResizeKernelParams)
 LATTE_KERNEL_PARAMS(GeluKernelParams)
+LATTE_KERNEL_PARAMS(CastKernelParams)
 LATTE_KERNEL_PARAMS(LayerNormKernelParams)
 LATTE_KERNEL_PARAMS(WhereKernelParams)
 LATTE_KERNEL_PARAMS(GatherKernelParams)

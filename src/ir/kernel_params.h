@@ -117,6 +117,13 @@ struct GeluKernelParams : NhwcParams {
   bool operator==(const GeluKernelParams&) const = default;
 };
 
+/// cast: the input, and to (the output's DataType, by its enum value; the input's is the kernel's
+/// dtype).
+struct CastKernelParams : NhwcParams {
+  std::int64_t to = 0;
+  bool operator==(const CastKernelParams&) const = default;
+};
+
 /// layer_norm: n h w c, each row of c values normalized (c: the product of the normalized dims;
 /// n h w: the dims before them, as an NHWC view), and scale, bias (0/1: whether each is applied).
 struct LayerNormKernelParams : NhwcParams {

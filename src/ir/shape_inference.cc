@@ -454,8 +454,11 @@ Status InferShapes(Graph& graph) {
                             " but its inputs give " + ShapeToString(shapes[i]));
       out.shape = shapes[i];
       out.shape_known = true;
-      // Comparisons write bool whatever a file declared; an argmax's index type may be the file's.
-      if (fixed_type == DataType::kBool || (out.dtype == DataType::kUnknown && fixed_type != DataType::kUnknown))
+      // A cast writes its "to"; comparisons write bool whatever a file declared; an argmax's index
+      // type may be the file's.
+      if (node.kind == OpKind::kCast && DataTypeFromName(node.attrs.GetString("to", "")))
+        out.dtype = *DataTypeFromName(node.attrs.GetString("to", ""));
+      else if (fixed_type == DataType::kBool || (out.dtype == DataType::kUnknown && fixed_type != DataType::kUnknown))
         out.dtype = fixed_type;
       else if (out.dtype == DataType::kUnknown) out.dtype = in_type;
     }

@@ -1,4 +1,4 @@
-#include "encoders/onnx_encoders.h"
+#include "profile/encoder_models.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -17,7 +17,7 @@ class Writer {
  public:
   explicit Writer(const EncoderConfig& config) : config_(config) {
     model_.set_ir_version(8);
-    model_.set_producer_name("latte bench/encoders");
+    model_.set_producer_name("latte profile/encoder_models");
     auto* import = model_.add_opset_import();
     import->set_domain("");
     import->set_version(config.opset);
@@ -195,6 +195,15 @@ std::string Dim(Writer& w, const std::string& scope, const std::string& x, std::
   return w.Op(scope, "Unsqueeze", {gather.output(0), axes});  // axes as an input from opset 13 on
 }
 
+// The first token's state, x[:, 0] (a Gather on axis 1): what BERT's pooler and ViT's classifier
+// read.
+std::string FirstToken(Writer& w, const std::string& scope, const std::string& x) {
+  const std::string first = w.Int64Constant(scope, {0}, {});
+  onnx::NodeProto& gather = w.OpNode(scope, "Gather", {x, first});
+  Writer::Int(gather, "axis", 1);
+  return gather.output(0);
+}
+
 // [batch, tokens, hidden] → [batch, heads, tokens, head size] (or [.., head size, tokens] for the
 // keys, `keys` true), as the exporter writes view(...) then permute(...).
 std::string SplitHeads(Writer& w, const std::string& scope, const std::string& x, bool keys) {
@@ -251,8 +260,8 @@ void Check(const EncoderConfig& c) {
 
 std::string BertModelBytes(const EncoderConfig& c) {
   Check(c);
-  if (c.sequence < 1 || c.sequence > 512 || c.vocab < 2)
-    throw std::invalid_argument(c.name + ": BERT takes 1-512 tokens and a vocabulary of at least 2");
+  if (c.sequence < 1 || c.sequence > c.max_positions || c.vocab < 2)
+    throw std::invalid_argument(c.name + ": BERT takes 1 to max_positions tokens and a vocabulary of at least 2");
   Writer w(c);
   const Ints tokens = {1, c.sequence};
   w.Input("input_ids", tokens, onnx::TensorProto::INT64);
@@ -262,7 +271,7 @@ std::string BertModelBytes(const EncoderConfig& c) {
   // Embeddings: words, positions and token types.
   const std::string emb = "/embeddings";
   const std::string words = w.Weight("embeddings.word_embeddings.weight", {c.vocab, c.hidden}, 0.05f);
-  const std::string positions = w.Weight("embeddings.position_embeddings.weight", {512, c.hidden}, 0.05f);
+  const std::string positions = w.Weight("embeddings.position_embeddings.weight", {c.max_positions, c.hidden}, 0.05f);
   const std::string types = w.Weight("embeddings.token_type_embeddings.weight", {2, c.hidden}, 0.05f);
   // The positions 0..tokens−1: the slice of the registered position_ids buffer that the
   // exporter's constant folding leaves as an initializer.
@@ -297,10 +306,7 @@ std::string BertModelBytes(const EncoderConfig& c) {
   w.Output("last_hidden_state", {1, c.sequence, c.hidden});
 
   // The pooler: the first token's state through a dense layer and tanh.
-  const std::string first = w.Int64Constant("/pooler", {0}, {});
-  onnx::NodeProto& gather = w.OpNode("/pooler", "Gather", {h, first});
-  Writer::Int(gather, "axis", 1);
-  const std::string pooled = Linear(w, "/pooler/dense", "pooler.dense", gather.output(0), c.hidden, c.hidden);
+  const std::string pooled = Linear(w, "/pooler/dense", "pooler.dense", FirstToken(w, "/pooler", h), c.hidden, c.hidden);
   w.Node("Tanh", {pooled}, "pooler_output", "/pooler/activation/Tanh");
   w.Output("pooler_output", {1, c.hidden});
   return w.Bytes();
@@ -360,10 +366,7 @@ std::string VitModelBytes(const EncoderConfig& c) {
     h = w.Op(scope, "Add", {Mlp(w, scope, prefix, normed2), h});
   }
   h = LayerNorm(w, "/vit/layernorm", "vit.layernorm", h, 1e-12f);
-  const std::string first = w.Int64Constant("", {0}, {});
-  onnx::NodeProto& gather = w.OpNode("", "Gather", {h, first});
-  Writer::Int(gather, "axis", 1);
-  const std::string logits = Linear(w, "/classifier", "classifier", gather.output(0), c.hidden, c.classes);
+  const std::string logits = Linear(w, "/classifier", "classifier", FirstToken(w, "", h), c.hidden, c.classes);
   w.Node("Identity", {logits}, "logits", "/Identity");
   w.Output("logits", {1, c.classes});
   return w.Bytes();

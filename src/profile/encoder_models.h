@@ -23,6 +23,7 @@ struct EncoderConfig {
   // Text encoders: tokens per input and the vocabulary (BERT's is 30522; tests use a small one).
   int sequence = 128;
   int vocab = 30522;
+  int max_positions = 512;  // the position table's rows (BERT's 512; longer-context encoders have more)
   // Image encoders: square input of `image` pixels cut into `patch`-pixel patches, plus a class
   // token: (image / patch)² + 1 tokens.
   int image = 224;

@@ -445,6 +445,11 @@ Kernel NhwcKernel(OpKind op, I h, I w, I c) {
       return KernelOf(op, ReduceKernelParams{x, 8});  // over the channels: a classifier's or a token's scores
     case OpKind::kGelu:
       return KernelOf(op, GeluKernelParams{x, 0});  // the exact form, PyTorch's default
+    case OpKind::kCast: {  // int64 to float32: the attention mask's cast exporters write
+      Kernel k = KernelOf(op, CastKernelParams{x, static_cast<I>(DataType::kFloat32)});
+      k.dtype = DataType::kInt64;
+      return k;
+    }
     case OpKind::kLayerNorm:
       return KernelOf(op, LayerNormKernelParams{x, 1, 1});  // with scale and bias, as models have it
     case OpKind::kTranspose:  // NHWC → NCHW, the transpose models insert most
@@ -773,11 +778,46 @@ nlohmann::json SamplerConfig::ToJson() const {
     nlohmann::json shapes = nlohmann::json::object();
     for (const auto& [name, shape] : input_shapes) shapes[name] = shape;
     json["input_shapes"] = shapes;
+  }
+  if (strategy == "from-models" || strategy == "transformers") {
     if (!layout_backend.empty()) json["layout_backend"] = layout_backend;
     if (fusion_rules) json["fusion_rules"] = *fusion_rules;
   }
+  // Kernels of whole encoder models imported and grouped: not the layers' eight kernels once
+  // drawn, so a store's campaign of those is not resumed as this one.
+  if (strategy == "transformers") json["encoders"] = "models";
   return json;
 }
+
+namespace {
+
+// The rules a sample groups models' nodes by: the config's, or FusionRules::Default().
+Expected<FusionRules> RulesOf(const SamplerConfig& config) {
+  if (!config.fusion_rules) return FusionRules::Default();
+  return FusionRules::FromKinds(*config.fusion_rules);
+}
+
+// `graph` laid out as config.layout_backend runs it (when set: NHWC, activations folded, as
+// prediction lays a model out) and grouped into kernels by `rules`.
+Expected<KernelGrouping> GroupAsRun(Graph& graph, const SamplerConfig& config, const FusionRules& rules) {
+  if (!config.layout_backend.empty()) {
+    const NhwcBackends nhwc = config.layout_backend_takes_nhwc ? NhwcBackends{config.layout_backend} : NhwcBackends{};
+    LATTE_ASSIGN_OR_RETURN(auto plan,
+                           PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), config.layout_backend), nhwc));
+    graph = std::move(plan.graph);
+  }
+  return GroupIntoKernels(graph, rules);
+}
+
+// Whether `kernel` is of one of `kinds` (none: every kernel is): a plain kind ("conv2d") takes
+// every kernel with that main op, a fused kind only itself.
+bool Wanted(const std::vector<Kernel>& kinds, const Kernel& kernel) {
+  return kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
+           return kind.fused.empty() ? kind.op == kernel.op : kind.Kind() == kernel.Kind();
+         });
+}
+
+}  // namespace
 
 std::vector<std::size_t> RandomShares(const std::vector<Kernel>& kinds, std::size_t count) {
   std::size_t total = 0;
@@ -831,31 +871,17 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     import_options.input_shapes = config.input_shapes;
     import_options.skip_unknown_input_names = config.models.size() > 1;  // one list for all models
     std::set<std::string> shape_names_used;
-    FusionRules rules = FusionRules::Default();
-    if (config.fusion_rules) {
-      LATTE_ASSIGN_OR_RETURN(rules, FusionRules::FromKinds(*config.fusion_rules));
-    }
+    LATTE_ASSIGN_OR_RETURN(const FusionRules rules, RulesOf(config));
     std::vector<Kernel> neighbours;
     for (const std::string& path : config.models) {
       auto graph = ImportModel(path, import_options);
       if (!graph.ok()) return graph.status().WithContext(path);
       for (TensorId id : graph->inputs) shape_names_used.insert(graph->tensor(id).name);
-      if (!config.layout_backend.empty()) {
-        const NhwcBackends nhwc =
-            config.layout_backend_takes_nhwc ? NhwcBackends{config.layout_backend} : NhwcBackends{};
-        auto plan = PlanGraphForBackends(*graph, std::vector<std::string>(graph->num_nodes(), config.layout_backend), nhwc);
-        if (!plan.ok()) return plan.status().WithContext(path);
-        *graph = std::move(plan->graph);
-      }
-      auto grouping = GroupIntoKernels(*graph, rules);
+      auto grouping = GroupAsRun(*graph, config, rules);
       if (!grouping.ok()) return grouping.status().WithContext(path);
       std::size_t taken = 0;
       for (const KernelGroup& group : grouping->kernels) {
-        // A plain kind ("conv2d") takes every kernel with that main op; a fused kind only itself.
-        const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
-                              return kind.fused.empty() ? kind.op == group.kernel.op : kind.Kind() == group.kernel.Kind();
-                            });
-        if (!wanted) continue;
+        if (!Wanted(kinds, group.kernel)) continue;
         ++taken;
         add(group.kernel);
         if (config.neighbours) {
@@ -883,28 +909,17 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
                                     return IsResidualFusion(kind);
                                   });
     for (const Kernel& k : ArchitectureKernels(config.seed, config.max_kernels, residual_fusions)) {
-      const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
-                            return kind.fused.empty() ? kind.op == k.op : kind.Kind() == k.Kind();
-                          });
-      if (!wanted) continue;
+      if (!Wanted(kinds, k)) continue;
       add(k);
       ++per_kind[k.Kind()];
     }
     for (const auto& [kind, n] : per_kind) sample.notes.push_back(kind + ": " + std::to_string(n) + " kernels");
   } else if (config.strategy == "transformers") {
     if (config.max_kernels == 0) return InvalidInput("the transformers strategy needs a count (--max-kernels)");
+    LATTE_ASSIGN_OR_RETURN(std::vector<Kernel> drawn, TransformerKernels(config, kinds));
     std::map<std::string, std::size_t> per_kind;
-    std::size_t taken = 0;
-    // Every layer's kernels drawn, then filtered: --max-kernels counts the kinds asked for.
-    for (const Kernel& k : TransformerKernels(config.seed, std::numeric_limits<std::size_t>::max())) {
-      if (taken == config.max_kernels) break;
-      // A plain kind takes every kernel with that main op (encoders fuse nothing here).
-      const bool wanted = kinds.empty() || std::any_of(kinds.begin(), kinds.end(), [&](const Kernel& kind) {
-                            return kind.fused.empty() ? kind.op == k.op : kind.Kind() == k.Kind();
-                          });
-      if (!wanted) continue;
+    for (const Kernel& k : drawn) {
       add(k);
-      ++taken;
       ++per_kind[k.Kind()];
     }
     for (const auto& [kind, n] : per_kind) sample.notes.push_back(kind + ": " + std::to_string(n) + " kernels");
@@ -937,29 +952,49 @@ EncoderShape DrawEncoderShape(SplitMix64& rng) {
   for (I h = 1; h <= 16; ++h)
     if (shape.hidden % h == 0 && shape.hidden / h >= 16) heads.push_back(h);
   shape.heads = Pick(rng, heads);
-  if (shape.seq <= 256 && rng.Below(4) == 0) shape.batch = Pick<I>(rng, {2, 4});
   return shape;
 }
 
-std::vector<Kernel> EncoderKernels(const EncoderShape& s) {
-  const I rows = s.batch * s.seq, heads = s.batch * s.heads;
-  return {FcKernel(rows, s.hidden, 3 * s.hidden),
-          MatMulKernel(heads, s.seq, s.head_dim(), s.seq),
-          KernelOf(OpKind::kSoftmax, NhwcParams{s.batch, s.heads, s.seq, s.seq}),
-          MatMulKernel(heads, s.seq, s.seq, s.head_dim()),
-          FcKernel(rows, s.hidden, s.hidden),
-          FcKernel(rows, s.hidden, s.mlp()),
-          NhwcKernel(OpKind::kGelu, s.batch, s.seq, s.mlp()),
-          FcKernel(rows, s.mlp(), s.hidden)};
+encoders::EncoderConfig EncoderModelOf(const EncoderShape& shape, SplitMix64& rng) {
+  encoders::EncoderConfig model;
+  model.layers = 1;
+  model.hidden = static_cast<int>(shape.hidden);
+  model.heads = static_cast<int>(shape.heads);
+  model.opset = rng.Below(2) == 0 ? 17 : 13;
+  const I grid = std::max<I>(2, std::llround(std::sqrt(static_cast<double>(shape.seq - 1))));
+  if (shape.seq % 16 == 1 || grid * grid == shape.seq - 1) {  // a class token: an image encoder's patches
+    model.name = "vit";
+    model.patch = static_cast<int>(Pick<I>(rng, {8, 14, 16, 32}));
+    model.image = static_cast<int>(grid) * model.patch;
+    model.classes = 1000;
+  } else {
+    model.name = "bert";
+    model.sequence = static_cast<int>(shape.seq);
+    model.max_positions = std::max(512, model.sequence);
+    // The embedding table's rows barely change a gather's time; its size changes the draw's.
+    model.vocab = static_cast<int>(std::clamp<I>((I{1} << 22) / shape.hidden, 1000, 30522));
+  }
+  return model;
 }
 
-std::vector<Kernel> TransformerKernels(std::uint64_t seed, std::size_t count) {
-  SplitMix64 rng(seed ^ 0x7472616e73666d72ULL);  // its own stream: not the random box's draws
+Expected<std::vector<Kernel>> TransformerKernels(const SamplerConfig& config, const std::vector<Kernel>& kinds) {
+  LATTE_ASSIGN_OR_RETURN(const FusionRules rules, RulesOf(config));
+  SplitMix64 rng(config.seed ^ 0x7472616e73666d72ULL);  // its own stream: not the random box's draws
   std::vector<Kernel> kernels;
   std::set<std::string> seen;
-  for (std::size_t layer = 0; layer < kMaxEncoderLayers && kernels.size() < count; ++layer)
-    for (const Kernel& k : EncoderKernels(DrawEncoderShape(rng)))
-      if (kernels.size() < count && seen.insert(k.Key()).second) kernels.push_back(k);
+  for (std::size_t draw = 0; draw < kMaxEncoderDraws && kernels.size() < config.max_kernels; ++draw) {
+    const encoders::EncoderConfig model = EncoderModelOf(DrawEncoderShape(rng), rng);
+    const std::string bytes = encoders::ModelBytes(model);
+    const std::string what = "the drawn encoder " + model.name + " (" + std::to_string(model.hidden) + " wide, opset " +
+                             std::to_string(model.opset) + ")";
+    auto graph = ImportModelBytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, ModelFormat::kOnnx, {});
+    if (!graph.ok()) return graph.status().WithContext(what);
+    auto grouping = GroupAsRun(*graph, config, rules);
+    if (!grouping.ok()) return grouping.status().WithContext(what);
+    for (const KernelGroup& group : grouping->kernels)
+      if (kernels.size() < config.max_kernels && Wanted(kinds, group.kernel) && seen.insert(group.kernel.Key()).second)
+        kernels.push_back(group.kernel);
+  }
   for (std::size_t i = kernels.size(); i > 1; --i) std::swap(kernels[i - 1], kernels[rng.Below(i)]);
   return kernels;
 }

@@ -17,6 +17,7 @@
 #include "ir/kernel.h"
 #include "ir/kernel_graph.h"
 #include "ir/tensor.h"
+#include "profile/encoder_models.h"
 
 namespace latte {
 
@@ -98,13 +99,14 @@ struct SamplerConfig {
   std::vector<std::string> models;  // from-models: model files
   std::map<std::string, Shape> input_shapes;  // from-models: --input-shape overrides
   bool neighbours = true;           // from-models: add each kernel's neighbourhood
-  /// from-models: lay the models out as this backend runs them (NHWC, activations folded), as
+  /// from-models, transformers: lay the models out as this backend runs them (NHWC, activations folded), as
   /// prediction does, so the kernels measured are the ones a pack is asked for. Empty: as imported.
   std::string layout_backend;
   /// Whether layout_backend takes NHWC (its BackendFactory::takes_nhwc); not part of the space's
   /// identity (the backend's name is).
   bool layout_backend_takes_nhwc = false;
-  /// from-models: group nodes into kernels by these fused kinds. Unset: FusionRules::Default().
+  /// from-models, transformers: group nodes into kernels by these fused kinds. Unset:
+  /// FusionRules::Default().
   std::optional<std::vector<std::string>> fusion_rules;
   /// adaptive: a kind with too few measurements to fit is skipped with a note instead of failing
   /// the round (calibrate asks for every kind; the random phase may have reached only some).
@@ -150,30 +152,35 @@ std::vector<JoinedKernel> RandomHardSwishNetwork(SplitMix64& rng);
 /// The shape of one transformer encoder layer, as published small encoders have them (BERT-mini
 /// and -small, ViT-tiny and -small, MobileViT's blocks): a sequence of `seq` tokens (16–1024) of
 /// `hidden` features (64–1024, a multiple of 64 three times in four, of 32 otherwise), `heads`
-/// heads (1–16, dividing `hidden`, each at least 16 wide), an MLP 4× as wide, `batch` sequences.
+/// heads (1–16, dividing `hidden`, each at least 16 wide), an MLP 4× as wide.
 struct EncoderShape {
-  std::int64_t batch = 1, seq = 0, hidden = 0, heads = 1;
+  std::int64_t seq = 0, hidden = 0, heads = 1;
   std::int64_t head_dim() const { return hidden / heads; }
   std::int64_t mlp() const { return 4 * hidden; }
 };
 
 /// One encoder shape from `rng`: the sequence length log-uniform in 16–1024, as often a multiple
-/// of 16, one more than that (a class token: ViT's 197) or any length; batch 1, or 2 or 4 a
-/// quarter of the time for sequences up to 256.
+/// of 16, one more than that (a class token: ViT's 197) or any length.
 EncoderShape DrawEncoderShape(SplitMix64& rng);
 
-/// The kernels one encoder layer of `shape` runs, in order: the QKV projection (fully_connected,
-/// batch·seq rows of hidden → 3·hidden), attention scores (matmul, batch·heads of [seq, head_dim]
-/// × [head_dim, seq]), softmax over the last axis of [batch, heads, seq, seq], the context (matmul,
-/// batch·heads of [seq, seq] × [seq, head_dim]), the output projection (hidden → hidden), the MLP
-/// (hidden → 4·hidden), gelu over [batch, seq, 4·hidden], and back (4·hidden → hidden). The
-/// projections carry a bias; the params are those kernel grouping gives such a layer's nodes.
-std::vector<Kernel> EncoderKernels(const EncoderShape& shape);
+/// The one-layer encoder model of a drawn shape, as profile/encoder_models writes it: ViT (a
+/// patch size of 8, 14, 16 or 32 and the square grid of patches nearest to seq − 1, plus the class
+/// token) for a length with a class token (a multiple of 16 plus one, or a square plus one), BERT
+/// for any other (its embedding table of at most
+/// 30522 rows and 4M values, its position table as long as the sequence when that is over 512); LayerNormalization whole (opset 17) or decomposed (opset 13), half
+/// the time each.
+encoders::EncoderConfig EncoderModelOf(const EncoderShape& shape, SplitMix64& rng);
 
-/// `count` distinct kernels (by key) of encoder layers drawn in turn under `seed`, shuffled so a
-/// campaign cut short has seen every kind and size. Fewer when kMaxEncoderLayers layers give fewer.
-std::vector<Kernel> TransformerKernels(std::uint64_t seed, std::size_t count);
-inline constexpr std::size_t kMaxEncoderLayers = 20'000;
+/// Kernels of transformer encoders, `config.max_kernels` distinct ones (by key) of the kinds
+/// `kinds` (empty: all): one-layer encoder models drawn in turn under `config.seed`
+/// (EncoderModelOf), each imported as a user's file would be, laid out as
+/// `config.layout_backend` runs it and grouped into kernels by `config.fusion_rules`, so the
+/// projections, bias and residual adds, heads' reshapes and transposes, attention's matmuls and
+/// softmax, layer norms and gelus are the kernels a real encoder's prediction asks for. Shuffled
+/// so a campaign cut short has seen every kind and size. Fewer when kMaxEncoderDraws models give
+/// fewer.
+Expected<std::vector<Kernel>> TransformerKernels(const SamplerConfig& config, const std::vector<Kernel>& kinds);
+inline constexpr std::size_t kMaxEncoderDraws = 400;
 
 /// Deterministic 64-bit generator (splitmix64): the same sequence on every platform and library,
 /// unlike std:: distributions.

@@ -122,6 +122,22 @@ TEST(KernelGraphTest, ElementwiseFamiliesRoundTrip) {
     p["tanh"] = tanh;
     ExpectRoundTrip(MakeKernel(OpKind::kGelu, p));
   }
+  // A cast: its input's type is the kernel's dtype, its output's the params' `to` (int64 to
+  // float32, as an attention mask is cast, and back).
+  for (auto [from, to] : {std::pair{DataType::kInt64, DataType::kFloat32}, std::pair{DataType::kFloat32, DataType::kInt64}}) {
+    auto p = nhwc;
+    p["to"] = static_cast<std::int64_t>(to);
+    Kernel cast = MakeKernel(OpKind::kCast, p);
+    cast.dtype = from;
+    ExpectRoundTrip(cast);
+    Expected<Graph> g = BuildKernelGraph(cast);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(g->tensor(g->inputs[0]).dtype, from);
+    EXPECT_EQ(g->tensor(g->outputs[0]).dtype, to);
+  }
+  auto no_type = nhwc;
+  no_type["to"] = 99;
+  EXPECT_EQ(BuildKernelGraph(MakeKernel(OpKind::kCast, no_type)).status().code(), StatusCode::kInvalidInput);
   ExpectRoundTrip(MakeKernel(OpKind::kWhere, {{"c0", 1}, {"c1", 1}, {"c2", 1}, {"c3", 8}, {"x0", 1}, {"x1", 4},
                                               {"x2", 4}, {"x3", 8}, {"y0", 1}, {"y1", 1}, {"y2", 1}, {"y3", 1}}));
   ExpectRoundTrip(MakeKernel(OpKind::kAdd, ab, {OpKind::kRelu}));

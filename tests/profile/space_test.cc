@@ -495,7 +495,7 @@ TEST(SampleKernels, AnInputShapeNoModelHasIsATypo) {
 
 TEST(Transformers, EncoderShapesStayInTheirRangesWithTheirRelations) {
   SplitMix64 rng(5);
-  int multiple_of_64 = 0, with_class_token = 0, batched = 0;
+  int multiple_of_64 = 0, with_class_token = 0;
   std::set<std::int64_t> heads_seen;
   const int draws = 2000;
   for (int i = 0; i < draws; ++i) {
@@ -510,62 +510,67 @@ TEST(Transformers, EncoderShapesStayInTheirRangesWithTheirRelations) {
     ASSERT_EQ(s.head_dim() * s.heads, s.hidden) << s.hidden << " / " << s.heads;
     ASSERT_GE(s.head_dim(), 16);
     ASSERT_EQ(s.mlp(), 4 * s.hidden);
-    ASSERT_TRUE(s.batch == 1 || ((s.batch == 2 || s.batch == 4) && s.seq <= 256)) << s.batch << " × " << s.seq;
     multiple_of_64 += s.hidden % 64 == 0;
     with_class_token += s.seq % 16 == 1;
-    batched += s.batch > 1;
     heads_seen.insert(s.heads);
   }
   EXPECT_GT(multiple_of_64, draws * 3 / 4);  // three in four drawn so, and half of the others land on one
   EXPECT_GT(with_class_token, draws / 5);
-  EXPECT_GT(batched, draws / 20);
   EXPECT_GE(heads_seen.size(), 8u);
 }
 
-TEST(Transformers, EncoderKernelsAreWhatGroupingMakesOfAnEncoderLayer) {
-  const EncoderShape s{1, 197, 192, 3};  // ViT-tiny at 224×224
-  const std::int64_t hd = s.head_dim(), seq = s.seq, h = s.hidden;
-  GraphBuilder b;
-  auto fc = [&](TensorId x, const std::string& name, std::int64_t in, std::int64_t out) {
-    Attributes a;
-    a.Set("weights_layout", std::string("IO"));
-    return b.Op1(OpKind::kFullyConnected, name, {x, b.Constant(name + ".w", {in, out}), b.Constant(name + ".b", {out})}, a);
-  };
-  // The projections over [1, seq, hidden] as ONNX exports them (MatMul by a constant, then the
-  // bias), the attention core on q, k and v already split into heads.
-  TensorId x = b.Input("x", {1, seq, h});
-  TensorId qkv = fc(x, "qkv", h, 3 * h);
-  TensorId q = b.Input("q", {s.heads, seq, hd}), k = b.Input("k", {s.heads, seq, hd}), v = b.Input("v", {s.heads, seq, hd});
-  Attributes kt;
-  kt.Set("transpose_b", std::int64_t{1});
-  TensorId scores = b.Op1(OpKind::kMatMul, "scores", {q, k}, kt);
-  Attributes last;
-  last.Set("axis", std::int64_t{-1});
-  TensorId probs = b.Op1(OpKind::kSoftmax, "softmax", {scores}, last);
-  TensorId context = b.Op1(OpKind::kMatMul, "context", {probs, v});
-  TensorId out = fc(b.Input("merged", {1, seq, h}), "out", h, h);
-  TensorId up = fc(b.Input("y", {1, seq, h}), "mlp.up", h, s.mlp());
-  TensorId gelu = b.Op1(OpKind::kGelu, "gelu", {up});
-  TensorId down = fc(b.Input("z", {1, seq, s.mlp()}), "mlp.down", s.mlp(), h);
-  auto graph = b.Finish({qkv, context, out, gelu, down});
-  ASSERT_TRUE(graph.ok()) << graph.status().message();
-  auto grouping = GroupIntoKernels(*graph, FusionRules());
-  ASSERT_TRUE(grouping.ok()) << grouping.status().message();
-  ASSERT_TRUE(grouping->uncovered.empty()) << grouping->uncovered[0].why;
-  std::multiset<std::string> grouped, drawn;
-  for (const KernelGroup& g : grouping->kernels) grouped.insert(g.kernel.Key());
-  for (const Kernel& k : EncoderKernels(s)) drawn.insert(k.Key());
-  EXPECT_EQ(drawn, grouped);
+TEST(Transformers, ADrawnShapeIsAOneLayerEncoderModelOfIt) {
+  SplitMix64 rng(1);
+  const encoders::EncoderConfig vit = EncoderModelOf({197, 192, 3}, rng);  // ViT-tiny's layer at 224×224
+  EXPECT_EQ(vit.name, "vit");
+  EXPECT_EQ(vit.layers, 1);
+  EXPECT_EQ(vit.hidden, 192);
+  EXPECT_EQ(vit.heads, 3);
+  EXPECT_EQ(vit.image / vit.patch, 14);  // 14² patches and the class token: 197
+  EXPECT_EQ(vit.image % vit.patch, 0);
+  const encoders::EncoderConfig bert = EncoderModelOf({128, 256, 4}, rng);
+  EXPECT_EQ(bert.name, "bert");
+  EXPECT_EQ(bert.sequence, 128);
+  EXPECT_EQ(bert.vocab, 16384);  // 4M values of 256
+  EXPECT_EQ(EncoderModelOf({100, 1024, 16}, rng).vocab, 4096);
+  EXPECT_EQ(EncoderModelOf({100, 64, 4}, rng).vocab, 30522);  // BERT's at most
+}
 
-  // With a batch, the heads of every sequence are the matmuls' batch and softmax's n.
-  const std::vector<Kernel> batched = EncoderKernels({4, 64, 256, 4});
-  ASSERT_EQ(batched.size(), 8u);
-  EXPECT_EQ(ReadParams<FullyConnectedKernelParams>(batched[0]), (FullyConnectedKernelParams{256, 256, 768, 1}));
-  EXPECT_EQ(ReadParams<MatMulKernelParams>(batched[1]), (MatMulKernelParams{16, 64, 64, 64}));
-  EXPECT_EQ(ReadParams<NhwcParams>(batched[2]), (NhwcParams{4, 4, 64, 64}));
-  EXPECT_EQ(ReadParams<MatMulKernelParams>(batched[3]), (MatMulKernelParams{16, 64, 64, 64}));
-  EXPECT_EQ(ReadParams<FullyConnectedKernelParams>(batched[5]), (FullyConnectedKernelParams{256, 256, 1024, 1}));
-  EXPECT_EQ(ReadParams<NhwcParams>(batched[6]), (NhwcParams{1, 4, 64, 1024}));
+template <class P>
+std::string KeyOf(OpKind op, const P& params) {
+  Kernel k;
+  k.op = op;
+  WriteParams(params, k);
+  return k.Key();
+}
+
+// The kernels an imported encoder is grouped into: a BERT layer of 128 tokens, 256 wide, 4 heads,
+// as prediction groups it (default rules, no layout change).
+TEST(Transformers, AnEncoderModelsKernelsAreItsLayersKernels) {
+  encoders::EncoderConfig c;
+  c.name = "bert";
+  c.layers = 1, c.hidden = 256, c.heads = 4, c.sequence = 128, c.vocab = 1000, c.opset = 13;
+  const std::string bytes = encoders::ModelBytes(c);
+  auto graph = ImportModelBytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, ModelFormat::kOnnx, {});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto grouping = GroupIntoKernels(*graph, FusionRules::Default());
+  ASSERT_TRUE(grouping.ok()) << grouping.status().message();
+  std::multiset<std::string> keys;
+  for (const KernelGroup& g : grouping->kernels) keys.insert(g.kernel.Key());
+  // Attention's scores and context, four heads of [128, 64]; softmax over [4, 128, 128].
+  EXPECT_EQ(keys.count(KeyOf(OpKind::kMatMul, MatMulKernelParams{4, 128, 64, 128})), 1u);
+  EXPECT_EQ(keys.count(KeyOf(OpKind::kMatMul, MatMulKernelParams{4, 128, 128, 64})), 1u);
+  EXPECT_EQ(keys.count(KeyOf(OpKind::kSoftmax, NhwcParams{1, 4, 128, 128})), 1u);
+  // Q, K, V and the output projection; the MLP up and down.
+  EXPECT_EQ(keys.count(KeyOf(OpKind::kFullyConnected, FullyConnectedKernelParams{128, 256, 256, 0})), 4u);
+  EXPECT_EQ(keys.count(KeyOf(OpKind::kFullyConnected, FullyConnectedKernelParams{128, 256, 1024, 0})), 1u);
+  EXPECT_EQ(keys.count(KeyOf(OpKind::kFullyConnected, FullyConnectedKernelParams{128, 1024, 256, 0})), 1u);
+  // The embeddings' norm and the layer's two, each over 128 rows of 256, found in the decomposed
+  // form at plan time only: as imported (no layout backend) they are still their elementwise chain.
+  std::set<std::string> kinds;
+  for (const KernelGroup& g : grouping->kernels) kinds.insert(g.kernel.Kind());
+  for (const char* kind : {"add", "transpose", "reshape", "gather", "matmul", "softmax", "fully_connected"})
+    EXPECT_TRUE(kinds.count(kind)) << kind;
 }
 
 TEST(Transformers, TheStrategyDrawsDistinctKernelsOfTheKindsAskedFor) {
@@ -573,10 +578,10 @@ TEST(Transformers, TheStrategyDrawsDistinctKernelsOfTheKindsAskedFor) {
   config.strategy = "transformers";
   config.kinds = {"matmul", "softmax"};
   config.seed = 3;
-  config.max_kernels = 300;
+  config.max_kernels = 45;  // one layer's three a model: 15 models
   auto sample = SampleKernels(config);
   ASSERT_TRUE(sample.ok()) << sample.status().message();
-  ASSERT_GT(sample->kernels.size(), 100u);
+  ASSERT_EQ(sample->kernels.size(), 45u);
   std::set<std::string> keys;
   std::set<std::int64_t> lengths;
   for (const Kernel& k : sample->kernels) {
@@ -591,14 +596,14 @@ TEST(Transformers, TheStrategyDrawsDistinctKernelsOfTheKindsAskedFor) {
     } else {
       const MatMulKernelParams p = ReadParams<MatMulKernelParams>(k);
       EXPECT_TRUE(p.m == p.n || p.m == p.k) << k.Key();  // scores: seq × seq; context: over seq
-      EXPECT_LE(p.b, 64) << k.Key();
+      EXPECT_LE(p.b, 16) << k.Key();
     }
   }
   EXPECT_EQ(keys.size(), sample->kernels.size());
-  EXPECT_GT(lengths.size(), 30u);
+  EXPECT_GT(lengths.size(), 10u);
   EXPECT_GE(*lengths.begin(), 16);
-  EXPECT_LE(*lengths.rbegin(), 1024);
-  // Deterministic under the seed; another seed draws others.
+  EXPECT_LE(*lengths.rbegin(), 1025);
+  // Deterministic under its seed, another with another seed.
   auto again = SampleKernels(config);
   ASSERT_TRUE(again.ok());
   ASSERT_EQ(again->kernels.size(), sample->kernels.size());

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "import/onnx/onnx_node_mapper.h"
 #include "import/onnx/onnx_shape_inference.h"
 #include "import/onnx/onnx_tensor.h"
+#include "ir/shape_inference.h"
 
 namespace latte {
 namespace {
@@ -404,6 +406,33 @@ void ReplaceWithConstant(onnx::NodeProto& node, const Tensor& value) {
   t->set_raw_data(value.data->data(), value.data->size());
 }
 
+// ONNX's shape inference stops at a Reshape whose shape is computed (its data propagation does
+// not reach through every op), so what follows it has no shape in this round's types. Latte's own
+// inference fills in the output shapes of the nodes added from `first` on that ONNX left unknown,
+// from this round's shapes and constants (a shape subgraph folded just before), so that a Shape
+// reading them folds in this round instead of the next: an exported transformer's layers then
+// fold in a few rounds, not two a layer. What Latte cannot infer yet stays unknown here; the
+// import's inference after the last round says so.
+void InferWhatOnnxLeft(Graph& graph, size_t first) {
+  for (size_t n = first; n < graph.num_nodes(); ++n) {
+    const Node& node = graph.node(static_cast<NodeId>(n));
+    if (node.kind == OpKind::kOpaque) continue;
+    auto unknown = [&](TensorId t) { return t != kNoTensor && !graph.tensor(t).fully_known(); };
+    if (std::none_of(node.outputs.begin(), node.outputs.end(), unknown) ||
+        std::any_of(node.inputs.begin(), node.inputs.end(), unknown))
+      continue;
+    auto shapes = InferNodeShapes(graph, static_cast<NodeId>(n));
+    if (!shapes.ok() || shapes->size() != node.outputs.size()) continue;
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      Tensor& out = graph.mutable_tensor(node.outputs[o]);
+      const Shape& inferred = (*shapes)[o];
+      if (out.fully_known() || std::any_of(inferred.begin(), inferred.end(), [](std::int64_t d) { return d < 0; })) continue;
+      out.shape = inferred;
+      out.shape_known = true;
+    }
+  }
+}
+
 Expected<Graph> BuildGraph(const onnx::ModelProto& model, std::int64_t opset, std::vector<FoldedNode>& folds,
                            std::vector<IfChoice>& ifs) {
   const onnx::GraphProto& g = model.graph();
@@ -461,7 +490,9 @@ Expected<Graph> BuildGraph(const onnx::ModelProto& model, std::int64_t opset, st
     } else if (!not_folded.empty()) {
       not_folded = node.op_type() + " not folded: " + not_folded;
     }
+    const size_t added_from = state.graph.num_nodes();
     LATTE_RETURN_IF_ERROR(AddOnnxNode(state, node, index, not_folded));
+    InferWhatOnnxLeft(state.graph, added_from);
   }
   for (const auto& output : g.output()) state.graph.outputs.push_back(state.values.at(output.name()));
 
@@ -490,11 +521,12 @@ Expected<Graph> Import(std::span<const std::uint8_t> bytes, const ImportOptions&
   if (ApplyInputShapes(graph, options)) ForgetDeclaredShapes(graph);
   LATTE_RETURN_IF_ERROR(ApplyInputValues(graph, options));
   // Folding can make more shapes known to ONNX's inference (and an inlined If brings new
-  // nodes), which can make more foldable: repeat until nothing new folds. An exported transformer
-  // needs two rounds a layer (its heads' Reshape shapes are computed from the layer before's
-  // shape, and ONNX's data propagation stops at each Reshape): ViT-tiny's 12 layers take 25
-  // rounds, about 1 s. Each round folds at least one node; the cap bounds a hostile file's time.
-  constexpr int kMaxRounds = 256;
+  // nodes), which can make more foldable: repeat until nothing new folds. Within a round, Latte
+  // infers what ONNX's inference left unknown (InferWhatOnnxLeft), so an exported transformer's
+  // layers, each computing its heads' shapes from the layer before's, fold in a few rounds however
+  // deep it is. Each round folds at least one node; the cap bounds a hostile file's time, and
+  // what is still unfolded at the cap stays in the graph, named.
+  constexpr int kMaxRounds = 16;
   for (int round = 1;; ++round) {
     InferOnnxShapes(model);  // a help, not a requirement: the import goes on without it
     std::vector<FoldedNode> folds;
