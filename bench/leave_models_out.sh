@@ -18,6 +18,11 @@
 #             pack measured the four MediaPipe models of its --models: their layers are table hits.
 #   from      one calibration of BUDGET that starts from PACK (`latte calibrate --from`: its kernels
 #             adapted here join the fit); the same table hits as for adapt.
+#   encoders  one calibration with no --models, then the transformer encoders that
+#             build/bench/make_encoders generates (BERT-mini at 64/128/384 tokens, ViT-tiny at 160/224
+#             pixels, opset 17 and 13) instead of models/: calibrate's encoder kernels are drawn at
+#             random sequence lengths and widths, so an encoder layer it happened to measure exactly
+#             is a table hit, counted apart. Use a backend that runs attention (BACKEND=ort).
 # BACKEND=NAME calibrates that backend (default xnnpack; ort for ONNX Runtime), one thread.
 # ROUNDS=N (default 3): the models are validated in N rounds, one after the other, and each
 # model's figures are those of its round with the median measured time. Other tenants of this
@@ -27,7 +32,7 @@
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
-# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from] [PACK=FILE] [BACKEND=NAME] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from|encoders] [PACK=FILE] [BACKEND=NAME] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
 #        SUMMARY=DIR REPREDICT=NAME bench/leave_models_out.sh
 #            the same measurements against another pack's predictions: each fold's DIR/FOLD/NAME
@@ -38,6 +43,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 latte="${LATTE:-$root/build/latte}"
 [[ -x "$latte" ]] || { echo "bench: build/latte is missing: run scripts/setup" >&2; exit 2; }
+models_dir="$root/models"  # FOLDS=encoders: the generated encoders' folder
 budget="${1:-10m}"
 seed="${2:-0}"
 folds="${FOLDS:-unseen}"
@@ -89,7 +95,7 @@ validate() {
       local model="${pairs[$i]}" shape="${pairs[$((i + 1))]}"
       local out="$tmp/$fold/$model.validate.r$round.json"
       # A model the backend cannot run is said (once), not dropped silently.
-      if ! "$latte" validate "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$tmp/$fold/pack.json.gz" \
+      if ! "$latte" validate "$models_dir/$model" ${shape:+--input-shape "$shape"} --pack "$tmp/$fold/pack.json.gz" \
           --num-runs 50 --min-secs 1 --format json >"$out" 2>"$tmp/$fold/$model.err"; then
         ((round == 1)) && echo "fold $fold: $model not validated: $(cat "$tmp/$fold/$model.err")"
         rm -f "$out"
@@ -113,7 +119,7 @@ repredict() {
     for ((i = 0; i < ${#all_models[@]}; i += 2)); do
       model="${all_models[$i]}" shape="${all_models[$((i + 1))]}"
       compgen -G "$dir/$model.validate*.json" >/dev/null || continue
-      "$latte" predict "$root/models/$model" ${shape:+--input-shape "$shape"} --pack "$dir/$name" --format json \
+      "$latte" predict "$models_dir/$model" ${shape:+--input-shape "$shape"} --pack "$dir/$name" --format json \
         >"$dir/$model.repredict.json" || { echo "bench: predicting $model with $dir$name failed" >&2; exit 1; }
     done
   done
@@ -145,7 +151,17 @@ case "$folds" in
     pack="${PACK:-$root/data/packs/xnnpack-1thread-fp32.json.gz}"
     calibrate from --from "$pack"
     validate from "${mediapipe[@]}" "${paddleocr[@]}" ;;
-  *) echo "bench: FOLDS must be unseen, families, adapt or from" >&2; exit 2 ;;
+  encoders)  # the generated encoders, none of their layers asked for by calibrate
+    make_encoders="$root/build/bench/make_encoders"
+    [[ -x "$make_encoders" ]] || { echo "bench: build/bench/make_encoders is missing: run scripts/setup --tests" >&2; exit 2; }
+    models_dir="$tmp/models"
+    "$make_encoders" "$models_dir" >/dev/null
+    encoders=()
+    for f in "$models_dir"/*.onnx; do encoders+=("$(basename "$f")" ""); done
+    calibrate encoders
+    validate encoders "${encoders[@]}"
+    rm -rf "$models_dir" ;;  # 350 MB of generated weights, made again from code in seconds
+  *) echo "bench: FOLDS must be unseen, families, adapt, from or encoders" >&2; exit 2 ;;
 esac
 
 python3 - "$tmp" <<'PY'
