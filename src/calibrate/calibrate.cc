@@ -181,6 +181,7 @@ class Phases {
       sampler.strategy = "from-models";
       sampler.models = options_.models;
       sampler.input_shapes = options_.input_shapes;
+      sampler.input_values = options_.input_values;
       sampler.layout_backend = options_.backend;
       sampler.layout_backend_takes_nhwc = registry_.Find(options_.backend)->takes_nhwc;
       sampler.fusion_rules = result_.fusion_rules;

@@ -34,6 +34,7 @@ struct CalibrateOptions {
   double budget_secs = 600;             // the whole calibration, fusion detection included
   std::vector<std::string> models;      // their kernels are profiled first (optional)
   std::map<std::string, Shape> input_shapes;
+  std::map<std::string, std::vector<std::string>> input_values;  // --input-value: the models' inputs made constants
   /// Kinds of the random and adaptive phases (the detected fused kinds are added).
   std::vector<std::string> kinds = DefaultCalibrationKinds();
   std::uint64_t seed = 0;

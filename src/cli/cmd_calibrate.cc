@@ -22,7 +22,8 @@ namespace latte::cli {
 void AddCalibrateCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string backend = "xnnpack", budget = "10m", db, output, from, format = "text";
-    std::vector<std::string> models, input_shapes;
+    std::vector<std::string> models;
+    ModelInputFlags inputs;
     int num_threads = 1;
     std::uint64_t seed = 0;
     bool no_fusion = false;
@@ -36,7 +37,7 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
   cmd->add_option("--models", flags->models, "Models whose kernels (and neighbours) are profiled first");
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 for --models (repeatable)");
+  AddModelInputFlags(*cmd, flags->inputs, "; for --models");
   cmd->add_option("--db", flags->db, "Store the measurements go to (default: " + DefaultStorePath() + ")");
   cmd->add_option("--seed", flags->seed, "Seed of the random draws")->capture_default_str();
   cmd->add_flag("--no-detect-fusion", flags->no_fusion, "Use the default fusion rules instead of measuring them");
@@ -58,11 +59,12 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
     options.budget_secs = *budget;
     options.db = flags->db.empty() ? DefaultStorePath() : flags->db;
     options.models = flags->models;
-    auto shapes = ParseInputShapes(flags->input_shapes);
+    auto shapes = ParseInputShapes(flags->inputs.shapes);
     if (!shapes.ok()) {
       return shapes.status();
     }
     options.input_shapes = *shapes;
+    LATTE_ASSIGN_OR_RETURN(options.input_values, ParseInputValues(flags->inputs.values));
     options.seed = flags->seed;
     options.detect_fusion = !flags->no_fusion;
     options.fit = flags->fit;
@@ -71,7 +73,8 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
                       std::to_string(flags->num_threads) + " --budget " + flags->budget + " --seed " +
                       std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "");
     for (const std::string& model : flags->models) options.command += " --models " + model;
-    for (const std::string& shape : flags->input_shapes) options.command += " --input-shape " + shape;
+    for (const std::string& shape : flags->inputs.shapes) options.command += " --input-shape " + shape;
+    for (const std::string& value : flags->inputs.values) options.command += " --input-value " + value;
     if (!flags->from.empty()) options.command += " --from " + flags->from;
     options.from_path = flags->from;  // the pack itself is read after the cheaper checks
     options.stop = StopFlagRaisedBySignals();
@@ -98,7 +101,7 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
     }
     if (!flags->models.empty()) {
       std::vector<Graph> graphs;
-      LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, {flags->input_shapes, {}}, graphs));
+      LATTE_RETURN_IF_ERROR(ImportModelsForCommand(flags->models, flags->inputs, graphs));
     }
     if (auto store = Store::Open(options.db); !store.ok()) {
       return store.status();

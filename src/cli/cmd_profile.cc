@@ -20,7 +20,8 @@ void AddProfileCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default", budget, db,
                 fusion_out, format = "text";
-    std::vector<std::string> models, input_shapes;
+    std::vector<std::string> models;
+    ModelInputFlags inputs;
     int num_threads = 1;
     MeasureOptions measure = KernelMeasureOptions();
     std::size_t max_kernels = 0, batch = 16;
@@ -45,7 +46,7 @@ void AddProfileCommand(CLI::App& app, Status& result) {
       ->check(CLI::IsMember({"default", "tflite", "tensorrt"}))
       ->capture_default_str();
   cmd->add_option("--models", flags->models, "Model files for --strategy from-models");
-  cmd->add_option("--input-shape", flags->input_shapes, "Input shape NAME=1x3x224x224 for --models (repeatable)");
+  AddModelInputFlags(*cmd, flags->inputs, "; for --models");
   cmd->add_flag("--no-neighbours", flags->no_neighbours, "from-models: only the models' own kernels");
   cmd->add_option("--budget", flags->budget,
                   "Stop cleanly after this long: 30s, 10m, 2h, or a bare number of seconds (default: no limit)");
@@ -118,11 +119,12 @@ void AddProfileCommand(CLI::App& app, Status& result) {
     }
     options.sampler.seed = flags->seed;
     options.sampler.max_kernels = flags->max_kernels;
-    auto shapes = ParseInputShapes(flags->input_shapes);
+    auto shapes = ParseInputShapes(flags->inputs.shapes);
     if (!shapes.ok()) {
       return shapes.status();
     }
     options.sampler.input_shapes = *shapes;
+    LATTE_ASSIGN_OR_RETURN(options.sampler.input_values, ParseInputValues(flags->inputs.values));
     if (!flags->kernels.empty()) {
       auto kinds = ParseKindList(flags->kernels);
       if (!kinds.ok()) {

@@ -778,6 +778,7 @@ nlohmann::json SamplerConfig::ToJson() const {
     nlohmann::json shapes = nlohmann::json::object();
     for (const auto& [name, shape] : input_shapes) shapes[name] = shape;
     json["input_shapes"] = shapes;
+    if (!input_values.empty()) json["input_values"] = input_values;  // absent: as before
   }
   if (strategy == "from-models" || strategy == "transformers") {
     if (!layout_backend.empty()) json["layout_backend"] = layout_backend;
@@ -869,6 +870,7 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     if (config.models.empty()) return InvalidInput("the from-models strategy needs model files (--models)");
     ImportOptions import_options;
     import_options.input_shapes = config.input_shapes;
+    import_options.input_values = config.input_values;
     import_options.skip_unknown_input_names = config.models.size() > 1;  // one list for all models
     std::set<std::string> shape_names_used;
     LATTE_ASSIGN_OR_RETURN(const FusionRules rules, RulesOf(config));

@@ -98,6 +98,8 @@ struct SamplerConfig {
   std::string grid = "default";     // grid: default | tflite | tensorrt
   std::vector<std::string> models;  // from-models: model files
   std::map<std::string, Shape> input_shapes;  // from-models: --input-shape overrides
+  /// from-models: --input-value, inputs made constants (each value's text, as ImportOptions has it)
+  std::map<std::string, std::vector<std::string>> input_values;
   bool neighbours = true;           // from-models: add each kernel's neighbourhood
   /// from-models, transformers: lay the models out as this backend runs them (NHWC, activations folded), as
   /// prediction does, so the kernels measured are the ones a pack is asked for. Empty: as imported.

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli/run_latte.h"
+#include "db/store.h"
 #include "import/onnx_test_builder.h"
 #include "test_paths.h"
 
@@ -82,11 +84,38 @@ TEST(InputValue, WhatDoesNotFitIsOneLineAndExitTwo) {
 
 TEST(InputValue, EveryCommandThatTakesInputShapesTakesIt) {
   TempDir dir;
-  for (const char* command : {"inspect", "predict", "bench", "pareto", "validate", "compare"}) {
+  for (const char* command : {"inspect", "predict", "bench", "pareto", "validate", "compare", "profile", "calibrate"}) {
     RunResult r = RunLatte({command, "--help"}, dir.path());
     EXPECT_EQ(r.exit_code, 0) << command;
     EXPECT_NE(r.out.find("--input-value"), std::string::npos) << command;
   }
+}
+
+// The kernels of a model profiled from it are those of the branch its value selects.
+TEST(InputValue, ProfileMeasuresTheBranchTheValueSelects) {
+  TempDir dir;
+  const std::string model = dir.Write("sr.onnx", SampleRateModel());
+  for (const auto& [rate, kind] : {std::pair<const char*, const char*>{"sr=16000", "relu"}, {"sr=8000", "sigmoid"}}) {
+    const std::string db = (dir.path() / (std::string(kind) + ".db")).string();
+    RunResult r = RunLatte({"profile", "--strategy", "from-models", "--models", model, "--input-value", rate,
+                            "--no-neighbours", "--num-runs", "3", "--warmup-runs", "1", "--min-secs", "0", "--db", db,
+                            "--format", "json"},
+                           dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto store = Store::Open(db);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    auto rows = store->QueryMeasurements();
+    ASSERT_TRUE(rows.ok());
+    std::set<std::string> kinds;
+    for (const StoredMeasurement& row : *rows) kinds.insert(row.kernel.Kind());
+    EXPECT_TRUE(kinds.count(kind)) << rate;
+    EXPECT_FALSE(kinds.count(std::string(kind) == "relu" ? "sigmoid" : "relu")) << rate;
+  }
+  // Without it the If stays opaque: the model has no kernel to profile, and says why.
+  RunResult r = RunLatte({"profile", "--strategy", "from-models", "--models", model, "--no-neighbours", "--num-runs", "3",
+                          "--min-secs", "0", "--db", (dir.path() / "none.db").string()},
+                         dir.path());
+  EXPECT_NE((r.out + r.err).find("--input-value sr=VALUE"), std::string::npos) << r.out << r.err;
 }
 
 }  // namespace
