@@ -1,0 +1,569 @@
+// The `latte` Python module (`latte._latte`; python/latte/__init__.py re-exports it): models,
+// packs, predictions, benchmarks and comparisons over the same libraries as the CLI. Every result
+// is what the CLI's `--format json` prints, built by the same report/ view and converted to
+// Python objects, so the two cannot disagree. Logic stays in src/: this file converts arguments,
+// calls the libraries with the GIL released, and turns a failed Status into latte.Error carrying
+// the CLI's one-line message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
+#include "core/device.h"
+#include "core/file.h"
+#include "import/import.h"
+#include "ir/kernel.h"
+#include "predict/model_prediction.h"
+#include "predict/pack.h"
+#include "report/bench_view.h"
+#include "report/compare_view.h"
+#include "report/inspect_view.h"
+#include "report/predict_view.h"
+#include "run/benchmark.h"
+#include "run/compare.h"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace latte::python {
+namespace {
+
+/// A failed Status on its way to Python, where it becomes latte.Error.
+struct StatusError {
+  Status status;
+};
+
+PyObject* g_error_type = nullptr;  // latte.Error, created once at import (never freed: module lifetime)
+
+[[noreturn]] void Throw(const Status& status) { throw StatusError{status}; }
+void Check(const Status& status) {
+  if (!status.ok()) Throw(status);
+}
+template <typename T>
+T Take(Expected<T> value) {
+  if (!value.ok()) Throw(value.status());
+  return std::move(value).value();
+}
+
+std::string_view CodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kInvalidInput: return "invalid_input";
+    case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kNotFound: return "not_found";
+    case StatusCode::kIoError: return "io_error";
+    case StatusCode::kInternal: return "internal";
+    case StatusCode::kInterrupted: return "interrupted";
+  }
+  return "internal";
+}
+
+/// A JSON value as Python objects: objects as dicts (keys in the JSON's order), arrays as lists.
+/// A number that is not finite becomes None, as the CLI's JSON writes it (null); text that is
+/// not UTF-8 (a name from a model file) gets U+FFFD, as the CLI's DumpJson replaces it.
+py::object ToPython(const nlohmann::json& json) {
+  using Type = nlohmann::json::value_t;
+  switch (json.type()) {
+    case Type::null: return py::none();
+    case Type::boolean: return py::bool_(json.get<bool>());
+    case Type::number_integer: return py::int_(json.get<std::int64_t>());
+    case Type::number_unsigned: return py::int_(json.get<std::uint64_t>());
+    case Type::number_float: {
+      const double value = json.get<double>();
+      return std::isfinite(value) ? py::object(py::float_(value)) : py::object(py::none());
+    }
+    case Type::string: {
+      const std::string& text = json.get_ref<const std::string&>();
+      PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
+      if (str == nullptr) throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(str);
+    }
+    case Type::array: {
+      py::list list(json.size());
+      for (std::size_t i = 0; i < json.size(); ++i) list[i] = ToPython(json[i]);
+      return list;
+    }
+    case Type::object: {
+      py::dict dict;
+      for (const auto& [key, value] : json.items()) dict[py::str(key)] = ToPython(value);
+      return dict;
+    }
+    case Type::binary:
+    case Type::discarded: break;
+  }
+  return py::none();
+}
+
+/// An imported model: the graph every call predicts, benchmarks or compares.
+struct Model {
+  Graph graph;
+  std::string name;         // how reports and errors name it: the path, or what the caller said
+  long long file_bytes = 0;  // the file's (or the bytes') size, for bench and compare
+};
+
+/// A loaded predictor pack, with the machine note `latte predict` prints (worked out once).
+struct LoadedPack {
+  Pack pack;
+  std::string path;
+  std::string machine_note;
+  LoadedPack(Pack p, std::string file) : pack(std::move(p)), path(std::move(file)) {}
+  LoadedPack(const LoadedPack&) = delete;  // Pack's predictors are unique: Python holds it by pointer
+  LoadedPack& operator=(const LoadedPack&) = delete;
+};
+
+/// "NAME=1x3x224x224" and "NAME=V,V" texts from Python dicts: the CLI's own parser then checks
+/// them, so a bad shape fails with the CLI's words.
+cli::ModelInputFlags InputFlags(const std::optional<py::dict>& shapes, const std::optional<py::dict>& values) {
+  cli::ModelInputFlags flags;
+  if (shapes) {
+    for (const auto& [key, dims] : *shapes) {
+      std::string text = py::cast<std::string>(key) + "=";
+      bool first = true;
+      for (const py::handle dim : py::cast<py::iterable>(dims)) {
+        if (py::isinstance<py::bool_>(dim) || !py::isinstance<py::int_>(dim))
+          throw py::type_error("input_shapes: each dimension must be an int");
+        if (!first) text += 'x';
+        text += py::str(dim).cast<std::string>();
+        first = false;
+      }
+      flags.shapes.push_back(std::move(text));
+    }
+  }
+  if (values) {
+    for (const auto& [key, items] : *values) {
+      std::string text = py::cast<std::string>(key) + "=";
+      bool first = true;
+      auto add = [&](py::handle item) {
+        std::string v = py::isinstance<py::bool_>(item) ? (item.cast<bool>() ? "1" : "0")
+                                                        : py::str(item).cast<std::string>();
+        if (!first) text += ',';
+        text += v;
+        first = false;
+      };
+      if (py::isinstance<py::str>(items) || !py::isinstance<py::iterable>(items)) add(items);
+      else
+        for (const py::handle item : py::cast<py::iterable>(items)) add(item);
+      flags.values.push_back(std::move(text));
+    }
+  }
+  return flags;
+}
+
+Model LoadModel(const py::object& source, const std::optional<py::dict>& input_shapes,
+                const std::optional<py::dict>& input_values, const std::optional<std::string>& name) {
+  const cli::ModelInputFlags flags = InputFlags(input_shapes, input_values);
+  Model model;
+  const py::object os_path_like = py::module_::import("os").attr("PathLike");
+  if (py::isinstance<py::str>(source) || py::isinstance(source, os_path_like)) {
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(source)).cast<std::string>();
+    model.name = name.value_or(path);
+    {
+      py::gil_scoped_release release;
+      Check(cli::ImportForCommand(path, flags, model.graph));  // errors name the path, as the CLI's
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(path, ec);
+      model.file_bytes = ec ? 0 : static_cast<long long>(size);
+    }
+    return model;
+  }
+  if (!PyObject_CheckBuffer(source.ptr()))
+    throw py::type_error("load_model takes a path (str or os.PathLike) or the model's bytes (bytes, bytearray, memoryview)");
+  model.name = name.value_or("<bytes>");
+  const py::buffer buffer = py::reinterpret_borrow<py::buffer>(source);
+  const py::buffer_info info = buffer.request();  // holds the buffer until returned
+  const auto size = static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(info.itemsize);
+  const std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(info.ptr), size);
+  py::gil_scoped_release release;
+  // The checks ReadFileBytes makes of a file, in its words.
+  if (bytes.empty()) Throw(InvalidInput("file is empty (0 bytes)").WithContext(model.name));
+  if (size > kMaxModelFileBytes) Throw(InvalidInput(fmt::format("model is larger than {} bytes", kMaxModelFileBytes)).WithContext(model.name));
+  ImportOptions options = Take(cli::ParseModelInputs(flags));
+  Expected<Graph> graph = ImportModelBytes(bytes, DetectModelFormat(bytes, model.name), options);
+  if (!graph.ok()) Throw(graph.status().WithContext(model.name));
+  model.graph = std::move(graph).value();
+  model.file_bytes = static_cast<long long>(size);
+  return model;
+}
+
+std::unique_ptr<LoadedPack> LoadPack(const py::object& path_object) {
+  const std::string path = py::str(py::module_::import("os").attr("fspath")(path_object)).cast<std::string>();
+  py::gil_scoped_release release;
+  auto loaded = std::make_unique<LoadedPack>(Take(Pack::Load(path)), path);
+  loaded->machine_note = CompareMachine(loaded->pack, ReadDeviceFingerprint());
+  return loaded;
+}
+
+/// What `latte predict MODEL --pack PACK --format json` prints, as JSON (called without the GIL).
+nlohmann::json PredictJson(const LoadedPack& loaded, const Model& model) {
+  Expected<GraphPlan> plan = PlanGraphForPrediction(model.graph, loaded.pack);
+  if (!plan.ok()) Throw(plan.status().WithContext(model.name));
+  Expected<ModelPrediction> prediction = PredictModel(plan->graph, loaded.pack);
+  if (!prediction.ok()) Throw(prediction.status().WithContext(model.name));
+  NameUserNodes(*plan, model.graph, *prediction);
+  return PredictView(plan->graph, *prediction, loaded.pack, model.name, loaded.machine_note).Json();
+}
+
+py::object Predict(const LoadedPack& loaded, const Model& model) {
+  nlohmann::json json;
+  {
+    py::gil_scoped_release release;
+    json = PredictJson(loaded, model);
+  }
+  return ToPython(json);
+}
+
+py::list PredictMany(const LoadedPack& loaded, const py::iterable& models) {
+  std::vector<const Model*> list;
+  std::vector<py::object> keep;  // holds each model while the GIL is released
+  for (const py::handle item : models) {
+    keep.push_back(py::reinterpret_borrow<py::object>(item));
+    list.push_back(&py::cast<const Model&>(item));
+  }
+  std::vector<nlohmann::json> results(list.size());
+  {
+    py::gil_scoped_release release;
+    for (std::size_t i = 0; i < list.size(); ++i) results[i] = PredictJson(loaded, *list[i]);
+  }
+  py::list out(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) out[i] = ToPython(results[i]);
+  return out;
+}
+
+std::string JoinKeys(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& key : keys) {
+    if (!out.empty()) out += ", ";
+    out += key;
+  }
+  return out;
+}
+
+/// Kernels of one kind, one per element of the broadcast parameter arrays, predicted.
+py::dict PredictKernels(const LoadedPack& loaded, const std::string& kind, std::optional<int> threads,
+                        const py::kwargs& params) {
+  const auto context = [&](const Status& status) { return status.WithContext("predict_kernels: " + kind); };
+  Expected<Kernel> parsed = ParseKernelKind(kind);
+  if (!parsed.ok()) Throw(context(parsed.status()));
+  Kernel kernel = std::move(parsed).value();
+  Expected<DataType> dtype = DataTypeFromPrecision(loaded.pack.info.precision);
+  if (!dtype.ok()) Throw(dtype.status().WithContext(loaded.path));
+  kernel.dtype = *dtype;
+  const int at_threads = threads.value_or(loaded.pack.info.threads);
+  if (at_threads < 1 || at_threads > cli::kMaxThreads)
+    Throw(InvalidInput(fmt::format("threads: {} is not in 1..{}", at_threads, cli::kMaxThreads)));
+
+  // The parameters the pack's kernels of this kind (or of its main op, for a fused kind predicted
+  // as the sum of its parts) have: each must be given, and no other.
+  const KindModel* model = nullptr;
+  if (auto it = loaded.pack.kinds.find(kind); it != loaded.pack.kinds.end()) model = &it->second;
+  else if (auto main = loaded.pack.kinds.find(std::string(OpName(kernel.op))); main != loaded.pack.kinds.end())
+    model = &main->second;
+  std::vector<std::string> names;
+  for (const auto& [key, value] : params) names.push_back(py::cast<std::string>(key));
+  if (model != nullptr) {
+    std::vector<std::string> known;
+    for (const auto& [key, range] : model->ranges.params)
+      if (key != "threads") known.push_back(key);
+    for (const std::string& name : names)
+      if (std::find(known.begin(), known.end(), name) == known.end())
+        Throw(context(InvalidInput("no parameter '" + name + "' (this pack's " + model->kind + " kernels have: " +
+                                   JoinKeys(known) + ")")));
+    for (const std::string& key : known)
+      if (std::find(names.begin(), names.end(), key) == names.end())
+        Throw(context(InvalidInput("parameter '" + key + "' is missing (give each of: " + JoinKeys(known) + ")")));
+  }
+
+  // Arrays broadcast against each other as numpy does; integers only (a float is refused rather
+  // than rounded).
+  const py::module_ np = py::module_::import("numpy");
+  py::list arrays;
+  for (const auto& [key, value] : params) {
+    py::array array = np.attr("asarray")(value);
+    const char type = array.dtype().kind();
+    if (type != 'i' && type != 'u' && type != 'b')
+      Throw(context(InvalidInput(fmt::format("parameter '{}': integers expected, got {}", py::cast<std::string>(key),
+                                             py::str(array.dtype()).cast<std::string>()))));
+    arrays.append(array);
+  }
+  py::tuple shape;
+  std::vector<py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>> columns;
+  if (arrays.empty()) {
+    shape = py::tuple();
+  } else {
+    py::object broadcast;
+    try {
+      broadcast = np.attr("broadcast_arrays")(*arrays);
+    } catch (const py::error_already_set& e) {
+      Throw(context(InvalidInput(std::string("the parameter arrays do not broadcast together: ") + e.what())));
+    }
+    shape = py::tuple(broadcast.attr("__getitem__")(0).attr("shape"));
+    for (const py::handle array : broadcast)
+      columns.push_back(py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(
+          np.attr("ascontiguousarray")(array, "dtype"_a = "int64")));
+  }
+  std::size_t count = 1;
+  for (const py::handle dim : shape) count *= dim.cast<std::size_t>();
+
+  std::vector<std::int64_t*> slots;  // each parameter's value in `kernel`, set per element
+  for (const std::string& name : names) slots.push_back(&kernel.params[name]);
+  std::vector<const std::int64_t*> data;
+  for (const auto& column : columns) data.push_back(column.data());
+
+  py::array_t<double> ms(count), spread(count);
+  py::array_t<bool> outside(count);
+  std::vector<PredictionSource> sources(count);
+  double* ms_out = ms.mutable_data();
+  double* spread_out = spread.mutable_data();
+  bool* outside_out = outside.mutable_data();
+  {
+    py::gil_scoped_release release;
+    for (std::size_t i = 0; i < count; ++i) {
+      for (std::size_t p = 0; p < slots.size(); ++p) *slots[p] = data[p][i];
+      const auto where = [&](const Status& status) {
+        return context(status.WithContext(fmt::format("kernel {} ({})", i, kernel.Key())));
+      };
+      if (Status plausible = CheckKernelParams(kernel); !plausible.ok()) Throw(where(plausible));
+      Expected<Prediction> prediction = loaded.pack.Predict(kernel, at_threads);
+      if (!prediction.ok()) Throw(where(prediction.status()));
+      ms_out[i] = prediction->ms;
+      spread_out[i] = prediction->spread_ms;
+      outside_out[i] = prediction->outside_training_range;
+      sources[i] = prediction->source;
+    }
+  }
+  py::list source_names(count);
+  std::map<PredictionSource, py::str> interned;
+  for (std::size_t i = 0; i < count; ++i) {
+    auto [it, added] = interned.try_emplace(sources[i]);
+    if (added) it->second = py::str(std::string(PredictionSourceName(sources[i])));
+    source_names[i] = it->second;
+  }
+  py::dict out;
+  out["ms"] = ms.attr("reshape")(shape);
+  out["spread_ms"] = spread.attr("reshape")(shape);
+  out["source"] = np.attr("array")(source_names).attr("reshape")(shape);
+  out["outside_training_range"] = outside.attr("reshape")(shape);
+  return out;
+}
+
+/// The measurement flags bench and compare share, checked in the CLI's ranges.
+MeasureOptions ProtocolOptions(int warmup_runs, int num_runs, double min_secs) {
+  constexpr long long kMaxRuns = 1000000;
+  MeasureOptions measure;
+  if (warmup_runs < 0 || warmup_runs > kMaxRuns)
+    Throw(InvalidInput(fmt::format("warmup_runs: {} is not in 0..{}", warmup_runs, kMaxRuns)));
+  if (num_runs < 1 || num_runs > kMaxRuns)
+    Throw(InvalidInput(fmt::format("num_runs: {} is not in 1..{}", num_runs, kMaxRuns)));
+  if (!std::isfinite(min_secs) || min_secs < 0 || min_secs > measure.max_secs)
+    Throw(InvalidInput(fmt::format("min_secs: {} is not a number in 0..{}", min_secs, measure.max_secs)));
+  measure.warmup_runs = warmup_runs;
+  measure.num_runs = num_runs;
+  measure.min_secs = min_secs;
+  Check(measure.Validate());
+  return measure;
+}
+
+void CheckThreads(int threads) {
+  if (threads < 1 || threads > cli::kMaxThreads)
+    Throw(InvalidInput(fmt::format("num_threads: {} is not in 1..{}", threads, cli::kMaxThreads)));
+}
+
+py::object Bench(const Model& model, const std::string& backend, int num_threads, const std::string& fallback,
+                 int warmup_runs, int num_runs, double min_secs, bool op_profiling) {
+  CheckThreads(num_threads);
+  BenchOptions options;
+  options.placement.default_backend = backend;
+  options.placement.fallback = fallback;
+  options.run.num_threads = num_threads;
+  options.measure = ProtocolOptions(warmup_runs, num_runs, min_secs);
+  options.op_profiling = op_profiling;
+  nlohmann::json json;
+  {
+    py::gil_scoped_release release;
+    BackendRegistry registry;
+    cli::RegisterBuiltinBackends(registry);
+    Check(cli::CheckBackendName(registry, "backend", backend));
+    if (!fallback.empty()) Check(cli::CheckBackendName(registry, "fallback", fallback));
+    Expected<BenchResult> result = BenchmarkGraph(model.graph, options, registry);
+    if (!result.ok()) Throw(result.status().WithContext(model.name));
+    json = BenchView(model.graph, *result, options, model.name, model.file_bytes).Json();
+  }
+  return ToPython(json);
+}
+
+py::object Compare(const py::iterable& model_objects, const std::vector<std::string>& backends,
+                   const std::vector<int>& threads, const std::vector<std::string>& precisions, int warmup_runs,
+                   int num_runs, double min_secs) {
+  std::vector<const Model*> models;
+  std::vector<py::object> keep;  // holds each model while the GIL is released
+  for (const py::handle item : model_objects) {
+    keep.push_back(py::reinterpret_borrow<py::object>(item));
+    models.push_back(&py::cast<const Model&>(item));
+  }
+  // As the CLI: a configuration listed twice would be measured and shown twice.
+  const auto twice = [](const char* what, const auto& values) {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (values[i] == values[j]) Throw(InvalidInput(fmt::format("{}: {} is given twice", what, values[i])));
+  };
+  std::vector<std::string> names;
+  for (const Model* model : models) names.push_back(model->name);
+  twice("models", names);
+  twice("backends", backends);
+  twice("num_threads", threads);
+  twice("precisions", precisions);
+  if (models.empty()) Throw(InvalidInput("models: none given"));
+  if (backends.empty()) Throw(InvalidInput("backends: none given"));
+  if (threads.empty()) Throw(InvalidInput("num_threads: none given"));
+  CompareOptions options;
+  for (int t : threads) CheckThreads(t);
+  options.threads = threads;
+  for (const std::string& p : precisions) {
+    if (p != "fp32" && p != "int8") Throw(InvalidInput("precisions: '" + p + "' is not fp32 or int8"));
+    options.precisions.push_back(p == "int8" ? Precision::kInt8 : Precision::kFp32);
+  }
+  if (options.precisions.empty()) Throw(InvalidInput("precisions: none given"));
+  options.measure = ProtocolOptions(warmup_runs, num_runs, min_secs);
+  nlohmann::json json;
+  {
+    py::gil_scoped_release release;
+    BackendRegistry registry;
+    cli::RegisterBuiltinBackends(registry);
+    for (const std::string& name : backends) Check(cli::CheckBackendName(registry, "backends", name));
+    options.backends = backends;
+    std::vector<CompareModel> compared;
+    for (const Model* model : models) {
+      // Each child process runs a copy of the graph (weights are shared, not copied).
+      compared.push_back({model->name, model->file_bytes, [graph = model->graph]() -> Expected<Graph> { return graph; }});
+    }
+    json = CompareView(Take(CompareModels(compared, options, registry))).Json();
+  }
+  return ToPython(json);
+}
+
+py::dict ShapesOf(const Graph& graph, const std::vector<TensorId>& ids) {
+  py::dict out;
+  for (TensorId id : ids) out[py::str(graph.tensor(id).name)] = py::cast(graph.tensor(id).shape);
+  return out;
+}
+
+}  // namespace
+}  // namespace latte::python
+
+PYBIND11_MODULE(_latte, m) {
+  using namespace latte;
+  using namespace latte::python;
+  using namespace pybind11::literals;
+  m.doc() = "Latte's library: import models, predict their latency from a pack, benchmark and compare runtimes.";
+
+  g_error_type = PyErr_NewExceptionWithDoc(
+      "latte.Error",
+      "A failure caused by the input (a bad or hostile model file, a damaged pack, a wrong argument, an "
+      "unsupported op). str(e) is the line `latte` prints after 'error: '; e.code names the kind "
+      "('invalid_input', 'unsupported', 'not_found', 'io_error', 'internal') and e.exit_code is the CLI's "
+      "exit code for it.",
+      PyExc_Exception, nullptr);
+  if (g_error_type == nullptr) throw py::error_already_set();
+  m.add_object("Error", py::handle(g_error_type));
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const StatusError& e) {
+      py::object error = py::reinterpret_borrow<py::object>(g_error_type)(e.status.message());
+      error.attr("code") = std::string(CodeName(e.status.code()));
+      error.attr("exit_code") = cli::ExitCodeOf(e.status);
+      PyErr_SetObject(g_error_type, error.ptr());
+    }
+  });
+
+  py::class_<Model>(m, "Model", "A model imported from a .tflite or .onnx file (or its bytes), shapes inferred.")
+      .def_readonly("name", &Model::name, "How reports and errors name the model: its path, or the name given.")
+      .def_property_readonly("inputs", [](const Model& model) { return ShapesOf(model.graph, model.graph.inputs); },
+                             "The graph's inputs: name -> shape.")
+      .def_property_readonly("outputs", [](const Model& model) { return ShapesOf(model.graph, model.graph.outputs); },
+                             "The graph's outputs: name -> shape.")
+      .def_property_readonly("num_nodes", [](const Model& model) { return model.graph.num_nodes(); },
+                             "Nodes in the graph.")
+      .def_readonly("file_bytes", &Model::file_bytes, "Size of the file (or bytes) it was read from.")
+      .def(
+          "inspect", [](const Model& model) { return ToPython(InspectView(model.graph, model.name).Json()); },
+          "What `latte inspect MODEL --format json` prints: one row per node (op, shapes, geometry, MACs, "
+          "parameters, bytes), the totals and the coverage.")
+      .def("__repr__", [](const Model& model) {
+        return fmt::format("<latte.Model '{}': {} nodes>", model.name, model.graph.num_nodes());
+      });
+
+  m.def("load_model", &LoadModel, "source"_a, py::kw_only(), "input_shapes"_a = py::none(),
+        "input_values"_a = py::none(), "name"_a = py::none(),
+        "Imports a .tflite or .onnx model from a path or from its bytes (such as torch.onnx.export's output "
+        "written to io.BytesIO). input_shapes: {input name: shape} for dynamic dims (as --input-shape); "
+        "input_values: {input name: values} for small inputs that should fold as constants (as --input-value). "
+        "name: how reports name the model (default: the path, or '<bytes>'). Raises latte.Error with the CLI's "
+        "message for a bad file.");
+
+  py::class_<LoadedPack>(m, "Pack", "A predictor pack (from `latte calibrate` or `latte fit`), loaded once.")
+      .def_static("load", &LoadPack, "path"_a,
+                  "Reads a pack (.json or .json.gz). Raises latte.Error ('PATH: what') for a missing or damaged "
+                  "file.")
+      .def_readonly("path", &LoadedPack::path, "The file the pack was read from.")
+      .def_property_readonly("backend", [](const LoadedPack& p) { return p.pack.info.backend; }, "The backend it predicts.")
+      .def_property_readonly("backend_version", [](const LoadedPack& p) { return p.pack.info.backend_version; })
+      .def_property_readonly("threads", [](const LoadedPack& p) { return p.pack.info.threads; }, "Threads it was measured with.")
+      .def_property_readonly("precision", [](const LoadedPack& p) { return p.pack.info.precision; })
+      .def_property_readonly("fusion_rules", [](const LoadedPack& p) { return p.pack.info.fusion_rules; },
+                             "Kinds the backend runs as one kernel, such as 'conv2d+relu6'.")
+      .def_property_readonly(
+          "kinds",
+          [](const LoadedPack& p) {
+            std::vector<std::string> kinds;
+            for (const auto& [kind, model] : p.pack.kinds) kinds.push_back(kind);
+            return kinds;
+          },
+          "The kernel kinds the pack has predictors for.")
+      .def_property_readonly("device", [](const LoadedPack& p) { return ToPython(p.pack.info.device); },
+                             "The fingerprint of the machine the pack was measured on.")
+      .def_readonly("machine_note", &LoadedPack::machine_note,
+                    "How this machine differs from the pack's ('' when it does not): the predictions stay the "
+                    "pack's machine's.")
+      .def("predict", &Predict, "model"_a,
+           "The model's latency per kernel and in total: what `latte predict MODEL --pack PACK --format json` "
+           "prints, as dicts and lists (total_ms, interval_ms, layers, coverage, ...).")
+      .def("predict_many", &PredictMany, "models"_a,
+           "predict() of each model, in order, as a list (for search loops: one call, the GIL released "
+           "throughout).")
+      .def("predict_kernels", &PredictKernels, "kind"_a, py::kw_only(), "threads"_a = py::none(),
+           "Predicts kernels of one kind (such as 'conv2d' or 'depthwise_conv2d+relu6'), one per element of "
+           "the parameter arrays given as keywords (ih=, iw=, ic=, oc=, kh=, ...; numpy arrays or scalars, "
+           "broadcast together; integers). Every parameter the pack's kernels of that kind have must be "
+           "given. Returns {'ms', 'spread_ms', 'source', 'outside_training_range'}, each an array of the "
+           "broadcast shape. threads: predict at another thread count (default: the pack's).")
+      .def("__repr__", [](const LoadedPack& p) {
+        return fmt::format("<latte.Pack '{}': {} {} thread{} {}, {} kinds>", p.path, p.pack.info.backend,
+                           p.pack.info.threads, p.pack.info.threads == 1 ? "" : "s", p.pack.info.precision,
+                           p.pack.kinds.size());
+      });
+
+  m.def("bench", &Bench, "model"_a, py::kw_only(), "backend"_a = "xnnpack", "num_threads"_a = 1, "fallback"_a = "",
+        "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0, "op_profiling"_a = false,
+        "Measures the model's latency on a backend under Latte's protocol: what `latte bench MODEL --format json` "
+        "prints (latency percentiles, throughput, memory; per-node times with op_profiling=True).");
+  m.def("compare", &Compare, "models"_a, py::kw_only(),
+        "backends"_a = std::vector<std::string>{"xnnpack", "onednn", "ort"}, "num_threads"_a = std::vector<int>{1},
+        "precisions"_a = std::vector<std::string>{"fp32"}, "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0,
+        "Benchmarks every model x backend x threads x precision, each in its own child process: what `latte "
+        "compare --format json` prints (one row per configuration, or why it could not run).");
+}
