@@ -10,6 +10,7 @@
 #include "core/gzip.h"
 #include "ir/kernel_graph.h"
 #include "predict/features.h"
+#include "predict/pack_json.h"
 #include "predict/predictors.h"
 
 namespace latte {
@@ -416,14 +417,14 @@ Status Pack::Save(const std::string& path) const {
 }
 
 Expected<Pack> Pack::FromBytes(std::span<const std::uint8_t> bytes) {
-  nlohmann::json json;
+  std::string expanded;
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   if (LooksGzipped(bytes)) {  // a .json.gz pack (the shipped ones)
-    LATTE_ASSIGN_OR_RETURN(const std::string text, Gunzip(bytes, kMaxPackBytes));
-    json = nlohmann::json::parse(text, nullptr, false);
-  } else {
-    json = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    LATTE_ASSIGN_OR_RETURN(expanded, Gunzip(bytes, kMaxPackBytes));
+    text = expanded;
   }
-  if (json.is_discarded()) return InvalidInput("not valid JSON");
+  // The trees' number arrays packed, not one JSON node per number: seconds less to load.
+  LATTE_ASSIGN_OR_RETURN(const nlohmann::json json, ParsePackJson(text));
   return FromJson(json);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "predict/pack_json.h"
 #include "predict/predictors.h"
 
 namespace latte {
@@ -109,6 +110,12 @@ Expected<std::int64_t> JsonInteger(const nlohmann::json& value, const std::strin
 
 Expected<std::vector<std::int64_t>> JsonIntegers(const nlohmann::json& value, const std::string& what,
                                                  std::int64_t lo, std::int64_t hi) {
+  if (std::optional<std::vector<std::int64_t>> packed = PackedIntegers(value)) {  // as read by ParsePackJson
+    for (const std::int64_t v : *packed)
+      if (v < lo || v > hi) return InvalidInput(fmt::format("{} must be a whole number in {}..{}", what, lo, hi));
+    return std::move(*packed);
+  }
+  if (PackedDoubles(value)) return InvalidInput(fmt::format("{} must be a whole number in {}..{}", what, lo, hi));
   if (!value.is_array()) return InvalidInput(what + " must be an array");
   std::vector<std::int64_t> out;
   out.reserve(value.size());
@@ -120,6 +127,21 @@ Expected<std::vector<std::int64_t>> JsonIntegers(const nlohmann::json& value, co
 }
 
 Expected<std::vector<float>> JsonFloats(const nlohmann::json& value, const std::string& what) {
+  std::optional<std::vector<double>> packed = PackedDoubles(value);  // as read by ParsePackJson
+  if (!packed) {
+    if (std::optional<std::vector<std::int64_t>> integers = PackedIntegers(value))
+      packed = std::vector<double>(integers->begin(), integers->end());
+  }
+  if (packed) {
+    std::vector<float> out;
+    out.reserve(packed->size());
+    for (const double v : *packed) {
+      if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<float>::max())
+        return InvalidInput(what + " must hold finite numbers a float can hold");
+      out.push_back(static_cast<float>(v));
+    }
+    return out;
+  }
   if (!value.is_array()) return InvalidInput(what + " must be an array");
   std::vector<float> out;
   out.reserve(value.size());
