@@ -72,40 +72,67 @@ std::string_view CodeName(StatusCode code) {
   return "internal";
 }
 
-/// A JSON value as Python objects: objects as dicts (keys in the JSON's order), arrays as lists.
-/// A number that is not finite becomes None, as the CLI's JSON writes it (null); text that is
-/// not UTF-8 (a name from a model file) gets U+FFFD, as the CLI's DumpJson replaces it.
-py::object ToPython(const nlohmann::json& json) {
+/// A new reference to `json` as Python objects (null with a Python error set when out of memory):
+/// objects as dicts (keys in the JSON's order), arrays as lists. A number that is not finite
+/// becomes None, as the CLI's JSON writes it (null); text that is not UTF-8 (a name from a model
+/// file) gets U+FFFD, as the CLI's DumpJson replaces it. The C API directly: a prediction's
+/// hundreds of small dicts are most of what Python adds to the library's time.
+PyObject* NewPython(const nlohmann::json& json) {
   using Type = nlohmann::json::value_t;
   switch (json.type()) {
-    case Type::null: return py::none();
-    case Type::boolean: return py::bool_(json.get<bool>());
-    case Type::number_integer: return py::int_(json.get<std::int64_t>());
-    case Type::number_unsigned: return py::int_(json.get<std::uint64_t>());
+    case Type::boolean: return PyBool_FromLong(json.get<bool>() ? 1 : 0);
+    case Type::number_integer: return PyLong_FromLongLong(json.get<std::int64_t>());
+    case Type::number_unsigned: return PyLong_FromUnsignedLongLong(json.get<std::uint64_t>());
     case Type::number_float: {
       const double value = json.get<double>();
-      return std::isfinite(value) ? py::object(py::float_(value)) : py::object(py::none());
+      if (std::isfinite(value)) return PyFloat_FromDouble(value);
+      Py_RETURN_NONE;
     }
     case Type::string: {
       const std::string& text = json.get_ref<const std::string&>();
-      PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
-      if (str == nullptr) throw py::error_already_set();
-      return py::reinterpret_steal<py::object>(str);
+      return PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
     }
     case Type::array: {
-      py::list list(json.size());
-      for (std::size_t i = 0; i < json.size(); ++i) list[i] = ToPython(json[i]);
+      PyObject* list = PyList_New(static_cast<Py_ssize_t>(json.size()));
+      if (list == nullptr) return nullptr;
+      Py_ssize_t i = 0;
+      for (const nlohmann::json& item : json) {
+        PyObject* value = NewPython(item);
+        if (value == nullptr) {
+          Py_DECREF(list);
+          return nullptr;
+        }
+        PyList_SET_ITEM(list, i++, value);  // steals the reference
+      }
       return list;
     }
     case Type::object: {
-      py::dict dict;
-      for (const auto& [key, value] : json.items()) dict[py::str(key)] = ToPython(value);
+      PyObject* dict = PyDict_New();
+      if (dict == nullptr) return nullptr;
+      for (const auto& [key, item] : json.get_ref<const nlohmann::json::object_t&>()) {
+        PyObject* name = PyUnicode_DecodeUTF8(key.data(), static_cast<Py_ssize_t>(key.size()), "replace");
+        PyObject* value = name == nullptr ? nullptr : NewPython(item);
+        const int failed = value == nullptr ? -1 : PyDict_SetItem(dict, name, value);
+        Py_XDECREF(name);
+        Py_XDECREF(value);
+        if (failed != 0) {
+          Py_DECREF(dict);
+          return nullptr;
+        }
+      }
       return dict;
     }
+    case Type::null:
     case Type::binary:
     case Type::discarded: break;
   }
-  return py::none();
+  Py_RETURN_NONE;
+}
+
+py::object ToPython(const nlohmann::json& json) {
+  PyObject* object = NewPython(json);
+  if (object == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(object);
 }
 
 /// An imported model: the graph every call predicts, benchmarks or compares.
@@ -233,13 +260,17 @@ py::list PredictMany(const LoadedPack& loaded, const py::iterable& models) {
     keep.push_back(py::reinterpret_borrow<py::object>(item));
     list.push_back(&py::cast<const Model&>(item));
   }
-  std::vector<nlohmann::json> results(list.size());
-  {
-    py::gil_scoped_release release;
-    for (std::size_t i = 0; i < list.size(); ++i) results[i] = PredictJson(loaded, *list[i]);
+  // Each result converted as soon as it is made: a list of JSON documents held to the end was
+  // slower than predict() in a loop (more memory, colder caches).
+  py::list out(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    nlohmann::json json;
+    {
+      py::gil_scoped_release release;
+      json = PredictJson(loaded, *list[i]);
+    }
+    out[i] = ToPython(json);
   }
-  py::list out(results.size());
-  for (std::size_t i = 0; i < results.size(); ++i) out[i] = ToPython(results[i]);
   return out;
 }
 
@@ -543,8 +574,8 @@ PYBIND11_MODULE(_latte, m) {
            "The model's latency per kernel and in total: what `latte predict MODEL --pack PACK --format json` "
            "prints, as dicts and lists (total_ms, interval_ms, layers, coverage, ...).")
       .def("predict_many", &PredictMany, "models"_a,
-           "predict() of each model, in order, as a list (for search loops: one call, the GIL released "
-           "throughout).")
+           "predict() of each model, in order, as a list (for search loops: one call, the GIL released while "
+           "each model is predicted).")
       .def("predict_kernels", &PredictKernels, "kind"_a, py::kw_only(), "threads"_a = py::none(),
            "Predicts kernels of one kind (such as 'conv2d' or 'depthwise_conv2d+relu6'), one per element of "
            "the parameter arrays given as keywords (ih=, iw=, ic=, oc=, kh=, ...; numpy arrays or scalars, "
