@@ -1,6 +1,11 @@
 #include "core/gzip.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
 
 namespace latte {
 namespace {
@@ -14,7 +19,34 @@ bool LooksGzipped(std::span<const std::uint8_t> bytes) {
   return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
 }
 
+// libdeflate decompresses a whole buffer about twice as fast as zlib's stream (0.3 s of the shipped
+// pack's 63 MB): sized by the gzip trailer's ISIZE, it answers only a well-formed single stream that
+// fits; anything else (damaged, truncated, larger than the cap, an ISIZE that lies) goes to zlib,
+// whose answer and message stand.
+std::optional<std::string> GunzipWhole(std::span<const std::uint8_t> bytes, std::size_t max_bytes) {
+  if (bytes.size() < 18) return std::nullopt;  // a gzip header and trailer
+  const std::uint8_t* trailer = bytes.data() + bytes.size() - 4;
+  const std::size_t isize = std::size_t{trailer[0]} | std::size_t{trailer[1]} << 8 | std::size_t{trailer[2]} << 16 |
+                            std::size_t{trailer[3]} << 24;
+  // DEFLATE expands at most 1032:1, so a small file cannot make this allocate much whatever it claims.
+  if (isize > max_bytes || isize > bytes.size() * 1032) return std::nullopt;
+  struct Free {
+    void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+  };
+  std::unique_ptr<libdeflate_decompressor, Free> decompressor(libdeflate_alloc_decompressor());
+  if (decompressor == nullptr) return std::nullopt;
+  std::string out(isize, '\0');
+  std::size_t written = 0;
+  if (libdeflate_gzip_decompress(decompressor.get(), bytes.data(), bytes.size(), out.data(), out.size(), &written) !=
+          LIBDEFLATE_SUCCESS ||
+      written != isize) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 Expected<std::string> Gunzip(std::span<const std::uint8_t> bytes, std::size_t max_bytes) {
+  if (std::optional<std::string> whole = GunzipWhole(bytes, max_bytes)) return std::move(*whole);
   z_stream stream{};
   if (inflateInit2(&stream, kGzipWindowBits) != Z_OK) return Internal("zlib: inflateInit2 failed");
   stream.next_in = const_cast<Bytef*>(bytes.data());

@@ -44,5 +44,27 @@ TEST(Gzip, DamagedTruncatedAndOversizedAreErrors) {
   EXPECT_FALSE(Gunzip(Bytes("\x1f\x8bnot gzip at all"), 1 << 20).ok());
 }
 
+// The trailer's size only sizes the fast whole-buffer try: a stream whose trailer lies, or one
+// whose output is exactly the cap, gets the same answer as any other.
+TEST(Gzip, TrailerSizeIsOnlyAHint) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += std::to_string(i) + " ";
+  const std::string packed = *Gzip(text);
+  auto exact = Gunzip(Bytes(packed), text.size());
+  ASSERT_TRUE(exact.ok()) << exact.status().message();
+  EXPECT_EQ(*exact, text);
+  EXPECT_FALSE(Gunzip(Bytes(packed), text.size() - 1).ok());
+  for (const std::uint8_t claimed : {0x00, 0x01, 0xff}) {  // ISIZE's high byte: 0, far too small, far too large
+    std::string lying = packed;
+    lying[lying.size() - 1] = static_cast<char>(claimed);
+    if (lying == packed) continue;
+    auto got = Gunzip(Bytes(lying), 1 << 20);
+    EXPECT_FALSE(got.ok()) << "zlib checks the length too";
+  }
+  std::string small_claim = packed;  // claims 1 byte
+  small_claim.replace(small_claim.size() - 4, 4, std::string("\x01\0\0\0", 4));
+  EXPECT_FALSE(Gunzip(Bytes(small_claim), 1 << 20).ok());
+}
+
 }  // namespace
 }  // namespace latte
