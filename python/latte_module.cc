@@ -210,10 +210,15 @@ Model LoadModel(const py::object& source, const std::optional<py::dict>& input_s
   if (!PyObject_CheckBuffer(source.ptr()))
     throw py::type_error("load_model takes a path (str or os.PathLike) or the model's bytes (bytes, bytearray, memoryview)");
   model.name = name.value_or("<bytes>");
-  const py::buffer buffer = py::reinterpret_borrow<py::buffer>(source);
-  const py::buffer_info info = buffer.request();  // holds the buffer until returned
-  const auto size = static_cast<std::uint64_t>(info.size) * static_cast<std::uint64_t>(info.itemsize);
-  const std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(info.ptr), size);
+  // PyBUF_SIMPLE: one contiguous run of bytes (a strided view, such as memoryview(b)[::-1], is
+  // refused with BufferError instead of being read past its ends).
+  struct Buffer {
+    Py_buffer view{};
+    ~Buffer() { PyBuffer_Release(&view); }
+  } buffer;
+  if (PyObject_GetBuffer(source.ptr(), &buffer.view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  const auto size = static_cast<std::uint64_t>(buffer.view.len);
+  const std::span<const std::uint8_t> bytes(static_cast<const std::uint8_t*>(buffer.view.buf), size);
   py::gil_scoped_release release;
   // The checks ReadFileBytes makes of a file, in its words.
   if (bytes.empty()) Throw(InvalidInput("file is empty (0 bytes)").WithContext(model.name));

@@ -106,6 +106,8 @@ def test_errors_carry_the_cli_message(tmp_path, pack, model_path):
     assert str(e.value) == cli_error("inspect", str(tmp_path))
     with pytest.raises(TypeError):
         latte.load_model(42)
+    with pytest.raises(BufferError):  # not one contiguous run of bytes: refused, never read past its ends
+        latte.load_model(memoryview(data)[::-1])
 
 
 def test_hostile_bytes_raise_never_crash(model_path):
