@@ -2,6 +2,7 @@
 // trees' number arrays; a pack read through it is the pack nlohmann's DOM gives, byte for byte.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,51 @@ TEST(PackJson, PacksTheTreesNumberArrays) {
   ASSERT_TRUE(huge.ok());
   EXPECT_EQ(JsonFloats(huge->at("trees").at(0).at("value"), "x").status().message(),
             JsonFloats(nlohmann::json::parse("[1e300]"), "x").status().message());
+}
+
+// `json` with every packed array turned back into the JSON array it was read from.
+nlohmann::json Unpacked(const nlohmann::json& json) {
+  if (auto integers = PackedIntegers(json)) return *integers;
+  if (auto doubles = PackedDoubles(json)) return *doubles;
+  if (json.is_array() || json.is_object()) {
+    nlohmann::json out = json;
+    for (auto& item : out) item = Unpacked(item);
+    return out;
+  }
+  return json;
+}
+
+// Thousands of damaged variants of a tree ensemble's text (bytes flipped, inserted, dropped, cut
+// short): ParsePackJson accepts exactly what nlohmann accepts, and reads the same values.
+TEST(PackJson, AgreesWithNlohmannOnDamagedText) {
+  const std::string good =
+      R"({"params": ["ic", "oc"], "base_score": -1.5, "trees": [{"value": [0.25, -3.5e-2, 1.0, 7E3],)"
+      R"( "left": [1, -1, -1, 0], "right": [2, -1, -1, 0], "feature": [0, 1, 2, 3]}, {"value": [1.5],)"
+      R"( "left": [-1], "right": [-1], "feature": [0]}], "name": "gbdt \u00e9é", "n": 18446744073709551615})";
+  const std::string alphabet = "{}[]\",:.-+eE0123456789 tfnulÃ©ÿ";
+  std::mt19937 rng(7);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text = good;
+    for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 4) {
+        case 0: text[at] = alphabet[rng() % alphabet.size()]; break;
+        case 1: text.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
+        case 2: text.erase(at, 1); break;
+        default: text.resize(at); break;
+      }
+      if (text.empty()) break;
+    }
+    const bool nlohmann_accepts = nlohmann::json::accept(text);
+    Expected<nlohmann::json> got = ParsePackJson(text);
+    ASSERT_EQ(got.ok(), nlohmann_accepts) << text << (got.ok() ? "" : ": " + got.status().message());
+    if (got.ok()) {
+      ++accepted;
+      EXPECT_EQ(Unpacked(*got), nlohmann::json::parse(text)) << text;
+    }
+  }
+  EXPECT_GT(accepted, 500);  // the comparison saw values, not only refusals
 }
 
 // The shipped oneDNN pack (the smaller one) read through ParsePackJson is the pack nlohmann's DOM
