@@ -79,7 +79,7 @@ Expected<AdaptResult> RunAdapt(Pack pack, const AdaptOptions& options, const Bac
   LATTE_RETURN_IF_ERROR(CheckAdaptOptions(options));
   RunOptions run;
   run.num_threads = std::max(1, pack.info.threads);
-  run.precision = pack.info.precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+  LATTE_ASSIGN_OR_RETURN(run.precision, ParsePrecision(pack.info.precision));
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(pack.info.backend, run));
   const std::string backend_version = backend->Version();
   backend.reset();

@@ -53,7 +53,12 @@ DriftCheck MeasureDrift(const Pack& pack, const BackendRegistry& registry) {
   }
   RunOptions run;
   run.num_threads = pack.info.threads;
-  run.precision = pack.info.precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+  Expected<Precision> precision = ParsePrecision(pack.info.precision);
+  if (!precision.ok()) {
+    drift.why = "the pack's precision: " + precision.status().message();
+    return drift;
+  }
+  run.precision = *precision;
   auto measured = MeasureKernel(*kernel, pack.info.backend, registry, run, CampaignOptions{}.measure);
   if (!measured.ok()) {
     drift.why = "measuring the reference kernel: " + measured.status().message();

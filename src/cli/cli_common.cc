@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -62,6 +63,21 @@ CLI::Validator NumberIn(double lo, double hi) {
         return "";
       },
       "NUMBER in " + range);
+}
+
+CLI::Validator PrecisionIn(std::vector<Precision> runs, const std::string& command) {
+  std::string all, allowed;
+  for (Precision p : kAllPrecisions) all += (all.empty() ? "" : ", ") + std::string(PrecisionName(p));
+  for (Precision p : runs) allowed += (allowed.empty() ? "" : ", ") + std::string(PrecisionName(p));
+  return CLI::Validator(
+      [runs, all, allowed, command](std::string& text) -> std::string {
+        Expected<Precision> precision = ParsePrecision(text);
+        if (!precision.ok()) return text + " is not a precision (" + all + ")";
+        if (std::find(runs.begin(), runs.end(), *precision) == runs.end())
+          return text + " is not one " + command + " runs (" + allowed + ")";
+        return "";
+      },
+      "one of " + allowed);
 }
 
 MeasureOptions ValidationMeasureOptions() {

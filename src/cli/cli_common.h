@@ -38,6 +38,11 @@ CLI::Validator IntegerIn(long long lo, long long hi);
 /// A flag check: a finite number (no nan or inf) in lo..hi: "--min-secs: inf is not a number in 0..150".
 CLI::Validator NumberIn(double lo, double hi);
 
+/// A flag check: a precision's name (ParsePrecision: fp32, bf16, int8) among `runs`, the ones the
+/// command runs: "--precision: fp16 is not a precision (fp32, bf16, int8)", "--precision: bf16 is
+/// not one calibrate runs (fp32)". Commands then read the value with ParsePrecision.
+CLI::Validator PrecisionIn(std::vector<Precision> runs, const std::string& command);
+
 /// --warmup-runs, --num-runs and --min-secs (snake_case aliases kept) of the measurement protocol, read into `measure`
 /// (whose values are the defaults shown) and checked on parse: warmup 0..1,000,000, runs
 /// 1..1,000,000, seconds 0..measure.max_secs (the protocol's hard stop of a timed pass, so no

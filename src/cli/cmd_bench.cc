@@ -29,7 +29,10 @@ void AddBenchCommand(CLI::App& app, Status& result) {
   cmd->add_option("--fallback", flags->fallback, "Backend for nodes the chosen one cannot run (default: none, an error)");
   cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->check(IntegerIn(1, kMaxThreads))->capture_default_str();
   AddProtocolFlags(*cmd, flags->measure);
-  cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
+  cmd->add_option("--precision", flags->precision,
+                  "Precision: fp32, bf16 (onednn on a CPU with AVX-512 BF16; outputs compared with fp32) or int8")
+      ->check(PrecisionIn({Precision::kFp32, Precision::kBf16, Precision::kInt8}, "bench"))
+      ->capture_default_str();
   cmd->add_flag("--enable-op-profiling,--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--trace", flags->trace, "Write a Chrome trace (Perfetto) of an average run to FILE (implies op profiling)");
@@ -39,8 +42,9 @@ void AddBenchCommand(CLI::App& app, Status& result) {
     options.placement.default_backend = flags->backend;
     options.placement.fallback = flags->fallback;
     options.run.num_threads = flags->num_threads;
-    if (flags->precision == "int8") {
-      return Unsupported("--precision int8 is not implemented yet: only fp32 runs");
+    LATTE_ASSIGN_OR_RETURN(options.run.precision, ParsePrecision(flags->precision));
+    if (options.run.precision == Precision::kInt8) {
+      return Unsupported("--precision int8 is not implemented yet for whole models: fp32 and bf16 run");
     }
     options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();

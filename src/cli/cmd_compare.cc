@@ -36,7 +36,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   cmd->add_option("--precision", flags->precisions, "Precisions, comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember({"fp32", "int8"}))
+      ->check(PrecisionIn({Precision::kFp32, Precision::kBf16, Precision::kInt8}, "compare"))
       ->capture_default_str();
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}))->capture_default_str();
   AddProtocolFlags(*cmd, flags->measure, " of each configuration");
@@ -67,7 +67,10 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       options.backends.push_back(name);
     }
     options.threads = flags->threads;
-    for (const std::string& p : flags->precisions) options.precisions.push_back(p == "int8" ? Precision::kInt8 : Precision::kFp32);
+    for (const std::string& p : flags->precisions) {
+      LATTE_ASSIGN_OR_RETURN(Precision precision, ParsePrecision(p));
+      options.precisions.push_back(precision);
+    }
     options.measure = flags->measure;
     if (Status s = options.measure.Validate(); !s.ok()) {
       return s;

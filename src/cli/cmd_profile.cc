@@ -36,7 +36,9 @@ void AddProfileCommand(CLI::App& app, Status& result) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
-  cmd->add_option("--precision", flags->precision, "Precision")->check(CLI::IsMember({"fp32", "int8"}))->capture_default_str();
+  cmd->add_option("--precision", flags->precision, "Precision")
+      ->check(PrecisionIn({Precision::kFp32, Precision::kInt8}, "profile"))
+      ->capture_default_str();
   cmd->add_option("--kernels", flags->kernels,
                   "Kernel kinds, comma-separated: op names or aliases (conv, dwconv2d, fc, ...), fused as conv2d+relu");
   cmd->add_option("--strategy", flags->strategy, "How to sample kernels")
@@ -67,7 +69,7 @@ void AddProfileCommand(CLI::App& app, Status& result) {
     campaign.run.num_threads = flags->num_threads;
     // int8: the backend runs each (fp32-described) kernel quantized; kinds it has no int8 kernel
     // for are recorded as unsupported with its reason.
-    campaign.run.precision = flags->precision == "int8" ? Precision::kInt8 : Precision::kFp32;
+    LATTE_ASSIGN_OR_RETURN(campaign.run.precision, ParsePrecision(flags->precision));
     campaign.measure = flags->measure;
     if (Status s = campaign.measure.Validate(); !s.ok()) {
       return s;

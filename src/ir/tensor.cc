@@ -108,6 +108,15 @@ Expected<std::vector<float>> ConstantFloats(const Tensor& tensor) {
       }
       break;
     }
+    case DataType::kBFloat16: {
+      out.resize(bytes.size() / 2);
+      for (size_t i = 0; i < out.size(); ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, bytes.data() + 2 * i, 2);
+        out[i] = Bf16ToFloat(h);
+      }
+      break;
+    }
     default:
       return InvalidInput("tensor '" + tensor.name + "' has type " + std::string(DataTypeName(tensor.dtype)) +
                           ", expected a float type");

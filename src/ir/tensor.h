@@ -54,7 +54,7 @@ std::optional<std::int64_t> ShapeElements(const Shape& shape);
 
 /// Reads constant integer data (int32 or int64) as int64; fails for other types or no data.
 Expected<std::vector<std::int64_t>> ConstantInts(const Tensor& tensor);
-/// Reads constant float data (float32, float16 or float64) as float.
+/// Reads constant float data (float32, float16, bfloat16 or float64) as float.
 Expected<std::vector<float>> ConstantFloats(const Tensor& tensor);
 
 }  // namespace latte

@@ -41,6 +41,14 @@ std::string BenchView::Text() const {
          " p99=" + Fixed(s.p99, 1) + "\n";
   out += "Throughput: " + Fixed(Throughput(s), 1) + " inferences/s\n";
   out += "Peak RSS: " + WithThousands(result_.peak_rss_kb) + " KB\n";
+  if (options_.run.precision == Precision::kBf16) {
+    // Which nodes ran at which precision: every node of the graph at bf16, the casts at its edges.
+    std::size_t casts = 0;
+    for (const ProfileEntry& e : result_.entries) casts += e.inserted && e.op == "cast";
+    out += "Precision: bf16 for all " + std::to_string(result_.entries.size() - casts) +
+           " nodes the executor runs (weights and activations bfloat16, biases and norm parameters float32); " +
+           std::to_string(casts) + " inserted cast node(s) convert the float32 inputs and outputs\n";
+  }
   out += "Noise: " + result_.latency.noise.Describe() + (result_.latency.attempts > 1 ? ", " + std::to_string(result_.latency.attempts) + " attempts (kept the quietest)" : "") +
          (result_.latency.hit_time_limit ? ", stopped by the time limit before --num-runs" : "") + "\n";
   out += "Host: " + DescribeHostLoad(result_.latency.host, result_.latency.contended, options_.run.num_threads) + "\n";

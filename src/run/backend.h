@@ -15,8 +15,15 @@
 
 namespace latte {
 
-enum class Precision { kFp32, kInt8 };
+/// What a run computes in. kBf16: activations and weights in bfloat16 between nodes, the graph's
+/// inputs and outputs float32 (converted at the edges); kInt8: quantized operators.
+enum class Precision { kFp32, kBf16, kInt8 };
+/// Every precision, in the order commands list them.
+inline constexpr Precision kAllPrecisions[] = {Precision::kFp32, Precision::kBf16, Precision::kInt8};
+/// "fp32", "bf16", "int8": how flags, stores, packs and reports spell a precision.
 std::string_view PrecisionName(Precision precision);
+/// The precision `name` spells (PrecisionName's inverse); else kInvalidInput listing the names.
+Expected<Precision> ParsePrecision(std::string_view name);
 
 /// How a backend runs: what every measurement records beside the backend's name and version.
 struct RunOptions {

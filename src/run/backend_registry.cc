@@ -7,9 +7,19 @@ namespace latte {
 std::string_view PrecisionName(Precision precision) {
   switch (precision) {
     case Precision::kFp32: return "fp32";
+    case Precision::kBf16: return "bf16";
     case Precision::kInt8: return "int8";
   }
   return "fp32";
+}
+
+Expected<Precision> ParsePrecision(std::string_view name) {
+  std::string known;
+  for (Precision p : kAllPrecisions) {
+    if (PrecisionName(p) == name) return p;
+    known += (known.empty() ? "" : ", ") + std::string(PrecisionName(p));
+  }
+  return InvalidInput("unknown precision '" + std::string(name) + "' (" + known + ")");
 }
 
 Status BackendRegistry::Register(BackendFactory info) {

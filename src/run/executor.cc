@@ -23,6 +23,10 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
   // The graph as it runs (NHWC where the backends need it, clamps folded): the same plan
   // prediction uses, so profile entry k is node k of the plan.
   LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, wanted, registry.NhwcBackendNames()));
+  // bf16: activations bfloat16 between nodes, the caller's inputs and outputs float32 (cast nodes
+  // inserted at the edges, run by the neighbouring nodes' backend); a node a backend cannot run
+  // at bf16 is refused by it, saying why.
+  if (options.precision == Precision::kBf16) LowerPlanToBf16(plan);
   const std::vector<std::vector<NodeId>> sources = std::move(plan.sources);
 
   // Buffers come after every node said yes: a node no backend runs (an opaque op, whose

@@ -50,7 +50,7 @@ class Executor {
   /// Creates the backends `placement` names (by the user's node ids and op kinds), prepares a
   /// copy of `graph` for them, checks support, prepares every node (weights packed once) and
   /// allocates buffers. The graph's own tensor ids address the buffers: graph inputs and outputs
-  /// keep their ids and shapes in the prepared copy.
+  /// keep their ids, shapes and types in the prepared copy (at bf16 too: see LowerPlanToBf16).
   static Expected<std::unique_ptr<Executor>> Create(const Graph& graph, const Placement& placement,
                                                     const BackendRegistry& registry, const RunOptions& options);
 

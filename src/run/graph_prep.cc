@@ -82,6 +82,74 @@ Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<s
   return FuseForBackends(laid_out, wanted);
 }
 
+namespace {
+
+Node CastNode(std::string name, TensorId from, TensorId to, DataType type) {
+  Node cast;
+  cast.kind = OpKind::kCast;
+  cast.name = std::move(name);
+  cast.source_op = "executor";
+  cast.attrs.Set("to", std::string(DataTypeName(type)));
+  cast.inputs = {from};
+  cast.outputs = {to};
+  return cast;
+}
+
+}  // namespace
+
+void LowerPlanToBf16(GraphPlan& plan) {
+  const Graph& before = plan.graph;
+  Graph lowered;
+  for (const Tensor& t : before.tensors()) lowered.AddTensor(t);
+  lowered.inputs = before.inputs;
+  lowered.outputs = before.outputs;
+  lowered.name = before.name;
+  lowered.source_format = before.source_format;
+  auto is_float_activation = [&](TensorId id) {
+    const Tensor& t = before.tensor(id);
+    return t.dtype == DataType::kFloat32 && !t.is_constant();
+  };
+  // A bfloat16 twin for each float32 graph input and output that a node reads or writes.
+  std::vector<TensorId> twin(before.num_tensors(), kNoTensor);
+  auto make_twin = [&](TensorId id) {
+    if (twin[static_cast<size_t>(id)] != kNoTensor) return;
+    Tensor t = before.tensor(id);
+    t.name += "/bf16";
+    t.dtype = DataType::kBFloat16;
+    twin[static_cast<size_t>(id)] = lowered.AddTensor(std::move(t));
+  };
+  for (TensorId id : before.inputs)
+    if (is_float_activation(id) && !before.Consumers(id).empty()) make_twin(id);
+  for (TensorId id : before.outputs)
+    if (is_float_activation(id) && before.Producer(id) >= 0) make_twin(id);
+  for (size_t id = 0; id < before.num_tensors(); ++id)
+    if (twin[id] == kNoTensor && is_float_activation(static_cast<TensorId>(id)))
+      lowered.mutable_tensor(static_cast<TensorId>(id)).dtype = DataType::kBFloat16;
+
+  std::vector<std::vector<NodeId>> sources;
+  for (TensorId id : before.inputs)
+    if (const TensorId t = twin[static_cast<size_t>(id)]; t != kNoTensor && before.Producer(id) < 0) {
+      lowered.AddNode(CastNode(before.tensor(id).name + "/to_bf16", id, t, DataType::kBFloat16));
+      sources.emplace_back();
+    }
+  for (NodeId k = 0; k < static_cast<NodeId>(before.num_nodes()); ++k) {
+    Node node = before.node(k);
+    for (TensorId& in : node.inputs)
+      if (in != kNoTensor && twin[static_cast<size_t>(in)] != kNoTensor) in = twin[static_cast<size_t>(in)];
+    std::vector<TensorId> written;
+    for (TensorId& out : node.outputs)
+      if (twin[static_cast<size_t>(out)] != kNoTensor) written.push_back(out), out = twin[static_cast<size_t>(out)];
+    lowered.AddNode(std::move(node));
+    sources.push_back(plan.sources[static_cast<size_t>(k)]);
+    for (TensorId out : written) {
+      lowered.AddNode(CastNode(before.tensor(out).name + "/to_fp32", twin[static_cast<size_t>(out)], out, DataType::kFloat32));
+      sources.emplace_back();
+    }
+  }
+  plan.graph = std::move(lowered);
+  plan.sources = std::move(sources);
+}
+
 std::vector<std::string> InsertedNodeBackends(const Graph& planned, const std::vector<std::vector<NodeId>>& sources,
                                               const std::vector<std::string>& wanted, NodeId node,
                                               const std::string& default_backend) {

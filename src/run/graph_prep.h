@@ -37,6 +37,14 @@ Expected<GraphPlan> PlanGraphForBackends(const Graph& graph, const std::vector<s
 Expected<Graph> LayOutForBackends(const Graph& graph, const std::vector<std::string>& wanted, const NhwcBackends& nhwc);
 GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>& wanted);
 
+/// A plan as it runs at bf16 (--precision bf16): every float32 activation between nodes becomes
+/// bfloat16, while the graph's inputs and outputs stay float32 for the caller, converted by
+/// inserted cast nodes (float32 → bfloat16 before the first node, bfloat16 → float32 right after
+/// the node that writes an output; `sources` empty for them). Constants stay float32: each backend
+/// converts the weights it packs (a bias or a norm's parameters may stay float32 inside the
+/// primitive). The plan's tensor ids are kept; the twins are new tensors ("x/bf16").
+void LowerPlanToBf16(GraphPlan& plan);
+
 /// The backends an inserted node `node` of a plan (a layout transpose; `planned` and `sources`
 /// are the plan's) may run on, best first: where its neighbours run (its producers', then its
 /// consumers'), then `default_backend`.

@@ -6,14 +6,19 @@
 namespace latte {
 
 Status CheckFloatTensors(const Graph& graph, const Node& node, int skip_input, std::string_view backend,
-                         std::size_t max_rank) {
+                         std::size_t max_rank, DataType activations) {
   auto check = [&](TensorId id, const char* role) -> Status {
     const Tensor& t = graph.tensor(id);
     if (t.dtype == DataType::kInt8 || t.dtype == DataType::kUInt8 || !t.quant.empty())
       return Unsupported("int8 not implemented");
-    if (t.dtype != DataType::kFloat32)
+    const DataType want = t.is_constant() ? DataType::kFloat32 : activations;
+    if (t.dtype != want && want == DataType::kFloat32)
       return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + ": " +
                          std::string(backend) + " runs fp32 only");
+    if (t.dtype != want)
+      return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + ": " +
+                         std::string(backend) + " at this precision runs " + std::string(DataTypeName(want)) +
+                         " activations (a graph the executor converted)");
     if (!t.fully_known()) return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape");
     if (t.shape.size() > max_rank)
       return Unsupported(std::string(role) + " '" + t.name + "' has rank " + std::to_string(t.shape.size()) + " > " +

@@ -15,9 +15,10 @@ namespace latte {
 
 /// Every input (except `skip_input`, e.g. reshape's shape) and the single output must be
 /// float32, fully known, non-empty and of rank ≤ `max_rank`; int8 is "not implemented".
-/// `backend` names the backend in the message ("xnnpack runs fp32 only").
+/// `backend` names the backend in the message ("xnnpack runs fp32 only"). With `activations`
+/// kBFloat16 (a graph run at bf16), activations must be bfloat16 and constants stay float32.
 Status CheckFloatTensors(const Graph& graph, const Node& node, int skip_input, std::string_view backend,
-                         std::size_t max_rank);
+                         std::size_t max_rank, DataType activations = DataType::kFloat32);
 /// Node `id` of `graph` as an NHWC backend takes it: refused (kUnsupported, `backend` naming the
 /// backend) when the id is out of range, the node has another layout, is an opaque op or has no
 /// first input.

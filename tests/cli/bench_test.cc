@@ -3,10 +3,12 @@
 // Figures are checked for consistency only, never against a time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/run_latte.h"
+#include "run/onednn/onednn_backend.h"
 #include "test_paths.h"
 
 namespace latte {
@@ -94,6 +96,29 @@ TEST_F(CliBench, TextReadsLikeBenchmarkModel) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
+// --precision bf16: oneDNN runs the model with bfloat16 between nodes; a backend without bf16
+// refuses with one line saying why.
+TEST_F(CliBench, Bf16RunsOnOnednnAndXnnpackSaysWhyNot) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  const std::string model = ModelPath("face_detection_short_range.tflite");
+  RunResult refused = RunLatte({"bench", model, "--precision", "bf16", "--num-runs", "1", "--min-secs", "0"}, dir_);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_NE(refused.err.find("bf16 unsupported on xnnpack, because"), std::string::npos) << refused.err;
+  if (Support bf16 = OnednnBf16Support(); !bf16.ok()) GTEST_SKIP() << "no bf16 on this CPU: " << bf16.why();
+  RunResult r = RunLatte({"bench", model, "--backend", "onednn", "--precision", "bf16", "--warmup-runs", "1", "--num-runs",
+                          "2", "--min-secs", "0", "--format", "json"},
+                         dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["precision"], "bf16");
+  RunResult text = RunLatte({"bench", model, "--backend", "onednn", "--precision", "bf16", "--warmup-runs", "1",
+                             "--num-runs", "2", "--min-secs", "0"},
+                            dir_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Precision: bf16 for all"), std::string::npos) << text.out;
+}
+
 TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {
   LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
   LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
@@ -106,7 +131,7 @@ TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {
       {{"bench", tflite, "--num-runs", "0"}, "error: --num-runs: 0 is not in 1..1000000 (see 'latte --help')\n"},
       {{"bench", tflite, "--backend", "tpu"}, "error: " + tflite + ": unknown backend 'tpu' (known: xnnpack, onednn, ort)\n"},
       {{"bench", tflite, "--num-threads", "0"}, "error: --num-threads: 0 is not in 1..1024 (see 'latte --help')\n"},
-      {{"bench", tflite, "--precision", "fp64"}, "error: --precision: fp64 not in {fp32,int8} (see 'latte --help')\n"},
+      {{"bench", tflite, "--precision", "fp64"}, "error: --precision: fp64 is not a precision (fp32, bf16, int8) (see 'latte --help')\n"},
       {{"bench", ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"), "--input-shape", "x=1x3x48"},
        "error: " + ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx") +
            ": node 0 'p2o.Conv.0' (conv2d): input 'x' has shape 1x3x48, expected 4 known dims\n"},

@@ -18,5 +18,22 @@ TEST(Duration, ParsesUnits) {
   }
 }
 
+// One name per precision, read back by one parser: every command spells them alike.
+TEST(Precision, NamesParseBack) {
+  for (Precision p : kAllPrecisions) EXPECT_EQ(*ParsePrecision(PrecisionName(p)), p);
+  EXPECT_EQ(PrecisionName(Precision::kBf16), "bf16");
+  Expected<Precision> bad = ParsePrecision("fp16");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "unknown precision 'fp16' (fp32, bf16, int8)");
+}
+
+TEST(Precision, FlagCheckNamesWhatTheCommandRuns) {
+  CLI::Validator check = PrecisionIn({Precision::kFp32, Precision::kInt8}, "profile");
+  std::string ok = "int8", unknown = "fp64", not_here = "bf16";
+  EXPECT_EQ(check(ok), "");
+  EXPECT_EQ(check(unknown), "fp64 is not a precision (fp32, bf16, int8)");
+  EXPECT_EQ(check(not_here), "bf16 is not one profile runs (fp32, int8)");
+}
+
 }  // namespace
 }  // namespace latte::cli

@@ -32,6 +32,7 @@ namespace {
 using dnnl::memory;
 using Dims = memory::dims;
 using Tag = memory::format_tag;
+using Type = memory::data_type;
 constexpr auto kF32 = memory::data_type::f32;
 constexpr float kBig = std::numeric_limits<float>::max();
 
@@ -50,6 +51,19 @@ Dims RowMajorStrides(const Dims& dims) {
 // A plain (numpy-like) layout of any rank.
 memory::desc Plain(const Dims& dims, memory::data_type type = kF32) { return memory::desc(dims, type, RowMajorStrides(dims)); }
 
+// The oneDNN element type of a tensor: float32, or bfloat16 in a graph run at bf16 (whose
+// constants stay float32); bool as u8.
+Type TypeOf(const Tensor& t) {
+  switch (t.dtype) {
+    case DataType::kBFloat16: return Type::bf16;
+    case DataType::kBool: return Type::u8;
+    default: return kF32;
+  }
+}
+Type TypeOf(const Graph& graph, TensorId id) { return TypeOf(graph.tensor(id)); }
+// The type a node computes in: its first output's (bf16 at bf16, else f32).
+Type RunType(const Graph& graph, const Node& node) { return TypeOf(graph, node.outputs[0]); }
+
 // One primitive with its arguments: library-owned memories (packed weights) stay bound; the
 // ones tied to tensors are rebound to the buffers on every run.
 struct Step {
@@ -58,6 +72,7 @@ struct Step {
   std::vector<std::pair<int, TensorId>> inputs, outputs;
   bool fill = false;  // pad: fill the output with fill_value before the primitive writes its part
   float fill_value = 0;
+  Type fill_type = kF32;
 };
 
 class DnnlNode final : public PreparedNode {
@@ -77,7 +92,10 @@ class DnnlNode final : public PreparedNode {
         for (auto& [arg, id] : step.outputs) {
           std::uint8_t* data = buffers.mutable_data(id);
           if (data == nullptr) return NoBuffer(id);
-          if (step.fill) {
+          if (step.fill && step.fill_type == Type::bf16) {
+            auto* values = reinterpret_cast<std::uint16_t*>(data);
+            std::fill(values, values + buffers.bytes(id) / sizeof(std::uint16_t), FloatToBf16(step.fill_value));
+          } else if (step.fill) {
             float* values = reinterpret_cast<float*>(data);
             std::fill(values, values + buffers.bytes(id) / sizeof(float), step.fill_value);
           }
@@ -134,8 +152,8 @@ dnnl::primitive_attr PostOps(const Eltwise& act) {
 }
 
 // Checks every input (except `skip_input`, reshape's int shape) and the output.
-Status CheckTensors(const Graph& graph, const Node& node, int skip_input) {
-  return CheckFloatTensors(graph, node, skip_input, "onednn", 6);
+Status CheckTensors(const Graph& graph, const Node& node, int skip_input, DataType activations = DataType::kFloat32) {
+  return CheckFloatTensors(graph, node, skip_input, "onednn", 6, activations);
 }
 
 void* ConstData(const Graph& graph, TensorId id) { return const_cast<std::uint8_t*>(graph.tensor(id).data->data()); }
@@ -153,6 +171,20 @@ memory PackWeights(Ctx& ctx, const memory::desc& from, void* data, const memory:
 // A memory to rebind on every run.
 memory Unbound(Ctx& ctx, const memory::desc& md) { return memory(md, ctx.engine, DNNL_MEMORY_NONE); }
 
+// Binds node input `id` as argument `arg` of `step`, laid out as `dims` with `strides` in type
+// `type`: an activation is rebound to its buffer on every run; a constant of another type (a
+// float32 constant read by a bf16 node) is converted once into memory the node owns.
+void BindInput(Ctx& ctx, const Graph& graph, Step& step, int arg, TensorId id, const Dims& dims, const Dims& strides,
+               Type type) {
+  const memory::desc md(dims, type, strides);
+  if (graph.tensor(id).is_constant() && TypeOf(graph, id) != type) {
+    step.args[arg] = PackWeights(ctx, memory::desc(dims, TypeOf(graph, id), strides), ConstData(graph, id), md);
+    return;
+  }
+  step.args[arg] = Unbound(ctx, md);
+  step.inputs.emplace_back(arg, id);
+}
+
 // Conv, deconv and inner product record the same step: activations bound on every run, weights
 // (and bias) packed once into the layout the primitive chose.
 void AddWeightedStep(Ctx& ctx, const Graph& graph, const Node& node, dnnl::primitive primitive,
@@ -169,7 +201,7 @@ void AddWeightedStep(Ctx& ctx, const Graph& graph, const Node& node, dnnl::primi
 // Activation `act` applied in place on the output (for primitives given no post-op).
 void AddPostEltwise(Ctx& ctx, const Graph& graph, const Node& node, const Eltwise& act) {
   if (!act.present) return;
-  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))});
+  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))}, RunType(graph, node));
   dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, act.alg, md, act.alpha, act.beta}, ctx.engine);
   memory data = Unbound(ctx, md);
   ctx.node->steps_.push_back(Step{dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}}, {},
@@ -195,9 +227,12 @@ Status AddOneInputStep(Ctx& ctx, const Graph& graph, const Node& node, dnnl::pri
 template <class Primitive>
 Status AddConvolution(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx, const ConvParams& p,
                       const Dims& w_dims, const memory::desc& w_file, dnnl::algorithm alg, const Dims& pad_r) {
-  const memory::desc src_md({p.batch, p.in_c, p.in_h, p.in_w}, kF32, Tag::nhwc);
-  const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, kF32, Tag::nhwc);
-  const memory::desc w_any(w_dims, kF32, Tag::any);
+  // At bf16 the weights are packed as bfloat16 beside bfloat16 activations; the bias stays
+  // float32 (oneDNN adds it to the float32 accumulator).
+  const Type type = RunType(graph, node);
+  const memory::desc src_md({p.batch, p.in_c, p.in_h, p.in_w}, type, Tag::nhwc);
+  const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, type, Tag::nhwc);
+  const memory::desc w_any(w_dims, type, Tag::any);
   const memory::desc bias_md({p.out_c}, kF32, Tag::a);
   const Dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1};
   const Dims pad_l{p.pads.top, p.pads.left};
@@ -238,10 +273,11 @@ Status Conv(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
 Status FullyConnected(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   LATTE_ASSIGN_OR_RETURN(const FullyConnectedParams p, CheckedFullyConnectedParams(graph, node));
   const bool io = node.attrs.GetString("weights_layout", "OI") == "IO";
-  const memory::desc src_md({p.rows, p.in_features}, kF32, Tag::nc);
-  const memory::desc dst_md({p.rows, p.out_features}, kF32, Tag::nc);
+  const Type type = RunType(graph, node);
+  const memory::desc src_md({p.rows, p.in_features}, type, Tag::nc);
+  const memory::desc dst_md({p.rows, p.out_features}, type, Tag::nc);
   const memory::desc w_file({p.out_features, p.in_features}, kF32, io ? Tag::io : Tag::oi);
-  const memory::desc w_any({p.out_features, p.in_features}, kF32, Tag::any);
+  const memory::desc w_any({p.out_features, p.in_features}, type, Tag::any);
   const memory::desc bias_md({p.out_features}, kF32, Tag::a);
   using Ip = dnnl::inner_product_forward;
   const auto prop = dnnl::prop_kind::forward_inference;
@@ -274,8 +310,8 @@ Status Pool(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
   const bool padded = p.pads.top || p.pads.left || p.pads.bottom || p.pads.right;
   if (!is_max && padded && node.attrs.GetInt("count_include_pad", 0) != 0)
     return Unsupported("avg_pool2d with count_include_pad=1 and padding not implemented");
-  const memory::desc src_md({p.batch, p.channels, p.in_h, p.in_w}, kF32, Tag::nhwc);
-  const memory::desc dst_md({p.batch, p.channels, p.out_h, p.out_w}, kF32, Tag::nhwc);
+  const memory::desc src_md({p.batch, p.channels, p.in_h, p.in_w}, RunType(graph, node), Tag::nhwc);
+  const memory::desc dst_md({p.batch, p.channels, p.out_h, p.out_w}, RunType(graph, node), Tag::nhwc);
   using PoolFwd = dnnl::pooling_forward;
   PoolFwd::desc desc(dnnl::prop_kind::forward_inference,
                      is_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src_md, dst_md,
@@ -335,8 +371,9 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
     if (mirror != dnnl::algorithm::undef) alg = mirror;
   }
   if (y.empty()) return Unsupported(Name(node) + " of scalars");
-  const bool compares = IsComparisonOrLogic(node.kind);
-  const memory::desc a_md = Plain(a), b_md = Plain(b), y_md = Plain(y, compares ? memory::data_type::u8 : kF32);
+  // Each operand in its own type: oneDNN's binary takes a float32 constant beside a bf16 activation.
+  const memory::desc a_md = Plain(a, TypeOf(graph, a_id)), b_md = Plain(b, TypeOf(graph, b_id)),
+                     y_md = Plain(y, TypeOf(graph, node.outputs[0]));
   dnnl::binary::primitive_desc pd({alg, a_md, b_md, y_md}, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{dnnl::binary(pd), {}, {{DNNL_ARG_SRC_0, a_id}, {DNNL_ARG_SRC_1, b_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
@@ -391,7 +428,7 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
     }
   }
   if (node.inputs.size() != 1 && node.kind != OpKind::kClip) return Unsupported(Name(node) + " with more than one input");
-  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))});
+  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))}, RunType(graph, node));
   // An eltwise post-op on oneDNN 2.6's eltwise primitive gave zeros in our tests: a second pass
   // in place instead.
   dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, op.alg, md, op.alpha, op.beta}, ctx.engine);
@@ -432,13 +469,13 @@ Status MatMul(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   std::int64_t elements = 1;
   for (auto d : y) elements *= d;
   if (elements != Elements(graph.tensor(node.outputs[0]))) return Unsupported("matmul output size disagrees with its inputs");
-  const memory::desc a_md(a, kF32, a_strides), b_md(b, kF32, b_strides), y_md = Plain(y);
+  const Type type = RunType(graph, node);  // both operands in it: a constant one converted once
+  const memory::desc a_md(a, type, a_strides), b_md(b, type, b_strides), y_md = Plain(y, type);
   dnnl::matmul::primitive_desc pd({a_md, b_md, y_md}, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{dnnl::matmul(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}, {DNNL_ARG_WEIGHTS, node.inputs[1]}},
-            {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC] = Unbound(ctx, a_md);
-  step.args[DNNL_ARG_WEIGHTS] = Unbound(ctx, b_md);
+  Step step{dnnl::matmul(pd), {}, {}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  BindInput(ctx, graph, step, DNNL_ARG_SRC, node.inputs[0], a, a_strides, type);
+  BindInput(ctx, graph, step, DNNL_ARG_WEIGHTS, node.inputs[1], b, b_strides, type);
   step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
   ctx.node->steps_.push_back(std::move(step));
   return Status::Ok();
@@ -454,7 +491,7 @@ Status Softmax(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ct
   if (node.attrs.GetFloat("beta", 1.0) != 1.0) return Unsupported("softmax with beta ≠ 1");
   if (x.shape != graph.tensor(node.outputs[0]).shape) return Unsupported("softmax changes the shape");
   const std::int64_t c = x.shape.back();
-  const memory::desc md = Plain({Elements(x) / c, c});
+  const memory::desc md = Plain({Elements(x) / c, c}, RunType(graph, node));
   dnnl::softmax_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, md, 1}, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   return AddOneInputStep(ctx, graph, node, dnnl::softmax_forward(pd), md, md, act);
@@ -464,7 +501,7 @@ Status Softmax(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ct
 Status Copy(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   const std::int64_t n = Elements(graph.tensor(node.outputs[0]));
   if (Elements(graph.tensor(node.inputs[0])) != n) return Unsupported(Name(node) + " changes the number of elements");
-  const memory::desc md = Plain({n});
+  const memory::desc md = Plain({n}, RunType(graph, node));
   dnnl::reorder::primitive_desc pd(ctx.engine, md, ctx.engine, md);
   if (ctx.node == nullptr) return Status::Ok();
   return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), md, md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
@@ -486,17 +523,18 @@ Status Concat(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
       if (a != axis && s[static_cast<size_t>(a)] != ys[static_cast<size_t>(a)])
         return Unsupported("concat input " + ShapeToString(s) + " does not fit output " + ShapeToString(ys));
     total += s[static_cast<size_t>(axis)];
-    srcs.push_back(Plain(Dims(s.begin(), s.end())));
+    srcs.push_back(Plain(Dims(s.begin(), s.end()), RunType(graph, node)));
   }
   if (total != ys[static_cast<size_t>(axis)]) return Unsupported("concat output size disagrees with its inputs");
-  const memory::desc y_md = Plain(Dims(ys.begin(), ys.end()));
+  const memory::desc y_md = Plain(Dims(ys.begin(), ys.end()), RunType(graph, node));
   dnnl::concat::primitive_desc pd(y_md, static_cast<int>(axis), srcs, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{dnnl::concat(pd), {}, {}, {{DNNL_ARG_DST, node.outputs[0]}}};
   for (size_t i = 0; i < srcs.size(); ++i) {
-    const int arg = DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i);
-    step.args[arg] = Unbound(ctx, srcs[i]);
-    step.inputs.emplace_back(arg, node.inputs[i]);
+    const Shape& s = graph.tensor(node.inputs[i]).shape;
+    const Dims dims(s.begin(), s.end());
+    BindInput(ctx, graph, step, DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), node.inputs[i], dims, RowMajorStrides(dims),
+              RunType(graph, node));
   }
   step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
   ctx.node->steps_.push_back(std::move(step));
@@ -510,8 +548,8 @@ Status Pad(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   const Shape& ys = graph.tensor(node.outputs[0]).shape;
   const size_t rank = xs.size();
   LATTE_ASSIGN_OR_RETURN(const std::vector<std::int64_t> pads, CheckedConstantPads(graph, node));
-  const memory::desc x_md = Plain(Dims(xs.begin(), xs.end()));
-  const memory::desc window = Plain(Dims(ys.begin(), ys.end())).submemory_desc(Dims(xs.begin(), xs.end()),
+  const memory::desc x_md = Plain(Dims(xs.begin(), xs.end()), RunType(graph, node));
+  const memory::desc window = Plain(Dims(ys.begin(), ys.end()), RunType(graph, node)).submemory_desc(Dims(xs.begin(), xs.end()),
                                                                             Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank)));
   dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, window);
   if (ctx.node == nullptr) return Status::Ok();
@@ -520,6 +558,7 @@ Status Pad(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   step.args[DNNL_ARG_TO] = Unbound(ctx, window);
   step.fill = true;
   step.fill_value = static_cast<float>(node.attrs.GetFloat("value", 0.0));
+  step.fill_type = RunType(graph, node);
   ctx.node->steps_.push_back(std::move(step));
   AddPostEltwise(ctx, graph, node, act);
   return Status::Ok();
@@ -562,8 +601,8 @@ Status Resize(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
         return Unsupported("resize scales that are not output/input sizes");
   }
   if (node.inputs.size() != 1) return Unsupported("resize with sizes or scales as inputs");
-  const memory::desc x_md({x.shape[0], x.shape[3], x.shape[1], x.shape[2]}, kF32, Tag::nhwc);
-  const memory::desc y_md({y.shape[0], y.shape[3], y.shape[1], y.shape[2]}, kF32, Tag::nhwc);
+  const memory::desc x_md({x.shape[0], x.shape[3], x.shape[1], x.shape[2]}, RunType(graph, node), Tag::nhwc);
+  const memory::desc y_md({y.shape[0], y.shape[3], y.shape[1], y.shape[2]}, RunType(graph, node), Tag::nhwc);
   dnnl::resampling_forward::primitive_desc pd(
       {dnnl::prop_kind::forward_inference, nearest ? dnnl::algorithm::resampling_nearest : dnnl::algorithm::resampling_linear,
        x_md, y_md},
@@ -589,7 +628,7 @@ Status Mean(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
   std::int64_t n = 1;
   for (auto d : reduced) n *= d;
   if (Elements(graph.tensor(node.outputs[0])) != n) return Unsupported("mean output size disagrees with its axes");
-  const memory::desc x_md = Plain(Dims(xs.begin(), xs.end())), y_md = Plain(reduced);
+  const memory::desc x_md = Plain(Dims(xs.begin(), xs.end()), RunType(graph, node)), y_md = Plain(reduced, RunType(graph, node));
   dnnl::reduction::primitive_desc pd({dnnl::algorithm::reduction_mean, x_md, y_md, 0.0f, 0.0f}, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{dnnl::reduction(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
@@ -642,7 +681,7 @@ Status Transpose(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   Dims strides(static_cast<size_t>(rank));
   for (size_t k = 0; k < perm.size(); ++k) strides[static_cast<size_t>(perm[k])] = out_strides[k];
   const Dims dims(xs.begin(), xs.end());
-  const memory::desc x_md = Plain(dims), y_md(dims, kF32, strides);
+  const memory::desc x_md = Plain(dims, RunType(graph, node)), y_md(dims, RunType(graph, node), strides);
   dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, y_md);
   if (ctx.node == nullptr) return Status::Ok();
   return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), x_md, y_md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
@@ -654,7 +693,7 @@ Status HardSigmoid(const Graph& graph, const Node& node, const Eltwise& act, Ctx
   if (node.inputs.size() != 1) return Unsupported("hard_sigmoid with several inputs");
   const std::int64_t n = Elements(graph.tensor(node.outputs[0]));
   if (Elements(graph.tensor(node.inputs[0])) != n) return Unsupported("hard_sigmoid changes the number of elements");
-  const memory::desc md = Plain({n});
+  const memory::desc md = Plain({n}, RunType(graph, node));
   const auto alpha = static_cast<float>(node.attrs.GetFloat("alpha", 0.2)), beta = static_cast<float>(node.attrs.GetFloat("beta", 0.5));
   dnnl::eltwise_forward::primitive_desc pd(
       {dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_linear, md, alpha, beta}, ctx.engine);
@@ -685,7 +724,7 @@ Status BatchNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   for (size_t i = xs.size(); i-- > 1;) st[i - 1] = st[i] * xs[i];
   Dims dims{xs[0], c}, strides{st[0], 1};
   for (size_t i = 1; i + 1 < xs.size(); ++i) dims.push_back(xs[i]), strides.push_back(st[i]);
-  const memory::desc md(dims, kF32, strides), channel_md({c}, kF32, Tag::a);
+  const memory::desc md(dims, RunType(graph, node), strides), channel_md({c}, kF32, Tag::a);  // params stay f32
   const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                      dnnl::normalization_flags::use_shift;
   dnnl::batch_normalization_forward::primitive_desc pd(
@@ -724,7 +763,7 @@ Status LayerNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
                          " broadcast within the normalized dims (onednn takes one value per element)");
     flags |= i == 1 ? dnnl::normalization_flags::use_scale : dnnl::normalization_flags::use_shift;
   }
-  const memory::desc md = Plain({Elements(x) / cols, cols}), row_md = Plain({cols});
+  const memory::desc md = Plain({Elements(x) / cols, cols}, RunType(graph, node)), row_md = Plain({cols});  // params f32
   dnnl::layer_normalization_forward::primitive_desc pd(
       {dnnl::prop_kind::forward_inference, md, static_cast<float>(node.attrs.GetFloat("epsilon", 1e-5)), flags},
       ctx.engine);
@@ -738,6 +777,23 @@ Status LayerNorm(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   ctx.node->steps_.push_back(std::move(step));
   AddPostEltwise(ctx, graph, node, act);
   return Status::Ok();
+}
+
+// cast between float32 and bfloat16 (the executor's conversions at a bf16 graph's edges, or a
+// cast in the file): a reorder converting each element, rounding to nearest even.
+Status Cast(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs.at(0));
+  auto is_float = [](const Tensor& t) { return t.dtype == DataType::kFloat32 || t.dtype == DataType::kBFloat16; };
+  if (!is_float(x) || !is_float(y))
+    return Unsupported("cast from " + std::string(DataTypeName(x.dtype)) + " to " + std::string(DataTypeName(y.dtype)) +
+                       ": onednn casts between float32 and bfloat16 only");
+  if (!x.fully_known() || Elements(x) == 0 || Elements(x) != Elements(y))
+    return Unsupported("cast of an unknown or empty shape, or changing the number of elements");
+  const memory::desc x_md = Plain({Elements(x)}, TypeOf(x)), y_md = Plain({Elements(y)}, TypeOf(y));
+  dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, y_md);
+  if (ctx.node == nullptr) return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), x_md, y_md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
 }
 
 // What analyzes and creates each kind this backend runs: the one list of them.
@@ -765,9 +821,15 @@ const KindTable<Handler>& Handlers() {
     h.Add({K::kBatchNorm}, BatchNorm);
     h.Add({K::kLayerNorm}, LayerNorm);
     h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity}, Copy);
+    h.Add({K::kCast}, Cast);
     return h;
   }();
   return handlers;
+}
+
+std::string LibraryVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
 // Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
@@ -777,19 +839,44 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
   const Node& node = *checked;
   const Handler* handler = Handlers().Find(node.kind);
   if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the onednn backend");
-  if (IsComparisonOrLogic(node.kind)) {
+  // At bf16 the activations are bfloat16 and constants float32: only the kinds that convert a
+  // constant operand (binary ops, matmul, concat) may read one where an activation goes.
+  const DataType activations = precision == Precision::kBf16 ? DataType::kBFloat16 : DataType::kFloat32;
+  const bool converts_constants = node.kind == OpKind::kMatMul || node.kind == OpKind::kConcat ||
+                                  KernelFamilyOf(node.kind) == KernelFamily::kBinary || IsComparisonOrLogic(node.kind);
+  if (precision == Precision::kBf16 && !converts_constants && graph.tensor(node.inputs[0]).is_constant())
+    return Unsupported(Name(node) + " of a constant unsupported at bf16, because its input would need converting on every run");
+  if (node.kind == OpKind::kCast) {
+    if (node.outputs.size() != 1) return Unsupported("cast with " + std::to_string(node.outputs.size()) + " outputs");
+  } else if (IsComparisonOrLogic(node.kind)) {
     // float32 operands, a bool output: the operands checked as every node's, the output here.
     const Tensor& out = graph.tensor(node.outputs.at(0));
     if (out.dtype != DataType::kBool || !out.fully_known() || out.shape.size() > 6)
       return Unsupported(Name(node) + " output '" + out.name + "' is not a known bool tensor of rank ≤ 6");
     Node operands = node;
     operands.outputs = {node.inputs.at(0)};
-    LATTE_RETURN_IF_ERROR(CheckTensors(graph, operands, -1));
+    LATTE_RETURN_IF_ERROR(CheckTensors(graph, operands, -1, activations));
   } else {
-    LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
+    LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1, activations));
   }
   LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
   return (*handler)(graph, node, act, ctx);
+}
+
+// Whether node `id` of a graph lowered to bf16 would be accepted at fp32: the node's tensors
+// read as float32 in a copy (constant data shared), checked without creating anything.
+bool RunsAtFp32(const Graph& graph, NodeId id, const Ctx& ctx) {
+  Graph fp32 = graph;
+  const Node& node = graph.node(id);
+  for (const std::vector<TensorId>* ids : {&node.inputs, &node.outputs})
+    for (TensorId t : *ids)
+      if (t != kNoTensor && fp32.tensor(t).dtype == DataType::kBFloat16) fp32.mutable_tensor(t).dtype = DataType::kFloat32;
+  Ctx check{ctx.engine, ctx.stream, nullptr};
+  try {
+    return AnalyzeNode(fp32, id, Precision::kFp32, check).ok();
+  } catch (const dnnl::error&) {
+    return false;
+  }
 }
 
 // oneDNN reports what it cannot do by throwing: "unimplemented" / invalid arguments are a
@@ -799,8 +886,13 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
     return AnalyzeNode(graph, id, precision, ctx);
   } catch (const dnnl::error& e) {
     const std::string message = std::string("oneDNN: ") + e.what();
-    if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments) return Unsupported(message);
-    return Internal(message);
+    if (e.status != dnnl_unimplemented && e.status != dnnl_invalid_arguments) return Internal(message);
+    // At bf16, a node oneDNN would run at fp32 lacks a bf16 kernel: say so, rather than oneDNN's
+    // generic "could not create a descriptor".
+    if (precision == Precision::kBf16 && RunsAtFp32(graph, id, ctx))  // the node was checked: id is valid
+      return Unsupported(Name(graph.node(id)) + " unsupported at bf16, because oneDNN " + LibraryVersion() +
+                         " has no bf16 kernel for it on this CPU (" + message + ")");
+    return Unsupported(message);
   }
 }
 
@@ -811,6 +903,11 @@ OnednnBackend::~OnednnBackend() = default;
 
 Expected<std::unique_ptr<Backend>> OnednnBackend::Create(const RunOptions& options) {
   if (options.num_threads < 1) return InvalidInput("onednn needs at least 1 thread");
+  if (options.precision == Precision::kBf16) {
+    // oneDNN would emulate bf16 with avx512_core (slower than fp32) or refuse below it: neither is
+    // what --precision bf16 asks to measure.
+    if (Support bf16 = OnednnBf16Support(); !bf16.ok()) return Unsupported("onednn: bf16 unsupported, because " + bf16.why());
+  }
   // OpenMP's wait policy is left at libgomp's default (spin a while, then sleep). Measured on
   // face_detection, 2 threads: passive 9.66 ms, default 0.88 ms, active 0.87 ms (p50) — waking
   // sleeping workers for each of ~90 primitives costs more than the kernels (BENCHMARKS.md).
@@ -825,10 +922,17 @@ Expected<std::unique_ptr<Backend>> OnednnBackend::Create(const RunOptions& optio
 }
 
 std::string OnednnBackend::Version() const {
-  const dnnl_version_t* v = dnnl_version();
   const int n = options_.num_threads;
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         " (OpenMP, " + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
+  return "oneDNN " + LibraryVersion() + " (OpenMP, " + std::to_string(n) + (n == 1 ? " thread)" : " threads)");
+}
+
+Support OnednnBf16Support() {
+  // oneDNN's own dispatch decides which kernels run, so its effective ISA (cpuid, capped by
+  // ONEDNN_MAX_CPU_ISA) is what says whether bf16 primitives have AVX-512 BF16 instructions.
+  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
+  if ((isa & bf16) == bf16) return Support::Yes();
+  return Support::No("oneDNN " + LibraryVersion() + "'s effective ISA on this CPU lacks avx512_core_bf16 (AVX-512 BF16)");
 }
 
 Support OnednnBackend::Supports(const Graph& graph, NodeId node) const {
@@ -846,7 +950,7 @@ Expected<std::unique_ptr<PreparedNode>> OnednnBackend::Prepare(const Graph& grap
 }
 
 void RegisterOnednnBackend(BackendRegistry& registry) {
-  registry.RegisterBuiltin({"onednn", "oneDNN primitives (fp32, NHWC), OpenMP threads",
+  registry.RegisterBuiltin({"onednn", "oneDNN primitives (fp32; bf16 with AVX-512 BF16; NHWC), OpenMP threads",
                             [](const RunOptions& options) { return OnednnBackend::Create(options); },
                             /*takes_nhwc=*/true});
 }

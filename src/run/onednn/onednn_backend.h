@@ -2,6 +2,9 @@
 // The oneDNN backend: runs single fp32 NHWC nodes with oneDNN primitives (created once in
 // Prepare, weights reordered once to the primitive's preferred layout; activations stay plain
 // NHWC so nodes of different backends can share buffers). Threads: Debian's oneDNN uses OpenMP.
+// At --precision bf16 it runs the graph the executor lowered (LowerPlanToBf16): bfloat16
+// activations, weights packed as bfloat16, biases and norm parameters float32; a kind oneDNN has
+// no bf16 kernel for here is refused "<kind> unsupported at bf16, because ...".
 
 #include <memory>
 #include <string>
@@ -16,6 +19,7 @@ namespace latte {
 class OnednnBackend : public Backend {
  public:
   /// Sets the OpenMP thread count to `options.num_threads` and makes a CPU engine and stream.
+  /// bf16 needs OnednnBf16Support(); else kUnsupported saying why.
   static Expected<std::unique_ptr<Backend>> Create(const RunOptions& options);
   ~OnednnBackend() override;
 
@@ -23,7 +27,7 @@ class OnednnBackend : public Backend {
   std::string_view Name() const override { return "onednn"; }
   /// "oneDNN <major.minor.patch> (OpenMP, N threads)".
   std::string Version() const override;
-  /// Yes only for fp32 NHWC nodes this backend runs correctly; else the precise reason.
+  /// Yes only for NHWC nodes this backend runs correctly at its precision; else the precise reason.
   Support Supports(const Graph& graph, NodeId node) const override;
   /// Creates the primitives of `node` (weights reordered here); kUnsupported when Supports() says no.
   Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) override;
@@ -35,6 +39,10 @@ class OnednnBackend : public Backend {
   RunOptions options_;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Yes when oneDNN's effective CPU ISA has AVX-512 BF16 (dnnl_get_effective_cpu_isa), so bf16
+/// primitives run on bf16 instructions; else no, naming the ISA it found lacking.
+Support OnednnBf16Support();
 
 /// Adds "onednn" to `registry` (asserts the name is free).
 void RegisterOnednnBackend(BackendRegistry& registry);

@@ -339,8 +339,17 @@ std::string OrtBackend::Version() const {
          (options_.num_threads == 1 ? " thread)" : " threads)");
 }
 
+namespace {
+// What ort answers for a precision other than fp32.
+std::string PrecisionRefusal(Precision precision) {
+  if (precision == Precision::kBf16)
+    return "bf16 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no bf16 export)";
+  return "int8 not implemented";
+}
+}  // namespace
+
 Support OrtBackend::Supports(const Graph& graph, NodeId id) const {
-  if (options_.precision != Precision::kFp32) return Support::No("int8 not implemented");
+  if (options_.precision != Precision::kFp32) return Support::No(PrecisionRefusal(options_.precision));
   const Node& node = graph.node(id);
   auto check = [&](TensorId t, const char* role) -> Status {
     const Tensor& tensor = graph.tensor(t);
@@ -371,7 +380,7 @@ Expected<std::unique_ptr<PreparedNode>> OrtBackend::Prepare(const Graph& graph, 
 }
 
 Expected<std::unique_ptr<PreparedGraph>> OrtBackend::PrepareGraph(const Graph& graph) {
-  if (options_.precision != Precision::kFp32) return Unsupported("int8 not implemented");
+  if (options_.precision != Precision::kFp32) return Unsupported(PrecisionRefusal(options_.precision));
   std::map<std::string, NodeId> owners;
   LATTE_ASSIGN_OR_RETURN(std::string model, ExportOnnx(graph, &owners));
   LATTE_ASSIGN_OR_RETURN(auto session, Session::Create(graph, model, graph.inputs, graph.outputs, options_));

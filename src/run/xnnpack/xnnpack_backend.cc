@@ -1049,6 +1049,9 @@ std::string MissingFromLibrary(OpKind kind) {
 
 // Checks `node` and, with a context, creates its operators. Every refusal is kUnsupported.
 Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
+  if (precision == Precision::kBf16)
+    return Unsupported(std::string("bf16 unsupported on xnnpack, because XNNPACK ") + LATTE_XNNPACK_VERSION +
+                       " has no bf16 operators (none in xnnpack.h)");
   if (id >= 0 && static_cast<size_t>(id) < graph.num_nodes())
     if (const std::string missing = MissingFromLibrary(graph.node(id).kind); !missing.empty())
       return Unsupported(std::string(OpName(graph.node(id).kind)) + " is unsupported on xnnpack, because " + missing);
