@@ -49,6 +49,19 @@ std::string BenchView::Text() const {
            " nodes the executor runs (weights and activations bfloat16, biases and norm parameters float32); " +
            std::to_string(casts) + " inserted cast node(s) convert the float32 inputs and outputs\n";
   }
+  if (options_.run.precision != Precision::kFp32) {
+    const RunDrift& d = result_.drift;
+    if (!d.measured) {
+      out += "Output drift vs fp32: not measured (" + d.why + ")\n";
+    } else {
+      out += "Output drift vs fp32 (same backend, same inputs): max |diff| " + Fixed(d.max_abs_diff, 6) + ", cosine " +
+             Fixed(d.cosine, 6) + (d.nonfinite_mismatches ? ", " + std::to_string(d.nonfinite_mismatches) + " non-finite mismatches" : "") +
+             "\n";
+      if (d.outputs.size() > 1)
+        for (const OutputDrift& o : d.outputs)
+          out += "  " + o.name + ": max |diff| " + Fixed(o.max_abs_diff, 6) + ", cosine " + Fixed(o.cosine, 6) + "\n";
+    }
+  }
   out += "Noise: " + result_.latency.noise.Describe() + (result_.latency.attempts > 1 ? ", " + std::to_string(result_.latency.attempts) + " attempts (kept the quietest)" : "") +
          (result_.latency.hit_time_limit ? ", stopped by the time limit before --num-runs" : "") + "\n";
   out += "Host: " + DescribeHostLoad(result_.latency.host, result_.latency.contended, options_.run.num_threads) + "\n";
@@ -132,6 +145,7 @@ nlohmann::json BenchView::Json() const {
     if (result_.assignments[i].fell_back)
       fallbacks.push_back({{"node", i}, {"backend", result_.assignments[i].backend}, {"why", result_.assignments[i].why}});
   j["fallbacks"] = fallbacks;
+  j["drift"] = RunDriftToJson(result_.drift);
   if (!result_.node_avg_us.empty()) {
     nlohmann::json nodes = nlohmann::json::array();
     for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {

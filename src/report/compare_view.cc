@@ -15,19 +15,35 @@ std::string Fixed(double value, int digits) {
   return out.str();
 }
 
+// Nine significant digits, for files.
+std::string Sci9(double value) {
+  std::ostringstream out;
+  out << std::setprecision(9) << value;
+  return out.str();
+}
+
+// A difference that may be 0, 1e-7 or 3.2: three significant digits, "0" for none.
+std::string Sci(double value) {
+  if (value == 0) return "0";
+  std::ostringstream out;
+  out << std::setprecision(3) << value;
+  return out.str();
+}
+
 }  // namespace
 
 std::string CompareView::Text() const {
   TextTable table({{"model"}, {"backend"}, {"threads", TextTable::kRight}, {"precision"}, {"p50 ms", TextTable::kRight},
                    {"inf/s", TextTable::kRight}, {"size MB", TextTable::kRight}, {"peak RSS MB", TextTable::kRight},
-                   {"mJ/inf", TextTable::kRight}});
+                   {"mJ/inf", TextTable::kRight}, {"max |diff|", TextTable::kRight}, {"cosine", TextTable::kRight}});
+  std::string undrifted;
   std::string notes, busy;
   for (const CompareRow& r : result_.rows) {
     const std::string model = KeepTail(std::filesystem::path(r.model).filename().string(), 40);
     const std::string size = Fixed(r.model_bytes / 1e6, 2);
     if (!r.ok) {
       // Why instead of a number: in the table short, in full below it.
-      table.AddRow({model, r.backend, std::to_string(r.threads), r.precision, "cannot run (see below)", "", size, "", ""});
+      table.AddRow({model, r.backend, std::to_string(r.threads), r.precision, "cannot run (see below)", "", size, "", "", "", ""});
       notes += "  " + model + " on " + r.backend + ", " + std::to_string(r.threads) + " thread(s), " + r.precision +
                ": " + r.why + "\n";
       continue;
@@ -37,18 +53,26 @@ std::string CompareView::Text() const {
               Fixed(r.host_other_cores, 2) + " cores\n";
     table.AddRow({model, r.backend, std::to_string(r.threads), r.precision, Fixed(r.p50_us / 1000.0, 3) + (r.contended ? "*" : ""),
                   Fixed(r.mean_us > 0 ? 1e6 / r.mean_us : 0.0, 1), size, Fixed(r.peak_rss_kb / 1024.0, 1),
-                  r.energy_mj ? Fixed(*r.energy_mj, 3) : "n/a"});
+                  r.energy_mj ? Fixed(*r.energy_mj, 3) : "n/a", r.drift.measured ? Sci(r.drift.max_abs_diff) : "n/a",
+                  r.drift.measured ? Fixed(r.drift.cosine, 6) : "n/a"});
+    if (!r.drift.measured)
+      undrifted += "  " + model + " on " + r.backend + ", " + std::to_string(r.threads) + " thread(s), " + r.precision + ": " +
+                   r.drift.why + "\n";
   }
   std::string out = "Device: " + result_.device.Describe() + "\n\n" + table.Render();
   out += "\nPeak RSS: of a child process per configuration (import + benchmark); a child that does nothing peaks at " +
          Fixed(result_.baseline_rss_kb / 1024.0, 1) + " MB.\n";
   out += "Throughput: 1 / mean latency (one inference at a time). Size: the model file.\n";
+  out += "Drift: the outputs against the same backend at fp32 on the same generated inputs, the largest absolute "
+         "difference and the lowest cosine similarity over the outputs (each output in --format json); an fp32 row is "
+         "its own reference.\n";
   out += result_.energy_readable
              ? "Energy: RAPL package counters over a second timed pass, per inference (includes other load).\n"
              : "Energy: n/a (no readable RAPL counters under /sys/class/powercap).\n";
   if (!busy.empty())
     out += "\n* The host was busy while these ran, even after re-measuring (their times are likely slower than this "
            "machine's):\n" + busy;
+  if (!undrifted.empty()) out += "\nDrift not measured:\n" + undrifted;
   if (!notes.empty()) out += "\nCannot run:\n" + notes;
   return out;
 }
@@ -65,18 +89,19 @@ nlohmann::json CompareView::Json() const {
 std::string CompareView::Csv() const {
   std::string out =
       "model,backend,threads,precision,ok,p50_us,mean_us,throughput_per_s,model_bytes,peak_rss_kb,energy_mj_per_inference,"
-      "host_other_cores,contended,backend_version,runs,why\n";
+      "drift_max_abs_diff,drift_cosine,host_other_cores,contended,backend_version,runs,why\n";
   for (const CompareRow& r : result_.rows) {
     out += CsvField(r.model) + "," + CsvField(r.backend) + "," + std::to_string(r.threads) + "," + r.precision + "," +
            (r.ok ? "1" : "0") + ",";
     if (r.ok) {
       out += Fixed(r.p50_us, 3) + "," + Fixed(r.mean_us, 3) + "," + Fixed(r.mean_us > 0 ? 1e6 / r.mean_us : 0.0, 3) + "," +
              std::to_string(r.model_bytes) + "," + std::to_string(r.peak_rss_kb) + "," +
-             (r.energy_mj ? Fixed(*r.energy_mj, 6) : "") + "," +
+             (r.energy_mj ? Fixed(*r.energy_mj, 6) : "") + "," + (r.drift.measured ? Sci9(r.drift.max_abs_diff) : "") + "," +
+             (r.drift.measured ? Fixed(r.drift.cosine, 9) : "") + "," +
              (r.host_other_cores >= 0 ? Fixed(r.host_other_cores, 3) : "") + "," + (r.contended ? "1" : "0") + "," +
              CsvField(r.backend_version) + "," + std::to_string(r.runs) + ",\n";
     } else {
-      out += ",,," + std::to_string(r.model_bytes) + ",,,,,,," + CsvField(r.why) + "\n";
+      out += ",,," + std::to_string(r.model_bytes) + ",,,,,,,,," + CsvField(r.why) + "\n";
     }
   }
   return out;

@@ -4,6 +4,36 @@
 
 namespace latte {
 
+namespace {
+
+// `executor`'s outputs (of the timed runs, on FillRandomInputs' inputs) against the same placement
+// at fp32 on the same inputs; after the measurement, so its memory and time are not counted.
+RunDrift MeasureDrift(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry, Executor& executor) {
+  RunDrift drift;
+  if (options.run.precision == Precision::kFp32) {
+    auto self = CompareOutputs(graph, executor.buffers(), executor.buffers(), "fp32 (this run)");
+    if (!self.ok()) drift.why = self.status().message();
+    return self.ok() ? *self : drift;
+  }
+  RunOptions fp32 = options.run;
+  fp32.precision = Precision::kFp32;
+  auto reference = Executor::Create(graph, options.placement, registry, fp32);
+  if (!reference.ok()) {
+    drift.why = "no fp32 reference: " + reference.status().message();
+    return drift;
+  }
+  FillRandomInputs(graph, (*reference)->buffers());
+  if (Status s = (*reference)->Run(); !s.ok()) {
+    drift.why = "the fp32 reference run failed: " + s.message();
+    return drift;
+  }
+  auto compared = CompareOutputs(graph, (*reference)->buffers(), executor.buffers(), "fp32");
+  if (!compared.ok()) drift.why = compared.status().message();
+  return compared.ok() ? *compared : drift;
+}
+
+}  // namespace
+
 Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry) {
   BenchResult result;
   result.device = ReadDeviceFingerprint();
@@ -34,6 +64,7 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
     result.layout_avg_us = layout * scale;
   }
   result.peak_rss_kb = PeakRssKb();
+  if (options.output_drift) result.drift = MeasureDrift(graph, options, registry, *executor);
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include "core/device.h"
 #include "run/executor.h"
 #include "run/measure.h"
+#include "run/output_drift.h"
 #include "run/process.h"
 
 namespace latte {
@@ -17,6 +18,9 @@ struct BenchOptions {
   RunOptions run;
   MeasureOptions measure;
   bool op_profiling = false;  // after the timed runs, num_runs profiled runs give per-node times
+  /// After the timed runs, a run at a precision other than fp32 is compared with the same placement
+  /// at fp32 on the same inputs (RunDrift); an fp32 run is its own reference (drift 0, cosine 1).
+  bool output_drift = true;
 };
 
 struct BenchResult {
@@ -31,10 +35,12 @@ struct BenchResult {
   std::vector<NodeAssignment> assignments;
   std::vector<std::string> backend_versions;
   long peak_rss_kb = 0;                    // the process's peak resident set, after the runs
+  RunDrift drift;                          // the outputs against fp32 (options.output_drift), after peak_rss_kb
   DeviceFingerprint device;
 };
 
-/// Runs `graph` (inputs random, fixed seed) under the protocol.
+/// Runs `graph` (inputs random, fixed seed) under the protocol. A drift that cannot be measured
+/// (the placement cannot run at fp32) is a RunDrift saying why, not an error.
 Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry);
 
 }  // namespace latte

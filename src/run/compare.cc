@@ -25,6 +25,7 @@ nlohmann::json CompareRowToJson(const CompareRow& r) {
   j["energy_mj_per_inference"] = r.energy_mj ? nlohmann::json(*r.energy_mj) : nlohmann::json(nullptr);
   j["host_other_cores"] = r.host_other_cores >= 0 ? nlohmann::json(r.host_other_cores) : nlohmann::json(nullptr);
   j["contended"] = r.contended;
+  j["drift"] = RunDriftToJson(r.drift);
   return j;
 }
 
@@ -46,6 +47,7 @@ CompareRow CompareRowFromJson(const nlohmann::json& j) {
     r.energy_mj = j["energy_mj_per_inference"].get<double>();
   if (j.contains("host_other_cores") && j["host_other_cores"].is_number()) r.host_other_cores = j["host_other_cores"].get<double>();
   r.contended = j.value("contended", false);
+  if (j.contains("drift")) r.drift = RunDriftFromJson(j["drift"]);
   return r;
 }
 
@@ -107,6 +109,7 @@ CompareRow RunConfiguration(const CompareModel& model, const std::string& backen
   row.peak_rss_kb = result->peak_rss_kb;  // before the energy pass adds a second executor
   row.host_other_cores = result->latency.host.known() ? result->latency.host.other_cores : -1;
   row.contended = result->latency.contended;
+  row.drift = result->drift;
   row.energy_mj = MeasureEnergy(*graph, bench, registry);
   return row;
 }

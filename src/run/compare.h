@@ -48,6 +48,7 @@ struct CompareRow {
   std::optional<double> energy_mj;            // per inference (RAPL package energy), when readable
   double host_other_cores = -1;               // what other processes used while it ran (-1: unknown)
   bool contended = false;                     // ... more than the cores it left free: likely slow
+  RunDrift drift;                             // the outputs against the same backend at fp32, same inputs
 };
 
 struct CompareResult {

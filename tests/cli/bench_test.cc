@@ -96,9 +96,9 @@ TEST_F(CliBench, TextReadsLikeBenchmarkModel) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
-// --precision bf16: oneDNN runs the model with bfloat16 between nodes; a backend without bf16
-// refuses with one line saying why.
-TEST_F(CliBench, Bf16RunsOnOnednnAndXnnpackSaysWhyNot) {
+// --precision bf16: oneDNN runs the model with bfloat16 between nodes and reports how far its
+// outputs are from fp32; a backend without bf16 refuses with one line saying why.
+TEST_F(CliBench, Bf16RunsOnOnednnWithDriftAndXnnpackSaysWhyNot) {
   LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
   const std::string model = ModelPath("face_detection_short_range.tflite");
   RunResult refused = RunLatte({"bench", model, "--precision", "bf16", "--num-runs", "1", "--min-secs", "0"}, dir_);
@@ -112,11 +112,14 @@ TEST_F(CliBench, Bf16RunsOnOnednnAndXnnpackSaysWhyNot) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["precision"], "bf16");
+  EXPECT_EQ(j["drift"]["reference"], "fp32") << j["drift"].dump();
+  EXPECT_GE(j["drift"]["cosine"].get<double>(), 0.99) << j["drift"].dump();
   RunResult text = RunLatte({"bench", model, "--backend", "onednn", "--precision", "bf16", "--warmup-runs", "1",
                              "--num-runs", "2", "--min-secs", "0"},
                             dir_);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Precision: bf16 for all"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Output drift vs fp32"), std::string::npos) << text.out;
 }
 
 TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {

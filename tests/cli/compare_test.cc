@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_latte.h"
+#include "run/onednn/onednn_backend.h"
 #include "test_paths.h"
 
 namespace latte {
@@ -70,6 +71,42 @@ TEST_F(CliCompare, JsonHasOneRowPerConfigurationWithNumbersOrWhy) {
     }
   }
   EXPECT_EQ(seen.size(), 8u);
+}
+
+// fp32 beside bf16 on oneDNN: each row carries the drift of its outputs from fp32 on the same
+// inputs (an fp32 row is its own reference: 0 and 1), in JSON, text and CSV.
+TEST_F(CliCompare, Bf16RowsCarryDriftAgainstFp32) {
+  if (Support bf16 = OnednnBf16Support(); !bf16.ok()) GTEST_SKIP() << "no bf16 on this CPU: " << bf16.why();
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  const std::string model = ModelPath("face_detection_short_range.tflite");
+  RunResult r = RunLatte(Args({"compare", model, "--backends", "onednn", "--precision", "fp32,bf16", "--format", "json"}), dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  for (const auto& row : j["rows"]) {
+    ASSERT_TRUE(row["ok"].get<bool>()) << row.dump();
+    const auto& drift = row["drift"];
+    ASSERT_TRUE(drift.contains("max_abs_diff")) << row.dump();
+    ASSERT_EQ(drift["outputs"].size(), 2u) << row.dump();  // the detector's boxes and scores
+    if (row["precision"] == "fp32") {
+      EXPECT_EQ(drift["max_abs_diff"].get<double>(), 0.0);
+      EXPECT_EQ(drift["cosine"].get<double>(), 1.0);
+    } else {
+      EXPECT_EQ(row["precision"], "bf16");
+      EXPECT_EQ(drift["reference"], "fp32");
+      EXPECT_GT(drift["max_abs_diff"].get<double>(), 0.0) << row.dump();
+      EXPECT_GE(drift["cosine"].get<double>(), 0.99) << row.dump();
+      for (const auto& output : drift["outputs"]) EXPECT_GE(output["cosine"].get<double>(), 0.99) << row.dump();
+    }
+  }
+  RunResult text = RunLatte(Args({"compare", model, "--backends", "onednn", "--precision", "fp32,bf16"}), dir_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("max |diff|"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("cosine"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Drift:"), std::string::npos) << text.out;
+  RunResult csv = RunLatte(Args({"compare", model, "--backends", "onednn", "--precision", "bf16", "--format", "csv"}), dir_);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("energy_mj_per_inference,drift_max_abs_diff,drift_cosine,"), std::string::npos) << csv.out;
 }
 
 // The commas of a CSV line outside quoted fields (a backend version may hold one).

@@ -1,7 +1,7 @@
 // --precision bf16: the executor's lowering (bfloat16 between nodes, float32 at the graph's edges),
 // oneDNN's bf16 conv and fully-connected against references computed here on bf16-rounded
-// inputs, and the refusals that say why. The oneDNN runs skip, saying so, on a CPU without
-// AVX-512 BF16.
+// inputs, the refusals that say why, and the output drift the benchmark reports against fp32.
+// The oneDNN runs skip, saying so, on a CPU without AVX-512 BF16.
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,11 @@
 #include "ir/graph_builder.h"
 #include "ir/op_params.h"
 #include "run/backend_test_util.h"
+#include "run/benchmark.h"
 #include "run/executor.h"
 #include "run/graph_prep.h"
 #include "run/onednn/onednn_backend.h"
+#include "run/output_drift.h"
 #include "run/reference_ops.h"
 #include "run/xnnpack/xnnpack_backend.h"
 #include "run/ort/ort_backend.h"
@@ -132,6 +134,45 @@ TEST(Bf16Lowering, CastsAtTheEdgesAndBfloat16Between) {
   EXPECT_EQ(lowered.node(4).outputs[0], y);
 }
 
+TEST(OutputDrift, KnownDifferencesAndCosines) {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 4});
+  TensorId y = b.Op1(OpKind::kRelu, "relu", {x});
+  auto g = b.Finish({y});
+  ASSERT_TRUE(g.ok());
+  auto reference = TensorBuffers::Allocate(*g), run = TensorBuffers::Allocate(*g);
+  ASSERT_TRUE(reference.ok() && run.ok());
+  const float a[4] = {1, 2, 3, 4}, same[4] = {1, 2, 3, 4}, off[4] = {1, 2, 3.5f, 4}, opposite[4] = {-1, -2, -3, -4};
+  auto compare = [&](const float* want, const float* got) {
+    std::memcpy(reference->mutable_data(y), want, sizeof a);
+    std::memcpy(run->mutable_data(y), got, sizeof a);
+    auto drift = CompareOutputs(*g, *reference, *run, "fp32");
+    EXPECT_TRUE(drift.ok()) << drift.status().message();
+    return drift.ok() ? *drift : RunDrift{};
+  };
+  RunDrift d = compare(a, same);
+  ASSERT_EQ(d.outputs.size(), 1u);
+  EXPECT_EQ(d.max_abs_diff, 0.0);
+  EXPECT_DOUBLE_EQ(d.cosine, 1.0);
+  d = compare(a, off);
+  EXPECT_DOUBLE_EQ(d.max_abs_diff, 0.5);
+  // (1 + 4 + 10.5 + 16) / (√30 · √33.25)
+  EXPECT_NEAR(d.cosine, 31.5 / (std::sqrt(30.0) * std::sqrt(33.25)), 1e-12);
+  d = compare(a, opposite);
+  EXPECT_DOUBLE_EQ(d.max_abs_diff, 8.0);
+  EXPECT_NEAR(d.cosine, -1.0, 1e-12);
+  const float nan = std::nanf(""), with_nan[4] = {1, 2, nan, 4};
+  d = compare(a, with_nan);  // the NaN is counted, not folded into the figures
+  EXPECT_EQ(d.nonfinite_mismatches, 1);
+  EXPECT_EQ(d.max_abs_diff, 0.0);
+  // JSON round trip.
+  RunDrift back = RunDriftFromJson(RunDriftToJson(d));
+  EXPECT_TRUE(back.measured);
+  EXPECT_EQ(back.nonfinite_mismatches, 1);
+  ASSERT_EQ(back.outputs.size(), 1u);
+  EXPECT_EQ(back.outputs[0].name, d.outputs[0].name);
+}
+
 TEST(OnednnBf16, ConvMatchesReferenceOnRoundedInputs) {
   SKIP_WITHOUT_BF16();
   struct Case {
@@ -228,6 +269,74 @@ TEST(Bf16, BackendsWithoutBf16SayWhy) {
               std::string::npos)
         << executor.status().message();
   }
+}
+
+// A small conv network (the shape of a MobileNet block) for the benchmark's drift.
+Graph SmallConvNet() {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 24, 24, 8});
+  auto nhwc = [](Attributes a) {
+    a.Set("layout", std::string("NHWC"));
+    return a;
+  };
+  TensorId c1 = b.Op1(OpKind::kConv2D, "expand",
+                      {x, b.Constant("w1", {32, 3, 3, 8}, Random(32 * 9 * 8, 21, -0.3f, 0.3f)),
+                       b.Constant("b1", {32}, Random(32, 22, -0.1f, 0.1f))},
+                      nhwc(Attrs({{"filter_layout", std::string("OHWI")}, {"strides", Ints{1, 1}},
+                                  {"padding", std::string("same")}, {"activation", std::string("relu6")}})));
+  TensorId d1 = b.Op1(OpKind::kDepthwiseConv2D, "depthwise",
+                      {c1, b.Constant("w2", {1, 3, 3, 32}, Random(9 * 32, 23, -0.5f, 0.5f)),
+                       b.Constant("b2", {32}, Random(32, 24, -0.1f, 0.1f))},
+                      nhwc(Attrs({{"filter_layout", std::string("1HWO")}, {"strides", Ints{2, 2}},
+                                  {"padding", std::string("same")}, {"groups", std::int64_t{32}},
+                                  {"activation", std::string("relu6")}})));
+  TensorId c2 = b.Op1(OpKind::kConv2D, "project",
+                      {d1, b.Constant("w3", {16, 1, 1, 32}, Random(16 * 32, 25, -0.3f, 0.3f)),
+                       b.Constant("b3", {16}, Random(16, 26, -0.1f, 0.1f))},
+                      nhwc(Attrs({{"filter_layout", std::string("OHWI")}, {"strides", Ints{1, 1}},
+                                  {"padding", std::string("valid")}})));
+  TensorId pool = b.Op1(OpKind::kGlobalAvgPool, "pool", {c2}, nhwc({}));
+  TensorId flat = b.Op1(OpKind::kReshape, "flatten", {pool, b.ConstantInts("shape", {1, 16})});
+  TensorId fc = b.Op1(OpKind::kFullyConnected, "classifier",
+                      {flat, b.Constant("w4", {10, 16}, Random(160, 27)), b.Constant("b4", {10}, Random(10, 28))},
+                      Attrs({{"weights_layout", std::string("OI")}}));
+  auto g = b.Finish({fc, c2});  // two outputs: the logits and the feature map
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? *g : Graph{};
+}
+
+TEST(OnednnBf16, BenchmarkReportsDriftAgainstFp32) {
+  SKIP_WITHOUT_BF16();
+  const Graph graph = SmallConvNet();
+  BackendRegistry registry = Registry();
+  BenchOptions options;
+  options.placement.default_backend = "onednn";
+  options.measure.warmup_runs = 1;
+  options.measure.num_runs = 2;
+  options.measure.min_secs = 0;
+  options.run.precision = Precision::kBf16;
+  auto bf16 = BenchmarkGraph(graph, options, registry);
+  ASSERT_TRUE(bf16.ok()) << bf16.status().message();
+  ASSERT_TRUE(bf16->drift.measured) << bf16->drift.why;
+  EXPECT_EQ(bf16->drift.reference, "fp32");
+  ASSERT_EQ(bf16->drift.outputs.size(), 2u);
+  // bf16 keeps 8 significant bits: outputs differ from fp32, but point the same way.
+  EXPECT_GT(bf16->drift.max_abs_diff, 0.0);
+  EXPECT_LT(bf16->drift.max_abs_diff, 0.1);
+  EXPECT_GE(bf16->drift.cosine, 0.99);
+  EXPECT_LE(bf16->drift.cosine, 1.0);
+  EXPECT_EQ(bf16->drift.nonfinite_mismatches, 0);
+  // The casts at the edges are the profile's inserted nodes, one per float32 input and output.
+  std::size_t casts = 0;
+  for (const ProfileEntry& e : bf16->entries) casts += e.inserted && e.op == "cast";
+  EXPECT_EQ(casts, 3u);
+
+  options.run.precision = Precision::kFp32;
+  auto fp32 = BenchmarkGraph(graph, options, registry);
+  ASSERT_TRUE(fp32.ok()) << fp32.status().message();
+  ASSERT_TRUE(fp32->drift.measured) << fp32->drift.why;
+  EXPECT_EQ(fp32->drift.max_abs_diff, 0.0);
+  EXPECT_EQ(fp32->drift.cosine, 1.0);
 }
 
 }  // namespace
