@@ -68,7 +68,8 @@ Expected<RunDrift> CompareOutputs(const Graph& graph, const TensorBuffers& refer
       out.max_abs_diff = std::max(out.max_abs_diff, std::abs(a[i] - b[i]));
       dot += a[i] * b[i], norm_a += a[i] * a[i], norm_b += b[i] * b[i];
     }
-    if (norm_a == 0 && norm_b == 0) out.cosine = 1;
+    // Equal outputs are exactly 1 (the sums above would round it to 0.9999999999999998).
+    if (out.max_abs_diff == 0) out.cosine = 1;
     else if (norm_a == 0 || norm_b == 0) out.cosine = 0;
     else out.cosine = std::clamp(dot / (std::sqrt(norm_a) * std::sqrt(norm_b)), -1.0, 1.0);
     drift.max_abs_diff = std::max(drift.max_abs_diff, out.max_abs_diff);

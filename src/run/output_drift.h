@@ -20,7 +20,7 @@ struct OutputDrift {
   std::string name;
   std::int64_t elements = 0;
   double max_abs_diff = 0;  // over the elements finite in both
-  double cosine = 1;        // of the finite pairs; 1 when both are all zero, 0 when only one is
+  double cosine = 1;        // of the finite pairs; exactly 1 when they are equal, 0 when only one is all zero
   /// Elements non-finite (NaN, ±inf) in one run and not the same in the other: left out of both
   /// figures above, and counted here so they are not hidden.
   std::int64_t nonfinite_mismatches = 0;

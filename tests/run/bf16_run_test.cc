@@ -154,6 +154,9 @@ TEST(OutputDrift, KnownDifferencesAndCosines) {
   ASSERT_EQ(d.outputs.size(), 1u);
   EXPECT_EQ(d.max_abs_diff, 0.0);
   EXPECT_DOUBLE_EQ(d.cosine, 1.0);
+  // Equal outputs are exactly 1, whatever rounding the dot product and norms would give.
+  const float uneven[4] = {0.1f, 0.7f, 1.3f, 2.9f};
+  EXPECT_EQ(compare(uneven, uneven).cosine, 1.0);
   d = compare(a, off);
   EXPECT_DOUBLE_EQ(d.max_abs_diff, 0.5);
   // (1 + 4 + 10.5 + 16) / (√30 · √33.25)
