@@ -126,7 +126,7 @@ class Pack:
     def predict(self, model: Model) -> PredictResult:
         """The model's latency per kernel and in total, as `latte predict --format json` prints it."""
     def predict_many(self, models: Iterable[Model]) -> list[PredictResult]:
-        """predict() of each model, in order."""
+        """predict() of each model, in order; the first model that fails is the error."""
     def predict_kernels(
         self, kind: str, *, threads: Optional[int] = None, **params: Union[int, npt.ArrayLike]
     ) -> KernelPredictions:

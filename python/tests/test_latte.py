@@ -44,6 +44,8 @@ def test_predict_many_equals_loop(pack):
     assert [r["model"] for r in many] == [m.name for m in models]
     assert pack.predict_many([]) == []
     assert pack.predict_many(iter(models[:1])) == many[:1]
+    with pytest.raises(TypeError, match=r"models\[1\] is a str, not a latte.Model"):
+        pack.predict_many([models[0], "not a model"])
 
 
 def test_bytes_and_path_agree(pack):
