@@ -456,8 +456,10 @@ Status InferShapes(Graph& graph) {
       out.shape_known = true;
       // A cast writes its "to"; comparisons write bool whatever a file declared; an argmax's index
       // type may be the file's.
-      if (node.kind == OpKind::kCast && DataTypeFromName(node.attrs.GetString("to", "")))
-        out.dtype = *DataTypeFromName(node.attrs.GetString("to", ""));
+      const std::optional<DataType> cast_to =
+          node.kind == OpKind::kCast ? DataTypeFromName(node.attrs.GetString("to", "")) : std::nullopt;
+      if (cast_to)
+        out.dtype = *cast_to;
       else if (fixed_type == DataType::kBool || (out.dtype == DataType::kUnknown && fixed_type != DataType::kUnknown))
         out.dtype = fixed_type;
       else if (out.dtype == DataType::kUnknown) out.dtype = in_type;

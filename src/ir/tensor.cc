@@ -99,21 +99,13 @@ Expected<std::vector<float>> ConstantFloats(const Tensor& tensor) {
       out.assign(tmp.begin(), tmp.end());
       break;
     }
-    case DataType::kFloat16: {
+    case DataType::kFloat16:
+    case DataType::kBFloat16: {  // 16-bit floats, each widened by its own rule
       out.resize(bytes.size() / 2);
       for (size_t i = 0; i < out.size(); ++i) {
         std::uint16_t h;
         std::memcpy(&h, bytes.data() + 2 * i, 2);
-        out[i] = HalfToFloat(h);
-      }
-      break;
-    }
-    case DataType::kBFloat16: {
-      out.resize(bytes.size() / 2);
-      for (size_t i = 0; i < out.size(); ++i) {
-        std::uint16_t h;
-        std::memcpy(&h, bytes.data() + 2 * i, 2);
-        out[i] = Bf16ToFloat(h);
+        out[i] = tensor.dtype == DataType::kFloat16 ? HalfToFloat(h) : Bf16ToFloat(h);
       }
       break;
     }

@@ -333,18 +333,18 @@ class Reader {
       nlohmann::json value;
       LATTE_RETURN_IF_ERROR(Value(value, child, depth + 1));
       out[key] = std::move(value);  // a repeated key keeps its last value, as nlohmann's parser
-      SkipSpace();
-      if (p_ == end_) return Fail("unexpected end in an object");
-      if (*p_ == ',') {
-        ++p_;
-        continue;
-      }
-      if (*p_ == '}') {
-        ++p_;
-        return Status::Ok();
-      }
-      return Fail("expected ',' or '}'");
+      LATTE_ASSIGN_OR_RETURN(const bool more, More('}', "an object"));
+      if (!more) return Status::Ok();
     }
+  }
+
+  // After an object's member or an array's element: true past a ',' (another follows), false
+  // past `close` (the end).
+  Expected<bool> More(char close, const char* in) {
+    SkipSpace();
+    if (p_ == end_) return Fail(std::string("unexpected end in ") + in);
+    if (*p_ == ',' || *p_ == close) return *p_++ == ',';
+    return Fail(std::string("expected ',' or '") + close + "'");
   }
 
   Status Array(nlohmann::json& out, Place place, int depth) {
@@ -361,17 +361,8 @@ class Reader {
       nlohmann::json value;
       LATTE_RETURN_IF_ERROR(Value(value, child, depth + 1));
       out.push_back(std::move(value));
-      SkipSpace();
-      if (p_ == end_) return Fail("unexpected end in an array");
-      if (*p_ == ',') {
-        ++p_;
-        continue;
-      }
-      if (*p_ == ']') {
-        ++p_;
-        return Status::Ok();
-      }
-      return Fail("expected ',' or ']'");
+      LATTE_ASSIGN_OR_RETURN(const bool more, More(']', "an array"));
+      if (!more) return Status::Ok();
     }
   }
 
