@@ -27,6 +27,7 @@ struct ProbedModel {
   std::string name;
   std::vector<LayerTraffic> traffic;
   std::vector<double> graph_ms, alone_ms;
+  std::vector<OpKind> ops;
 };
 
 // context_probe's rows: graph, layer, kind, graph_ms, alone_ms, weight_b, out_b, inputs, key.
@@ -51,6 +52,9 @@ Expected<ProbedModel> ReadProbe(const std::string& path) {
       traffic.inputs = *inputs;
     }
     model.traffic.push_back(traffic);
+    auto kind = ParseKernelKind(cells[2]);
+    if (!kind.ok()) return kind.status().WithContext(path + ": row " + std::to_string(row));
+    model.ops.push_back(kind->op);
     model.graph_ms.push_back(std::atof(cells[3].c_str()));
     model.alone_ms.push_back(std::atof(cells[4].c_str()));
   }
@@ -97,10 +101,10 @@ int main(int argc, char** argv) {
         {std::vector{TensorMemory::kArena, TensorMemory::kOwnBuffers}, "chosen"}}) {
     auto fit = FitContextModel(GroupNetworks(*layers), *caches, memories);
     if (!fit.ok()) return Fail(fit.status());
-    std::printf("%-11s: %s, L3 %lld MiB, fitted on %s; %.2f%% of alone + %.4f ms/MiB L2 + %.4f ms/MiB L3 (without weights %.4f, "
+    std::printf("%-11s: %s, L3 %lld MiB, fitted on %s; %s + %.4f ms/MiB L2 + %.4f ms/MiB L3 (without weights %.4f, "
                 "%.4f); held-out networks (%zu, %d folds) RMSPE %.2f%% alone, %.2f%% with context\n",
                 name, TensorMemoryName(fit->memory), static_cast<long long>(fit->l3_bytes >> 20),
-                ContextObjectiveName(fit->objective), 100 * fit->share,
+                ContextObjectiveName(fit->objective), fit->ShareText().c_str(),
                 fit->l2_ms_per_mib, fit->l3_ms_per_mib, fit->weightless_l2_ms_per_mib, fit->weightless_l3_ms_per_mib,
                 fit->graphs, fit->folds, fit->cv_alone_rmspe_pct, fit->cv_rmspe_pct);
     fits.push_back(*fit);
@@ -120,7 +124,7 @@ int main(int argc, char** argv) {
                 100 * (graph - alone) / alone);
     for (std::size_t f = 0; f < fits.size(); ++f) {
       double extra = 0;
-      for (double e : fits[f].ExtraMs(model.traffic, model.alone_ms)) extra += e;
+      for (double e : fits[f].ExtraMs(model.traffic, model.alone_ms, model.ops)) extra += e;
       const double error = (alone + extra - graph) / graph;
       sq[f] += error * error;
       std::printf(" %.3f (%+.1f%%) |", extra, 100 * error);

@@ -188,7 +188,7 @@ class Phases {
       sampler.seed = options_.seed;
       LATTE_RETURN_IF_ERROR(KernelPhase("the models' kernels and their neighbours", sampler, 0.5));
     }
-    LATTE_RETURN_IF_ERROR(ContextNetworks());
+    LATTE_RETURN_IF_ERROR(ContextNetworks(transformers));
     if (result_.interrupted) return Status::Ok();
     {  // Kernels of networks like the ones people deploy: what a model the pack never saw is made of.
       SamplerConfig sampler;
@@ -276,16 +276,26 @@ class Phases {
   }
 
   // Random networks, layer by layer in the graph and alone: what the pack's context model is
-  // fitted on. A share of what is left, after the models' kernels, split between the two families
-  // (a family whose campaign is done leaves its share to the other).
-  Status ContextNetworks() {
+  // fitted on. A share of what is left, after the models' kernels, split between the families by
+  // weight (a family whose campaign is done leaves its share to the next): the two CNN families
+  // and, on a backend that runs attention, transformer encoders at half a CNN family's weight (a
+  // pack predicts CNNs more often; an encoder's layers in a graph are what one share fitted on
+  // CNNs alone over-predicted by a quarter).
+  Status ContextNetworks(bool transformers) {
     if (Stopped(options_)) return Status::Ok();
     const double context_deadline = Now() + (deadline_ - Now()) * kGraphContextShare;
-    const std::pair<NetworkFamily, const char*> families[] = {
-        {NetworkFamily::kInvertedResidual, "inverted residual"},
-        {NetworkFamily::kHardSwishSe, "hard-swish, squeeze-and-excite"}};
-    for (std::size_t f = 0; f < std::size(families); ++f) {
-      const double budget = (context_deadline - Now()) / static_cast<double>(std::size(families) - f);
+    struct Family {
+      NetworkFamily family;
+      const char* name;
+      double weight;
+    };
+    std::vector<Family> families = {{NetworkFamily::kInvertedResidual, "inverted residual", 1.0},
+                                    {NetworkFamily::kHardSwishSe, "hard-swish, squeeze-and-excite", 1.0}};
+    if (transformers) families.push_back({NetworkFamily::kEncoder, "transformer encoders", 0.5});
+    for (std::size_t f = 0; f < families.size(); ++f) {
+      double weights = 0;
+      for (std::size_t g = f; g < families.size(); ++g) weights += families[g].weight;
+      const double budget = (context_deadline - Now()) * families[f].weight / weights;
       if (budget < kMinCalibratePhaseSecs) continue;
       GraphContextOptions context;
       context.campaign = campaign_;
@@ -296,14 +306,14 @@ class Phases {
       context.graph_measure.min_secs = 0.2;
       context.fusion_rules = result_.fusion_rules;
       context.graphs = kGraphContextNetworks;
-      context.family = families[f].first;
+      context.family = families[f].family;
       context.seed = options_.seed;
       context.db = options_.db;
-      log_ << "calibrate: random networks in context, " << families[f].second << " (" << static_cast<int>(budget)
+      log_ << "calibrate: random networks in context, " << families[f].name << " (" << static_cast<int>(budget)
            << " s of the budget)\n";
       const double phase_start = Now();
       LATTE_ASSIGN_OR_RETURN(GraphContextResult measured, RunGraphContext(context, registry_, log_));
-      result_.graph_contexts.push_back({families[f].second, std::move(measured), Now() - phase_start});
+      result_.graph_contexts.push_back({families[f].name, std::move(measured), Now() - phase_start});
       if (result_.graph_contexts.back().result.interrupted) {
         result_.interrupted = true;
         return Status::Ok();

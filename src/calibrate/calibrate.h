@@ -71,7 +71,7 @@ struct CalibrateResult {
   /// The networks measured in context (for the pack's in-graph context model), one campaign per
   /// family, when that phase ran.
   struct ContextPhase {
-    std::string family;  // "inverted residual", "hard-swish, squeeze-and-excite"
+    std::string family;  // "inverted residual", "hard-swish, squeeze-and-excite", "transformer encoders"
     GraphContextResult result;
     double secs = 0;
   };

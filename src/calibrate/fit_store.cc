@@ -74,10 +74,10 @@ Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLa
     return Status::Ok();
   }
   result.context_note = fmt::format(
-      "in-graph context: {:.1f}% of the time alone + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
+      "in-graph context: {} + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
       "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}; fitted on {} "
       "layers of {} random networks, minimising each {}'s error; held-out networks' layer sums {:.1f}% RMSPE alone, {:.1f}% with it",
-      100 * model->share, model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
+      model->ShareText(), model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
       TensorMemoryName(model->memory), model->weightless_l2_ms_per_mib, model->weightless_l3_ms_per_mib, model->layers,
       model->graphs, model->objective == ContextObjective::kNetworks ? "network" : "layer", model->cv_alone_rmspe_pct, model->cv_rmspe_pct);
   return Status::Ok();

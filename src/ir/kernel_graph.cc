@@ -233,7 +233,7 @@ Expected<TensorId> BuildNhwcOp(const MainNode& m) {
 
 Expected<TensorId> BuildReshape(const MainNode& m) {
   LATTE_ASSIGN_OR_RETURN(const NhwcParams p, ReadCheckedParams<NhwcParams>(m.k));
-  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}));
+  LATTE_ASSIGN_OR_RETURN(TensorId x, m.b.Input("x", {p.n, p.h, p.w, p.c}, m.k.dtype));
   Attributes a = m.WithAct({});
   a.Set("shape", std::vector<std::int64_t>{p.n, p.h * p.w * p.c});  // reshape alone (BuildKernelGraph)
   return m.b.Op(m.k.op, m.name, {x}, a);
@@ -450,10 +450,14 @@ Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::
 
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
   // Logic kernels are bool (their inputs are); a cast's input may be any numeric or bool type
-  // (an attention mask is int64); every other kind's data is float32.
+  // (an attention mask is int64), and so may a reshape's (the mask's unsqueeze); every other
+  // kind's data is float32.
   const bool cast_input = kernel.op == OpKind::kCast && kernel.dtype != DataType::kUnknown &&
                           kernel.dtype != DataType::kString && kernel.dtype != DataType::kFloat16;
-  const DataType want = cast_input ? kernel.dtype : IsLogic(kernel.op) ? DataType::kBool : DataType::kFloat32;
+  const bool int64_reshape = kernel.op == OpKind::kReshape && kernel.dtype == DataType::kInt64;
+  const DataType want = cast_input || int64_reshape ? kernel.dtype
+                        : IsLogic(kernel.op)        ? DataType::kBool
+                                                    : DataType::kFloat32;
   if (kernel.dtype != want)
     return Unsupported("kernel " + kernel.Kind() + " is " + std::string(DataTypeName(kernel.dtype)) + ", only " +
                        std::string(DataTypeName(want)) + " " + std::string(OpName(kernel.op)) + " kernels can be built");

@@ -28,19 +28,33 @@ constexpr double kWeightFloorMs = 0.01;
 
 namespace {
 
-// A layer's features and target (extra ms in the graph). Features: its time alone, then the MiB it
-// loses from L2 and from L3, in the first two slots if it has weights and in the last two if not.
-constexpr std::size_t kFeatures = 5;
+// A layer's features and target (extra ms in the graph). Features: its time alone in its class's
+// slot (the first kContextClasses), then the MiB it loses from L2 and from L3, in the next two
+// slots if it has weights and in the last two if not.
+constexpr std::size_t kAloneSlots = kContextClasses;
+constexpr std::size_t kFeatures = kAloneSlots + 4;
 using Features = std::array<double, kFeatures>;
 struct Row {
   Features x;
   double y = 0, weight = 0;
 };
 
-Features LayerFeatures(const LayerTraffic& traffic, double alone_ms, double lost2_bytes, double lost3_bytes) {
+Features LayerFeatures(const LayerTraffic& traffic, double alone_ms, OpKind op, double lost2_bytes, double lost3_bytes) {
   const bool weights = traffic.weight_bytes > 0;
   const double l2 = lost2_bytes / kMiB, l3 = lost3_bytes / kMiB;
-  return {alone_ms, weights ? l2 : 0, weights ? l3 : 0, weights ? 0 : l2, weights ? 0 : l3};
+  Features x{};
+  x[static_cast<std::size_t>(ContextClassOf(op))] = alone_ms;
+  x[kAloneSlots] = weights ? l2 : 0;
+  x[kAloneSlots + 1] = weights ? l3 : 0;
+  x[kAloneSlots + 2] = weights ? 0 : l2;
+  x[kAloneSlots + 3] = weights ? 0 : l3;
+  return x;
+}
+
+double AloneOf(const Features& x) {
+  double alone = 0;
+  for (std::size_t i = 0; i < kAloneSlots; ++i) alone += x[i];
+  return alone;
 }
 
 // The extra ms of a layer given its features: what ExtraMs and the fit's scoring both use. A layer
@@ -48,7 +62,22 @@ Features LayerFeatures(const LayerTraffic& traffic, double alone_ms, double lost
 double LayerExtraMs(const Features& coef, const Features& x) {
   double e = 0;
   for (std::size_t i = 0; i < kFeatures; ++i) e += coef[i] * x[i];
-  return std::max(e, -0.5 * x[0]);
+  return std::max(e, -0.5 * AloneOf(x));
+}
+
+// One share for every class: each row's time alone moved to the first slot, so the fit gives the
+// other slots nothing (their columns are zero); Spread gives the first slot's share to every class.
+std::vector<std::vector<Row>> OneShare(std::vector<std::vector<Row>> rows) {
+  for (std::vector<Row>& network : rows)
+    for (Row& r : network) {
+      r.x[0] = AloneOf(r.x);
+      for (std::size_t i = 1; i < kAloneSlots; ++i) r.x[i] = 0;
+    }
+  return rows;
+}
+Features Spread(Features coef) {
+  for (std::size_t i = 1; i < kAloneSlots; ++i) coef[i] = coef[0];
+  return coef;
 }
 
 // The networks' rows for one L3 size and memory; `lost2` (per network, per layer, bytes lost from
@@ -63,7 +92,8 @@ std::vector<std::vector<Row>> Rows(const std::vector<MeasuredNetwork>& networks,
     for (std::size_t i = 0; i < network.traffic.size(); ++i) {
       const double alone = network.alone_ms[i];
       const double w = 1 / std::pow(std::max(alone, kWeightFloorMs), 2);
-      out.push_back({LayerFeatures(network.traffic[i], alone, lost2[g][i], lost3[i]), network.in_graph_ms[i] - alone, w});
+      out.push_back({LayerFeatures(network.traffic[i], alone, network.kernels[i].op, lost2[g][i], lost3[i]),
+                     network.in_graph_ms[i] - alone, w});
     }
   }
   return rows;
@@ -135,14 +165,18 @@ Features FitNonNegative(const std::vector<std::vector<Row>>& rows, const std::ve
   return best;
 }
 
-ContextModel WithCoefficients(const Features& coef, std::int64_t l2, std::int64_t l3, TensorMemory memory) {
+ContextModel WithCoefficients(const Features& coef, bool per_class, std::int64_t l2, std::int64_t l3, TensorMemory memory) {
   ContextModel model;
   model.memory = memory;
-  model.share = coef[0];
-  model.l2_ms_per_mib = coef[1];
-  model.l3_ms_per_mib = coef[2];
-  model.weightless_l2_ms_per_mib = coef[3];
-  model.weightless_l3_ms_per_mib = coef[4];
+  model.share = per_class ? 0 : coef[0];
+  if (per_class) {
+    model.class_shares.emplace();
+    for (std::size_t i = 0; i < kAloneSlots; ++i) (*model.class_shares)[i] = coef[i];
+  }
+  model.l2_ms_per_mib = coef[kAloneSlots];
+  model.l3_ms_per_mib = coef[kAloneSlots + 1];
+  model.weightless_l2_ms_per_mib = coef[kAloneSlots + 2];
+  model.weightless_l3_ms_per_mib = coef[kAloneSlots + 3];
   model.l2_bytes = l2;
   model.l3_bytes = l3;
   return model;
@@ -161,7 +195,7 @@ std::vector<std::vector<Row>> PerNetwork(const std::vector<std::vector<Row>>& ro
     for (const Row& r : layers) {
       for (std::size_t i = 0; i < kFeatures; ++i) sum.x[i] += r.x[i];
       sum.y += r.y;
-      measured += r.x[0] + r.y;
+      measured += AloneOf(r.x) + r.y;
     }
     sum.weight = measured > 0 ? 1 / (measured * measured) : 0;
     networks.push_back({sum});
@@ -174,8 +208,8 @@ std::vector<std::vector<Row>> PerNetwork(const std::vector<std::vector<Row>>& ro
 double NetworkError(const std::vector<Row>& rows, const Features* coef) {
   double measured = 0, predicted = 0;
   for (const Row& r : rows) {
-    measured += r.x[0] + r.y;
-    predicted += r.x[0] + (coef != nullptr ? LayerExtraMs(*coef, r.x) : 0);
+    measured += AloneOf(r.x) + r.y;
+    predicted += AloneOf(r.x) + (coef != nullptr ? LayerExtraMs(*coef, r.x) : 0);
   }
   return measured > 0 ? (predicted - measured) / measured : 0;
 }
@@ -192,23 +226,68 @@ const char* ContextObjectiveName(ContextObjective objective) {
   return objective == ContextObjective::kNetworks ? "networks" : "layers";
 }
 
-std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traffic,
-                                          const std::vector<double>& alone_ms) const {
+ContextClass ContextClassOf(OpKind op) {
+  switch (op) {
+    case OpKind::kConv2D:
+    case OpKind::kDepthwiseConv2D:
+    case OpKind::kTransposeConv2D: return ContextClass::kConv;
+    case OpKind::kFullyConnected:
+    case OpKind::kMatMul: return ContextClass::kDense;
+    default: return OpCategoryOf(op) == OpCategory::kDataMovement ? ContextClass::kDataMovement : ContextClass::kOther;
+  }
+}
+
+const char* ContextClassName(ContextClass cls) {
+  switch (cls) {
+    case ContextClass::kConv: return "conv";
+    case ContextClass::kDense: return "dense";
+    case ContextClass::kDataMovement: return "data_movement";
+    case ContextClass::kOther: break;
+  }
+  return "other";
+}
+
+std::vector<OpKind> MeasuredNetwork::Ops() const {
+  std::vector<OpKind> ops;
+  for (const Kernel& kernel : kernels) ops.push_back(kernel.op);
+  return ops;
+}
+
+double ContextModel::ShareOf(OpKind op) const {
+  return class_shares ? (*class_shares)[static_cast<std::size_t>(ContextClassOf(op))] : share;
+}
+
+std::string ContextModel::ShareText() const {
+  if (!class_shares) return fmt::format("{:.1f}% of the time alone", 100 * share);
+  std::string text;
+  for (std::size_t i = 0; i < kContextClasses; ++i)
+    text += fmt::format("{}{} {:.1f}%", i == 0 ? "" : ", ", ContextClassName(static_cast<ContextClass>(i)),
+                        100 * (*class_shares)[i]);
+  return text + " of the time alone";
+}
+
+std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traffic, const std::vector<double>& alone_ms,
+                                          const std::vector<OpKind>& ops) const {
   std::vector<double> extra(traffic.size(), 0.0);
   if (traffic.empty()) return extra;
   const std::vector<double> lost2 = ExtraMissBytes(traffic, l2_bytes, memory);
   const std::vector<double> lost3 = ExtraMissBytes(traffic, l3_bytes, memory);
-  const Features coef = {share, l2_ms_per_mib, l3_ms_per_mib, weightless_l2_ms_per_mib, weightless_l3_ms_per_mib};
+  Features coef{};
+  for (std::size_t i = 0; i < kAloneSlots; ++i) coef[i] = class_shares ? (*class_shares)[i] : share;
+  coef[kAloneSlots] = l2_ms_per_mib;
+  coef[kAloneSlots + 1] = l3_ms_per_mib;
+  coef[kAloneSlots + 2] = weightless_l2_ms_per_mib;
+  coef[kAloneSlots + 3] = weightless_l3_ms_per_mib;
   for (std::size_t i = 0; i < traffic.size(); ++i) {
     const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
-    extra[i] = LayerExtraMs(coef, LayerFeatures(traffic[i], alone, lost2[i], lost3[i]));
+    const OpKind op = i < ops.size() ? ops[i] : OpKind::kOpaque;
+    extra[i] = LayerExtraMs(coef, LayerFeatures(traffic[i], alone, op, lost2[i], lost3[i]));
   }
   return extra;
 }
 
 nlohmann::json ContextModel::ToJson() const {
-  return {{"share", share},
-          {"l2_ms_per_mib", l2_ms_per_mib},
+  nlohmann::json json = {{"l2_ms_per_mib", l2_ms_per_mib},
           {"l3_ms_per_mib", l3_ms_per_mib},
           {"l2_bytes", l2_bytes},
           {"l3_bytes", l3_bytes},
@@ -218,6 +297,13 @@ nlohmann::json ContextModel::ToJson() const {
           {"graphs", graphs},
           {"layers", layers},
           {"cv", {{"folds", folds}, {"alone_rmspe_pct", cv_alone_rmspe_pct}, {"rmspe_pct", cv_rmspe_pct}}}};
+  if (class_shares) {
+    nlohmann::json& shares = json["class_shares"];
+    for (std::size_t i = 0; i < kContextClasses; ++i) shares[ContextClassName(static_cast<ContextClass>(i))] = (*class_shares)[i];
+  } else {
+    json["share"] = share;
+  }
+  return json;
 }
 
 Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
@@ -228,7 +314,19 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
       if (!value.ok()) return value.status().WithContext("context");
       return value;
     };
-    LATTE_ASSIGN_OR_RETURN(model.share, number(json, "share"));
+    // One share, or one per class of kernel (and then no "share": a reader that knows only one
+    // refuses the pack rather than misreading it).
+    if (json.contains("class_shares")) {
+      const nlohmann::json& shares = json.at("class_shares");
+      model.class_shares.emplace();
+      for (std::size_t i = 0; i < kContextClasses; ++i) {
+        Expected<double> value = JsonNonNegative(shares, ContextClassName(static_cast<ContextClass>(i)));
+        if (!value.ok()) return value.status().WithContext("context: class_shares");
+        (*model.class_shares)[i] = *value;
+      }
+    } else {
+      LATTE_ASSIGN_OR_RETURN(model.share, number(json, "share"));
+    }
     LATTE_ASSIGN_OR_RETURN(model.l2_ms_per_mib, number(json, "l2_ms_per_mib"));
     LATTE_ASSIGN_OR_RETURN(model.l3_ms_per_mib, number(json, "l3_ms_per_mib"));
     // Packs before the split do not say: every layer had the coefficients above.
@@ -292,12 +390,16 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
     return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
   }
   const std::size_t folds = std::min(kMaxFolds, networks.size());
-  // Choose the memory, the L3 size and what is minimised by the held-out networks' error.
-  double best_rmspe = 0;
-  std::int64_t best_l3 = 0;
-  TensorMemory best_memory = TensorMemory::kArena;
-  ContextObjective best_objective = ContextObjective::kLayers;
-  std::vector<std::vector<Row>> best_rows, best_fitted;
+  // Choose the memory, the L3 size and what is minimised by the held-out networks' error, for one
+  // share and for shares per class apart.
+  struct Choice {
+    double rmspe = 0;
+    std::int64_t l3 = 0;
+    TensorMemory memory = TensorMemory::kArena;
+    ContextObjective objective = ContextObjective::kLayers;
+    std::vector<std::vector<Row>> rows, fitted;
+  };
+  std::array<Choice, 2> best;  // [0]: one share, [1]: per class
   for (TensorMemory memory : memories) {
     std::vector<std::vector<double>> lost2;
     for (const MeasuredNetwork& network : networks) lost2.push_back(ExtraMissBytes(network.traffic, caches.l2_bytes, memory));
@@ -306,38 +408,39 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
       if (l3 <= caches.l2_bytes) continue;
       std::vector<std::vector<Row>> rows = Rows(networks, lost2, l3, memory);
       for (ContextObjective objective : {ContextObjective::kLayers, ContextObjective::kNetworks}) {
-        std::vector<std::vector<Row>> fitted = objective == ContextObjective::kNetworks ? PerNetwork(rows) : rows;
-        std::vector<double> errors;
-        for (std::size_t fold = 0; fold < folds; ++fold) {
-          std::vector<bool> train(networks.size());
-          for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
-          const Features coef = FitNonNegative(fitted, train);
-          for (std::size_t g = 0; g < networks.size(); ++g)
-            if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
-        }
-        const double rmspe = Rms(errors);
-        if (best_l3 == 0 || rmspe < best_rmspe) {
-          best_rmspe = rmspe;
-          best_l3 = l3;
-          best_memory = memory;
-          best_objective = objective;
-          best_rows = rows;
-          best_fitted = std::move(fitted);
+        for (int per_class = 0; per_class < 2; ++per_class) {
+          std::vector<std::vector<Row>> fitted = objective == ContextObjective::kNetworks ? PerNetwork(rows) : rows;
+          if (per_class == 0) fitted = OneShare(std::move(fitted));
+          std::vector<double> errors;
+          for (std::size_t fold = 0; fold < folds; ++fold) {
+            std::vector<bool> train(networks.size());
+            for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
+            Features coef = FitNonNegative(fitted, train);
+            if (per_class == 0) coef = Spread(coef);
+            for (std::size_t g = 0; g < networks.size(); ++g)
+              if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
+          }
+          const double rmspe = Rms(errors);
+          Choice& choice = best[static_cast<std::size_t>(per_class)];
+          if (choice.l3 == 0 || rmspe < choice.rmspe) choice = {rmspe, l3, memory, objective, rows, std::move(fitted)};
         }
       }
     }
   }
-  if (best_l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
-  ContextModel model = WithCoefficients(FitNonNegative(best_fitted, std::vector<bool>(networks.size(), true)),
-                                        caches.l2_bytes, best_l3, best_memory);
-  model.objective = best_objective;
+  if (best[0].l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
+  const bool per_class = best[1].rmspe < best[0].rmspe - kClassSharesMinGainPct;
+  const Choice& chosen = best[per_class ? 1 : 0];
+  Features coef = FitNonNegative(chosen.fitted, std::vector<bool>(networks.size(), true));
+  if (!per_class) coef = Spread(coef);
+  ContextModel model = WithCoefficients(coef, per_class, caches.l2_bytes, chosen.l3, chosen.memory);
+  model.objective = chosen.objective;
   model.graphs = networks.size();
   for (const MeasuredNetwork& network : networks) model.layers += network.kernels.size();
   model.folds = static_cast<int>(folds);
   std::vector<double> alone;
-  for (const std::vector<Row>& rows : best_rows) alone.push_back(NetworkError(rows, nullptr));
+  for (const std::vector<Row>& rows : chosen.rows) alone.push_back(NetworkError(rows, nullptr));
   model.cv_alone_rmspe_pct = Rms(alone);
-  model.cv_rmspe_pct = best_rmspe;
+  model.cv_rmspe_pct = chosen.rmspe;
   return model;
 }
 

@@ -6,6 +6,9 @@
 // ir/cache_reuse counts, per layer, the bytes a cache of each level loses inside the graph
 // against alone; the extra time is
 //   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
+// where the share is one for every layer or, when the held-out networks say it predicts them
+// better, one per class of kernel (convolutions, dense products, data movement, the rest: a
+// transformer's matmuls lose less of their time in a graph than a CNN's convs),
 // with the cache coefficients apart for layers without weights (elementwise ops, pools, resizes:
 // they stream what they touch, where a conv reuses it), all non-negative and fitted on layers of
 // random networks measured both ways
@@ -18,7 +21,10 @@
 // fitted on the sums, 14.8%). The activations live in the executor's arena (older packs may
 // give each tensor its own memory, and say so).
 
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,8 +32,19 @@
 #include "core/status.h"
 #include "ir/cache_reuse.h"
 #include "ir/kernel.h"
+#include "ir/op_kind.h"
 
 namespace latte {
+
+/// The classes of kernel a context model may give shares of their own.
+enum class ContextClass { kConv, kDense, kDataMovement, kOther };
+inline constexpr std::size_t kContextClasses = 4;
+/// Convolutions (conv2d, depthwise, transposed); dense products (fully_connected, matmul); data
+/// movement (reshapes, transposes, concats, slices, gathers, pads, resizes, casts); the rest
+/// (elementwise ops, activations, pools, reductions, softmax, normalization).
+ContextClass ContextClassOf(OpKind op);
+/// "conv", "dense", "data_movement", "other": as packs write them.
+const char* ContextClassName(ContextClass cls);
 
 /// What the coefficients were fitted to minimise: each layer's relative error in its graph, or
 /// each network's (the sum of its layers). Chosen by the held-out networks' error.
@@ -35,7 +52,9 @@ enum class ContextObjective { kLayers, kNetworks };
 const char* ContextObjectiveName(ContextObjective objective);
 
 struct ContextModel {
-  double share = 0;           // extra time as a share of the time alone
+  double share = 0;           // extra time as a share of the time alone (every layer's, without class_shares)
+  /// The share per class of kernel (ContextClass order), when the fit chose them over one share.
+  std::optional<std::array<double, kContextClasses>> class_shares;
   double l2_ms_per_mib = 0;   // per MiB lost from L2 inside the graph (negative MiB: found)
   double l3_ms_per_mib = 0;   // per MiB lost from L3
   // The same for layers without weights (packs before the split: the coefficients above).
@@ -51,9 +70,15 @@ struct ContextModel {
   double cv_rmspe_pct = 0;        // the same with this model's extra time
 
   /// Per layer, the extra ms inside the graph, given each layer's time alone (predicted or
-  /// measured) and the graph's traffic (same length). A layer never comes out below half its
-  /// time alone.
-  std::vector<double> ExtraMs(const std::vector<LayerTraffic>& traffic, const std::vector<double>& alone_ms) const;
+  /// measured), its kernel's main op and the graph's traffic (all the same length; a layer
+  /// without a kernel, alone 0 ms, passes kOpaque). A layer never comes out below half its time
+  /// alone.
+  std::vector<double> ExtraMs(const std::vector<LayerTraffic>& traffic, const std::vector<double>& alone_ms,
+                              const std::vector<OpKind>& ops) const;
+  /// The share of its time alone a layer of `op` adds.
+  double ShareOf(OpKind op) const;
+  /// "24.4% of the time alone", or per class: "conv 20.1%, dense 3.0%, data_movement 41.0%, other 9.8% of the time alone".
+  std::string ShareText() const;
 
   nlohmann::json ToJson() const;
   /// Fails naming the field that is missing, negative or not finite.
@@ -67,6 +92,8 @@ struct MeasuredNetwork {
   std::vector<Kernel> kernels;
   std::vector<LayerTraffic> traffic;
   std::vector<double> alone_ms, in_graph_ms;
+  /// Each layer's kernel's main op, as ExtraMs takes them.
+  std::vector<OpKind> Ops() const;
 };
 
 /// The caches a graph-context campaign ran on (its space records them).
@@ -76,12 +103,15 @@ struct ContextCaches {
 
 /// Fits on `networks` (every layer of each) with `caches`. Needs at least 4 networks; holds each
 /// network out in turn (in up to 20 folds) to choose the L3 size and to report the accuracy, then
-/// fits on all; the objective (layers or networks) is chosen the same way. kInvalidInput when there are too few networks or the caches are unknown, saying
+/// fits on all; the objective (layers or networks), and one share or one per class of kernel, are
+/// chosen the same way (shares per class only when they lower the held-out error by
+/// kClassSharesMinGainPct: more coefficients must earn their place). kInvalidInput when there are too few networks or the caches are unknown, saying
 /// which. `memories` are the simulations chosen among. By default the arena alone: every executor
 /// Latte runs reuses activation memory (its own arena plan; ONNX Runtime's arena and memory
 /// patterns). Chosen by the held-out networks, each tensor in its own memory won on some ORT
 /// calibrations by a point of RMSPE and then more than doubled the context of real models,
 /// which have more and larger tensors than the random networks.
+inline constexpr double kClassSharesMinGainPct = 0.1;
 Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
                                        const std::vector<TensorMemory>& memories = {TensorMemory::kArena});
 

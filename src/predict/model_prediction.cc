@@ -95,11 +95,14 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.nodes.back() < b.nodes.back(); });
     std::vector<std::vector<NodeId>> nodes;
     std::vector<double> alone_ms;
+    std::vector<OpKind> ops;
     for (const Unit& unit : units) {
       nodes.push_back(unit.nodes);
-      alone_ms.push_back(unit.layer < 0 ? 0.0 : result.layers[static_cast<std::size_t>(unit.layer)].prediction.ms);
+      const bool predicted = unit.layer >= 0;
+      alone_ms.push_back(predicted ? result.layers[static_cast<std::size_t>(unit.layer)].prediction.ms : 0.0);
+      ops.push_back(predicted ? result.layers[static_cast<std::size_t>(unit.layer)].kernel.op : OpKind::kOpaque);
     }
-    const std::vector<double> extra = pack.context->ExtraMs(LayerTrafficOf(graph, nodes), alone_ms);
+    const std::vector<double> extra = pack.context->ExtraMs(LayerTrafficOf(graph, nodes), alone_ms, ops);
     for (std::size_t i = 0; i < units.size(); ++i) {
       if (units[i].layer < 0) continue;  // not predicted: neither is its context
       result.layers[static_cast<std::size_t>(units[i].layer)].context_ms = extra[i];

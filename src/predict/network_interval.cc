@@ -74,11 +74,12 @@ Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const std::
       continue;
     }
     // The network's total as PredictModel makes it: the layers, plus the context on each.
+    const std::vector<OpKind> ops = network.Ops();
     auto total = [&](const std::vector<double>& alone) {
       double sum = 0;
       for (double ms : alone) sum += ms;
       if (pack.context) {
-        for (double extra : pack.context->ExtraMs(network.traffic, alone)) sum += extra;
+        for (double extra : pack.context->ExtraMs(network.traffic, alone, ops)) sum += extra;
       }
       return sum;
     };

@@ -97,8 +97,10 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   // The caches are part of it: a fit simulates the layers' traffic with the sizes of the machine
   // that ran them, whichever machine fits.
   const CacheSizes caches = ReadCacheSizes();
-  // The first family's name is what campaigns called their networks before there were two.
-  const char* graphs = options.family == NetworkFamily::kHardSwishSe ? "random-network-hswish-se" : "random-network";
+  // The first family's name is what campaigns called their networks before there were more.
+  const char* graphs = options.family == NetworkFamily::kHardSwishSe ? "random-network-hswish-se"
+                       : options.family == NetworkFamily::kEncoder   ? "random-encoder"
+                                                                     : "random-network";
   const nlohmann::json space = {{"graphs", graphs},            {"count", options.graphs},
                                 {"seed", options.seed},        {"fusion_rules", rules.ToJson()},
                                 {"graph_runs", g.num_runs},    {"graph_min_secs", g.min_secs},
@@ -129,8 +131,9 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   SplitMix64 rng(options.seed);
   for (std::size_t i = 0; i < options.graphs; ++i) {
     // Every network is drawn, stored or not, so the i-th is the same in every run.
-    const std::vector<JoinedKernel> network =
-        options.family == NetworkFamily::kHardSwishSe ? RandomHardSwishNetwork(rng) : RandomNetwork(rng);
+    Expected<Graph> graph = options.family == NetworkFamily::kEncoder     ? RandomEncoderNetwork(rng)
+                            : options.family == NetworkFamily::kHardSwishSe ? JoinKernels(RandomHardSwishNetwork(rng))
+                                                                            : JoinKernels(RandomNetwork(rng));
     const std::string name = fmt::format("random-net {}", i);
     if (done.count(name)) {
       ++result.done_before;
@@ -145,7 +148,6 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
       break;
     }
     LATTE_RETURN_IF_ERROR(measure_reference());
-    Expected<Graph> graph = JoinKernels(network);
     Expected<std::vector<GraphLayerRecord>> layers =
         graph.ok() ? MeasureGraphLayers(*graph, name, rules, options.campaign, options.graph_measure, registry)
                    : Expected<std::vector<GraphLayerRecord>>(graph.status());

@@ -2,8 +2,8 @@
 // Layers measured inside graphs: what a kernel costs in a model beyond its time alone. Inside a
 // model a layer finds its weights and output buffer as the rest of the model left the caches
 // (ir/cache_reuse); alone, run after run, it finds them where its own last run left them. Random
-// networks of two families (space's RandomNetwork and RandomHardSwishNetwork, never the models a
-// pack is judged on) are run
+// networks of three families (space's RandomNetwork, RandomHardSwishNetwork and
+// RandomEncoderNetwork, never the models a pack is judged on) are run
 // whole with a per-node profile and each of their kernels alone right after, minutes apart at
 // most; each layer's two times and its traffic go to the store, and a pack's in-graph context
 // model is fitted on them (predict/context_model).
@@ -22,9 +22,10 @@ namespace latte {
 
 class BackendRegistry;
 
-/// The random networks a campaign measures: MobileNetV2-like (relu6, inverted residuals) or
-/// MobileNetV3-like (hard-swish, squeeze-and-excite).
-enum class NetworkFamily { kInvertedResidual, kHardSwishSe };
+/// The random networks a campaign measures: MobileNetV2-like (relu6, inverted residuals),
+/// MobileNetV3-like (hard-swish, squeeze-and-excite) or two-layer transformer encoders (BERT and
+/// ViT as PyTorch exports them, for backends that run attention).
+enum class NetworkFamily { kInvertedResidual, kHardSwishSe, kEncoder };
 
 struct GraphContextOptions {
   CampaignOptions campaign;               // backend, threads, stop; kernels alone use its measure options

@@ -979,6 +979,25 @@ encoders::EncoderConfig EncoderModelOf(const EncoderShape& shape, SplitMix64& rn
   return model;
 }
 
+Expected<Graph> RandomEncoderNetwork(SplitMix64& rng) {
+  EncoderShape shape = DrawEncoderShape(rng);
+  // Projections and MLP (12 S·H² multiply-adds), attention's scores and context (2 S²·H).
+  auto flops = [](const EncoderShape& s) {
+    const double seq = static_cast<double>(s.seq), hidden = static_cast<double>(s.hidden);
+    return 2 * (12 * seq * hidden * hidden + 2 * seq * seq * hidden);
+  };
+  while (flops(shape) > kMaxEncoderNetworkFlops) shape = DrawEncoderShape(rng);
+  encoders::EncoderConfig model = EncoderModelOf(shape, rng);
+  model.layers = 2;
+  const std::string bytes = encoders::ModelBytes(model);
+  auto graph = ImportModelBytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, ModelFormat::kOnnx, {});
+  if (!graph.ok()) {
+    return graph.status().WithContext(fmt::format("the drawn encoder {} ({} tokens, {} wide, opset {})", model.name,
+                                                  shape.seq, shape.hidden, model.opset));
+  }
+  return graph;
+}
+
 Expected<std::vector<Kernel>> TransformerKernels(const SamplerConfig& config, const std::vector<Kernel>& kinds) {
   LATTE_ASSIGN_OR_RETURN(const FusionRules rules, RulesOf(config));
   SplitMix64 rng(config.seed ^ 0x7472616e73666d72ULL);  // its own stream: not the random box's draws

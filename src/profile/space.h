@@ -173,6 +173,13 @@ EncoderShape DrawEncoderShape(SplitMix64& rng);
 /// the time each.
 encoders::EncoderConfig EncoderModelOf(const EncoderShape& shape, SplitMix64& rng);
 
+/// A random network of the graph-context campaigns' third family: a two-layer encoder model of a
+/// drawn shape (EncoderModelOf, with its embeddings, norms and head), imported as a user's file
+/// would be. Shapes over kMaxEncoderNetworkFlops a layer are drawn again, so that a network runs
+/// in tens of milliseconds (BERT-mini at 384 tokens is 0.75 GFLOP a layer).
+Expected<Graph> RandomEncoderNetwork(SplitMix64& rng);
+inline constexpr double kMaxEncoderNetworkFlops = 1e9;
+
 /// Kernels of transformer encoders, `config.max_kernels` distinct ones (by key) of the kinds
 /// `kinds` (empty: all): one-layer encoder models drawn in turn under `config.seed`
 /// (EncoderModelOf), each imported as a user's file would be, laid out as

@@ -139,9 +139,9 @@ std::string PredictView::Text() const {
   if (!sources.empty()) out << "by source: " << sources << "\n";
   if (m.context_applied) {
     const ContextModel& c = *pack_.context;
-    out << fmt::format("in graph: {}{} ms beyond the kernels alone ({:.1f}% of their time + cache misses the model "
+    out << fmt::format("in graph: {}{} ms beyond the kernels alone ({} + cache misses the model "
                        "adds at L2 {} KiB / L3 {} MiB, memory {}; fitted on {} random networks, held-out error {:.1f}% → {:.1f}%)\n",
-                       m.context_ms < 0 ? "-" : "+", Ms(std::abs(m.context_ms)), 100 * c.share, c.l2_bytes >> 10,
+                       m.context_ms < 0 ? "-" : "+", Ms(std::abs(m.context_ms)), c.ShareText(), c.l2_bytes >> 10,
                        c.l3_bytes >> 20, TensorMemoryName(c.memory), c.graphs, c.cv_alone_rmspe_pct, c.cv_rmspe_pct);
   } else {
     out << "in graph: the pack has no context model: each layer is its kernel's time alone\n";

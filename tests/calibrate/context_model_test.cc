@@ -19,24 +19,29 @@ constexpr std::int64_t kMiB = 1 << 20;
 std::vector<StoredGraphLayer> SyntheticNetwork(const std::string& name, SplitMix64& rng, const ContextModel& truth) {
   std::vector<LayerTraffic> traffic;
   std::vector<double> alone;
+  std::vector<OpKind> ops;
   const int layers = 8 + static_cast<int>(rng.Below(8));
   for (int i = 0; i < layers; ++i) {
     LayerTraffic t;
     const double weights = rng.Uniform() * 2 * kMiB;
     t.weight_bytes = i % 4 == 3 ? 0 : static_cast<std::int64_t>(weights);  // every fourth an elementwise op
+    // Layers of each class of kernel: convs and dense products (with weights), adds and transposes.
+    ops.push_back(i % 4 == 3 ? (rng.Below(2) == 0 ? OpKind::kAdd : OpKind::kTranspose)
+                             : (rng.Below(2) == 0 ? OpKind::kConv2D : OpKind::kFullyConnected));
     t.output_bytes = kMiB / 4 + static_cast<std::int64_t>(rng.Uniform() * 12 * kMiB);
     t.inputs.push_back({i - 1, i == 0 ? kMiB : traffic.back().output_bytes});
     if (i >= 3 && i % 3 == 0) t.inputs.push_back({i - 3, traffic[static_cast<std::size_t>(i - 3)].output_bytes});
     traffic.push_back(t);
     alone.push_back(0.05 + 2 * rng.Uniform());
   }
-  const std::vector<double> extra = truth.ExtraMs(traffic, alone);
+  const std::vector<double> extra = truth.ExtraMs(traffic, alone, ops);
   std::vector<StoredGraphLayer> rows;
   for (int i = 0; i < layers; ++i) {
     StoredGraphLayer row;
     row.campaign = 1;
     row.record.graph = name;
     row.record.layer = i;
+    row.record.kernel.op = ops[static_cast<std::size_t>(i)];
     row.record.traffic = traffic[static_cast<std::size_t>(i)];
     row.record.alone_us = 1000 * alone[static_cast<std::size_t>(i)];
     row.record.in_graph_us = 1000 * (alone[static_cast<std::size_t>(i)] + extra[static_cast<std::size_t>(i)]);
@@ -85,6 +90,51 @@ TEST(ContextModel, RecoversTheCoefficientsAndTheL3ShareOfExactData) {
   EXPECT_EQ(model->folds, 12);  // each network held out in turn
   EXPECT_LT(model->cv_rmspe_pct, 0.01);
   EXPECT_GT(model->cv_alone_rmspe_pct, 1);  // the networks do run slower than their layers alone
+}
+
+// One share for every layer fits these networks exactly: shares per class would fit them no
+// better, and are not chosen.
+TEST(ContextModel, KeepsOneShareWhenEveryClassTakesTheSame) {
+  auto model = FitContextModel(GroupNetworks(Networks(12)), {kMiB, 32 * kMiB}, {TensorMemory::kOwnBuffers});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_FALSE(model->class_shares.has_value());
+  EXPECT_EQ(model->ShareText(), "3.0% of the time alone");
+}
+
+// Convs take 20% longer in the graph, dense products nothing, data movement half again, the rest
+// 5%: one share cannot fit both a network heavy in convs and one heavy in dense products, the
+// shares per class can, and the held-out networks choose them.
+TEST(ContextModel, FitsASharePerClassOfKernelWhenTheClassesDiffer) {
+  ContextModel truth = Truth();
+  truth.class_shares = std::array<double, kContextClasses>{0.2, 0.0, 0.5, 0.05};
+  auto model = FitContextModel(GroupNetworks(Networks(12, truth)), {kMiB, 32 * kMiB}, {TensorMemory::kOwnBuffers});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  ASSERT_TRUE(model->class_shares.has_value());
+  for (std::size_t i = 0; i < kContextClasses; ++i) EXPECT_NEAR((*model->class_shares)[i], (*truth.class_shares)[i], 1e-9) << i;
+  EXPECT_NEAR(model->l3_ms_per_mib, 0.009, 1e-9);
+  EXPECT_LT(model->cv_rmspe_pct, 0.01);
+  EXPECT_EQ(model->ShareText(), "conv 20.0%, dense 0.0%, data_movement 50.0%, other 5.0% of the time alone");
+  // Each layer takes its class's share: a transpose half its time, a matmul none.
+  ContextModel shares = *model;
+  shares.l2_ms_per_mib = shares.l3_ms_per_mib = shares.weightless_l2_ms_per_mib = shares.weightless_l3_ms_per_mib = 0;
+  const std::vector<double> extra =
+      shares.ExtraMs({LayerTraffic{}, LayerTraffic{}, LayerTraffic{}}, {1.0, 2.0, 3.0},
+                     {OpKind::kTranspose, OpKind::kMatMul, OpKind::kDepthwiseConv2D});
+  EXPECT_NEAR(extra[0], 0.5, 1e-12);
+  EXPECT_NEAR(extra[1], 0.0, 1e-12);
+  EXPECT_NEAR(extra[2], 0.6, 1e-12);
+  // The pack keeps the shares and no single one: a reader that knows only one share refuses it.
+  const nlohmann::json json = model->ToJson();
+  EXPECT_FALSE(json.contains("share"));
+  auto back = ContextModel::FromJson(nlohmann::json::parse(json.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, *model);
+  nlohmann::json bad = json;
+  bad["class_shares"].erase("dense");
+  auto missing = ContextModel::FromJson(bad);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("context: class_shares"), std::string::npos) << missing.status().message();
+  EXPECT_NE(missing.status().message().find("dense"), std::string::npos) << missing.status().message();
 }
 
 TEST(ContextModel, RecoversTheArenaWhenTheNetworksRanInOne) {
@@ -170,7 +220,7 @@ TEST(ContextModel, NeverTakesALayerBelowHalfItsTimeAlone) {
   model.l2_ms_per_mib = 100;  // a layer whose producer left its input in L2 "gains" a lot
   LayerTraffic first{0, 512 * 1024, {{-1, 1024}}};
   LayerTraffic second{0, 1024, {{0, 512 * 1024}}};
-  const std::vector<double> extra = model.ExtraMs({first, second}, {1.0, 1.0});
+  const std::vector<double> extra = model.ExtraMs({first, second}, {1.0, 1.0}, {OpKind::kConv2D, OpKind::kAdd});
   ASSERT_EQ(extra.size(), 2u);
   EXPECT_GE(extra[1], -0.5);
 }
@@ -216,7 +266,7 @@ TEST(ContextModel, LayersWithoutWeightsHaveTheirOwnCacheCoefficientsAndOlderPack
   const std::vector<double> lost3 = ExtraMissBytes({conv, add}, model.l3_bytes, model.memory);
   ASSERT_DOUBLE_EQ(lost3[0], kMiB);
   ASSERT_DOUBLE_EQ(lost3[1], kMiB);
-  const std::vector<double> extra = model.ExtraMs({conv, add}, {1.0, 1.0});
+  const std::vector<double> extra = model.ExtraMs({conv, add}, {1.0, 1.0}, {OpKind::kConv2D, OpKind::kAdd});
   ASSERT_EQ(extra.size(), 2u);
   EXPECT_NEAR(extra[0], (0.002 * lost2[0] + 0.009 * lost3[0]) / kMiB, 1e-12);
   EXPECT_NEAR(extra[1], (0.004 * lost2[1] + 0.02 * lost3[1]) / kMiB, 1e-12);

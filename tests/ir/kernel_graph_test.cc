@@ -135,6 +135,16 @@ TEST(KernelGraphTest, ElementwiseFamiliesRoundTrip) {
     EXPECT_EQ(g->tensor(g->inputs[0]).dtype, from);
     EXPECT_EQ(g->tensor(g->outputs[0]).dtype, to);
   }
+  // A reshape may move int64 data (an attention mask's unsqueeze); a transpose may not.
+  Kernel mask = MakeKernel(OpKind::kReshape, nhwc);
+  mask.dtype = DataType::kInt64;
+  ExpectRoundTrip(mask);
+  Expected<Graph> reshaped = BuildKernelGraph(mask);
+  ASSERT_TRUE(reshaped.ok()) << reshaped.status().message();
+  EXPECT_EQ(reshaped->tensor(reshaped->outputs[0]).dtype, DataType::kInt64);
+  Kernel int_transpose = MakeKernel(OpKind::kTranspose, nhwc);
+  int_transpose.dtype = DataType::kInt64;
+  EXPECT_EQ(BuildKernelGraph(int_transpose).status().code(), StatusCode::kUnsupported);
   auto no_type = nhwc;
   no_type["to"] = 99;
   EXPECT_EQ(BuildKernelGraph(MakeKernel(OpKind::kCast, no_type)).status().code(), StatusCode::kInvalidInput);

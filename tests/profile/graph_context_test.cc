@@ -1,5 +1,6 @@
 #include "profile/graph_context.h"
 
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "../cli/run_latte.h"
 #include "ir/cache_reuse.h"
 #include "profile/space.h"
+#include "run/ort/ort_backend.h"
 #include "run/xnnpack/xnnpack_backend.h"
 
 namespace latte {
@@ -206,6 +208,61 @@ TEST(GraphContext, TheHardSwishFamilyIsACampaignOfItsOwn) {
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->size(), hard_swish->layers_stored);
   EXPECT_GT(hard_swish->layers_stored, 10u);
+}
+
+TEST(RandomEncoderNetwork, IsDeterministicTwoLayersAndWithinItsSize) {
+  SplitMix64 a(4), b(4);
+  for (int i = 0; i < 3; ++i) {
+    auto first = RandomEncoderNetwork(a);
+    auto second = RandomEncoderNetwork(b);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    ASSERT_TRUE(second.ok()) << second.status().message();
+    EXPECT_EQ(first->num_nodes(), second->num_nodes());
+    // Two layers: two softmaxes over the attention scores, each layer's 6 dense products
+    // (4 projections, 2 in the MLP) and 2 batched matmuls of activations.
+    int softmaxes = 0, products = 0;
+    for (NodeId n = 0; n < static_cast<NodeId>(first->num_nodes()); ++n) {
+      softmaxes += first->node(n).kind == OpKind::kSoftmax;
+      products += first->node(n).kind == OpKind::kMatMul || first->node(n).kind == OpKind::kFullyConnected;
+    }
+    EXPECT_EQ(softmaxes, 2) << i;
+    EXPECT_GE(products, 16) << i;  // and the head's (a classifier or BERT's pooler)
+  }
+}
+
+// The third family: encoder models on a backend that runs attention, a campaign of its own whose
+// layers include the encoders' matmuls, softmaxes and layer norms, each measured alone too.
+TEST(GraphContext, MeasuresTransformerEncodersOnOnnxRuntime) {
+  testing::TempDir dir;
+  const std::string db = (dir.path() / "g.db").string();
+  BackendRegistry registry;
+  RegisterOrtBackend(registry);
+  GraphContextOptions options = SmallCampaign(db);
+  options.campaign.backend = "ort";
+  options.campaign.reference_every = 0;
+  options.family = NetworkFamily::kEncoder;
+  options.graphs = 1;
+  std::ostringstream log;
+  auto encoders = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(encoders.ok()) << encoders.status().message();
+  ASSERT_EQ(encoders->measured, 1u) << (encoders->skipped.empty() ? log.str() : encoders->skipped.front());
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto campaigns = store->ListCampaigns();
+  ASSERT_TRUE(campaigns.ok());
+  ASSERT_EQ(campaigns->size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(campaigns->front().space)["graphs"], "random-encoder");
+  auto rows = store->QueryGraphLayers();
+  ASSERT_TRUE(rows.ok());
+  std::set<std::string> kinds;
+  for (const StoredGraphLayer& row : *rows) {
+    kinds.insert(row.record.kernel.Kind());
+    EXPECT_GT(row.record.alone_us, 0) << row.record.kernel.Key();
+    EXPECT_GE(row.record.in_graph_us, 0) << row.record.kernel.Key();
+  }
+  EXPECT_TRUE(kinds.count("matmul")) << ::testing::PrintToString(kinds);
+  EXPECT_TRUE(kinds.count("softmax")) << ::testing::PrintToString(kinds);
+  EXPECT_TRUE(kinds.count("layer_norm")) << ::testing::PrintToString(kinds);
 }
 
 TEST(GraphContext, StopsWhenTheBudgetIsSpent) {
