@@ -23,6 +23,8 @@
 #             pixels, opset 17 and 13) instead of models/: calibrate's encoder kernels are drawn at
 #             random sequence lengths and widths, so an encoder layer it happened to measure exactly
 #             is a table hit, counted apart. Use a backend that runs attention (BACKEND=ort).
+#   both      one calibration with no --models, then models/ (fold unseen) and the generated
+#             encoders (fold encoders) validated with its pack, one after the other.
 # BACKEND=NAME calibrates that backend (default xnnpack; ort for ONNX Runtime), one thread.
 # ROUNDS=N (default 3): the models are validated in N rounds, one after the other, and each
 # model's figures are those of its round with the median measured time. Other tenants of this
@@ -32,7 +34,7 @@
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
-# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from|encoders] [PACK=FILE] [BACKEND=NAME] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from|encoders|both] [PACK=FILE] [BACKEND=NAME] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
 #        SUMMARY=DIR REPREDICT=NAME bench/leave_models_out.sh
 #            the same measurements against another pack's predictions: each fold's DIR/FOLD/NAME
@@ -125,6 +127,16 @@ repredict() {
   done
 }
 all_models=("${mediapipe[@]}" "${paddleocr[@]}")
+# validate_encoders FOLD: the encoders build/bench/make_encoders generates, validated with FOLD's pack.
+validate_encoders() {
+  local make_encoders="$root/build/bench/make_encoders" f encoders=()
+  [[ -x "$make_encoders" ]] || { echo "bench: build/bench/make_encoders is missing: run scripts/setup --tests" >&2; exit 2; }
+  models_dir="$tmp/models"
+  "$make_encoders" "$models_dir" >/dev/null
+  for f in "$models_dir"/*.onnx; do encoders+=("$(basename "$f")" ""); done
+  validate "$1" "${encoders[@]}"
+  rm -rf "$models_dir"  # 350 MB of generated weights, made again from code in seconds
+}
 
 case "$folds" in
   summary)  # SUMMARY=DIR: a kept run's figures again, nothing measured (REPREDICT=NAME: with another pack)
@@ -152,16 +164,15 @@ case "$folds" in
     calibrate from --from "$pack"
     validate from "${mediapipe[@]}" "${paddleocr[@]}" ;;
   encoders)  # the generated encoders, none of their layers asked for by calibrate
-    make_encoders="$root/build/bench/make_encoders"
-    [[ -x "$make_encoders" ]] || { echo "bench: build/bench/make_encoders is missing: run scripts/setup --tests" >&2; exit 2; }
-    models_dir="$tmp/models"
-    "$make_encoders" "$models_dir" >/dev/null
-    encoders=()
-    for f in "$models_dir"/*.onnx; do encoders+=("$(basename "$f")" ""); done
     calibrate encoders
-    validate encoders "${encoders[@]}"
-    rm -rf "$models_dir" ;;  # 350 MB of generated weights, made again from code in seconds
-  *) echo "bench: FOLDS must be unseen, families, adapt, from or encoders" >&2; exit 2 ;;
+    validate_encoders encoders ;;
+  both)  # one calibration, then models/ and the generated encoders, as two folds of one pack
+    calibrate unseen
+    validate unseen "${mediapipe[@]}" "${paddleocr[@]}"
+    mkdir -p "$tmp/encoders"
+    cp "$tmp/unseen/pack.json.gz" "$tmp/encoders/"
+    validate_encoders encoders ;;
+  *) echo "bench: FOLDS must be unseen, families, adapt, from, encoders or both" >&2; exit 2 ;;
 esac
 
 python3 - "$tmp" <<'PY'
