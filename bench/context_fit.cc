@@ -7,7 +7,9 @@
 // and alone (context_probe's output, one TSV per model), the measured context (layers in the
 // graph minus alone) and each fit's, from the layers' measured times alone. No timing.
 // Usage: context_fit DB [--backend=NAME] [PROBE.tsv ...]   (default xnnpack)
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -109,6 +111,45 @@ int main(int argc, char** argv) {
                 fit->graphs, fit->folds, fit->cv_alone_rmspe_pct, fit->cv_rmspe_pct);
     fits.push_back(*fit);
     names.push_back(name);
+  }
+  // Per campaign (each family of random networks is a campaign of its own): the networks' error
+  // with the arena fit on every network, and with one fitted on the other campaigns only (the
+  // family held out: how a family the context never saw is predicted).
+  std::map<std::int64_t, std::vector<StoredGraphLayer>> by_campaign;
+  for (const StoredGraphLayer& layer : *layers) by_campaign[layer.campaign].push_back(layer);
+  if (by_campaign.size() > 1) {
+    auto stats = [](const std::vector<MeasuredNetwork>& networks, const ContextModel* model) {
+      std::vector<double> errors;
+      for (const MeasuredNetwork& n : networks) {
+        double alone = 0, graph = 0, extra = 0;
+        for (std::size_t i = 0; i < n.alone_ms.size(); ++i) alone += n.alone_ms[i], graph += n.in_graph_ms[i];
+        if (model != nullptr)
+          for (double e : model->ExtraMs(n.traffic, n.alone_ms, n.Ops())) extra += e;
+        errors.push_back(100 * (alone + extra - graph) / graph);
+      }
+      std::vector<double> sorted = errors;
+      std::sort(sorted.begin(), sorted.end());
+      double sq = 0;
+      for (double e : errors) sq += e * e;
+      return std::pair{sorted[sorted.size() / 2], std::sqrt(sq / static_cast<double>(errors.size()))};
+    };
+    std::printf("\nper campaign: networks' sums, median error / RMSPE (%%): alone | arena fit on all | fit without the campaign\n");
+    for (const auto& [campaign, own] : by_campaign) {
+      std::vector<StoredGraphLayer> others;
+      for (const auto& [c, rows] : by_campaign)
+        if (c != campaign) others.insert(others.end(), rows.begin(), rows.end());
+      const std::vector<MeasuredNetwork> networks = GroupNetworks(own);
+      auto without = FitContextModel(GroupNetworks(others), *caches);
+      const auto a = stats(networks, nullptr), all = stats(networks, &fits[1]);
+      std::printf("campaign %lld (%zu networks): %+.1f / %.1f | %+.1f / %.1f", static_cast<long long>(campaign),
+                  networks.size(), a.first, a.second, all.first, all.second);
+      if (without.ok()) {
+        const auto w = stats(networks, &*without);
+        std::printf(" | %+.1f / %.1f (%s)\n", w.first, w.second, without->ShareText().c_str());
+      } else {
+        std::printf(" | %s\n", without.status().message().c_str());
+      }
+    }
   }
   if (models.empty()) return 0;
   std::printf("\n| model | alone ms | context measured ms |");

@@ -80,6 +80,9 @@ class PredictResult(TypedDict):
     total_ms: float
     context_ms: float
     context: Optional[dict[str, Any]]
+    # "random CNN networks", or "transformer encoders" for a model with attention when the pack
+    # has a context fitted on them; None without a context model.
+    context_fitted_on: Optional[str]
     interval_ms: list[float]
     interval_level: float
     uncertainty: dict[str, Any]

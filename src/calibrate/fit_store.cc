@@ -42,8 +42,55 @@ Expected<std::vector<StoredGraphLayer>> ContextLayers(const Store& store, const 
   return layers;
 }
 
-// Fits the pack's in-graph context on `layers`, then calibrates its interval on those networks;
-// says in `result.context_note` and `result.interval_note` what it did or why not.
+// The campaigns that measured transformer encoders in context (graph_context's third family).
+Expected<std::set<std::int64_t>> EncoderCampaigns(const Store& store) {
+  auto campaigns = store.ListCampaigns();
+  if (!campaigns.ok()) return campaigns.status();
+  std::set<std::int64_t> ids;
+  for (const CampaignInfo& campaign : *campaigns) {
+    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
+    if (space.is_object() && space.value("graphs", "") == "random-encoder") ids.insert(campaign.id);
+  }
+  return ids;
+}
+
+// Fits an in-graph context on `layers` (one family's networks) into `context`, then calibrates
+// `interval` on those networks with it; says in the notes what it did or why not.
+void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expected<ContextCaches>& caches, const Pack& pack,
+                      std::optional<ContextModel>& context, std::optional<NetworkInterval>& interval,
+                      std::string& context_note, std::string& interval_note) {
+  const std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
+  auto model = caches.ok() ? FitContextModel(networks, *caches) : Expected<ContextModel>(caches.status());
+  if (model.ok()) context = *model;
+
+  // After the context: the interval is calibrated on the pack's predictions as PredictModel makes them.
+  auto calibrated = CalibrateNetworkInterval(pack, context ? &*context : nullptr, networks);
+  if (calibrated.ok()) {
+    interval = *calibrated;
+    interval_note = fmt::format(
+        "90% interval: calibrated on {} random networks the pack never measured ({} left out: a layer it cannot "
+        "predict); predicted / measured {:.3f}–{:.3f} from its predictors, {:.3f}–{:.3f} from their measured layers",
+        calibrated->networks, calibrated->skipped, calibrated->predicted_lo, calibrated->predicted_hi,
+        calibrated->measured_lo, calibrated->measured_hi);
+  } else {
+    interval_note = "interval: the kernels' spreads summed (not calibrated: " + calibrated.status().message() + ")";
+  }
+  if (!model.ok()) {
+    context_note = "no in-graph context: " + model.status().message();
+    return;
+  }
+  context_note = fmt::format(
+      "in-graph context: {} + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
+      "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}; fitted on {} "
+      "layers of {} random networks, minimising each {}'s error; held-out networks' layer sums {:.1f}% RMSPE alone, {:.1f}% with it",
+      model->ShareText(), model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
+      TensorMemoryName(model->memory), model->weightless_l2_ms_per_mib, model->weightless_l3_ms_per_mib, model->layers,
+      model->graphs, model->objective == ContextObjective::kNetworks ? "network" : "layer", model->cv_alone_rmspe_pct,
+      model->cv_rmspe_pct);
+}
+
+// Fits the pack's in-graph contexts and intervals: one on the CNN families' networks, and one on
+// the transformer encoders' when they were measured (a model with attention is predicted with it).
 Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLayer>& layers, StoreFit& result) {
   if (layers.empty()) {
     result.context_note = "no layers measured in context on this configuration (latte calibrate measures them): "
@@ -53,33 +100,17 @@ Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLa
   }
   auto caches = ContextCachesOf(store, layers);
   if (!caches.ok() && caches.status().code() != StatusCode::kInvalidInput) return caches.status();
-  const std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
-  auto model = caches.ok() ? FitContextModel(networks, *caches) : Expected<ContextModel>(caches.status());
-  if (model.ok()) result.fit.pack.context = *model;
-
-  // After the context: the interval is calibrated on the pack's predictions as PredictModel makes them.
-  auto interval = CalibrateNetworkInterval(result.fit.pack, networks);
-  if (interval.ok()) {
-    result.fit.pack.interval = *interval;
-    result.interval_note = fmt::format(
-        "90% interval: calibrated on {} random networks the pack never measured ({} left out: a layer it cannot "
-        "predict); predicted / measured {:.3f}–{:.3f} from its predictors, {:.3f}–{:.3f} from their measured layers",
-        interval->networks, interval->skipped, interval->predicted_lo, interval->predicted_hi, interval->measured_lo,
-        interval->measured_hi);
-  } else {
-    result.interval_note = "interval: the kernels' spreads summed (not calibrated: " + interval.status().message() + ")";
+  LATTE_ASSIGN_OR_RETURN(const std::set<std::int64_t> encoder_campaigns, EncoderCampaigns(store));
+  std::vector<StoredGraphLayer> cnn, encoders;
+  for (const StoredGraphLayer& layer : layers) (encoder_campaigns.count(layer.campaign) ? encoders : cnn).push_back(layer);
+  Pack& pack = result.fit.pack;
+  FitFamilyContext(cnn, caches, pack, pack.context, pack.interval, result.context_note, result.interval_note);
+  if (!encoders.empty()) {
+    std::string context_note, interval_note;
+    FitFamilyContext(encoders, caches, pack, pack.transformer_context, pack.transformer_interval, context_note, interval_note);
+    result.context_note += "\nfor models with attention, from transformer encoders: " + context_note;
+    result.interval_note += "\nfor models with attention, from transformer encoders: " + interval_note;
   }
-  if (!model.ok()) {
-    result.context_note = "no in-graph context: " + model.status().message();
-    return Status::Ok();
-  }
-  result.context_note = fmt::format(
-      "in-graph context: {} + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
-      "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}; fitted on {} "
-      "layers of {} random networks, minimising each {}'s error; held-out networks' layer sums {:.1f}% RMSPE alone, {:.1f}% with it",
-      model->ShareText(), model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
-      TensorMemoryName(model->memory), model->weightless_l2_ms_per_mib, model->weightless_l3_ms_per_mib, model->layers,
-      model->graphs, model->objective == ContextObjective::kNetworks ? "network" : "layer", model->cv_alone_rmspe_pct, model->cv_rmspe_pct);
   return Status::Ok();
 }
 

@@ -68,7 +68,17 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     int layer = -1;
   };
   std::vector<Unit> units;  // only needed for the context: not collected without one (a hot path)
-  const bool context = pack.context.has_value();
+  // A model with attention (a matmul of two activations) takes the context and interval fitted on
+  // transformer encoders, when the pack has them; every other model the CNN networks'.
+  result.attention = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                 [](const Node& node) { return node.kind == OpKind::kMatMul; });
+  const bool encoder_fit = result.attention && pack.transformer_context.has_value();
+  const ContextModel* context_model = encoder_fit ? &*pack.transformer_context : pack.context ? &*pack.context : nullptr;
+  const NetworkInterval* calibrated = encoder_fit ? (pack.transformer_interval ? &*pack.transformer_interval : nullptr)
+                                      : pack.interval                          ? &*pack.interval
+                                                                               : nullptr;
+  result.context_family = encoder_fit ? "transformer encoders" : "random CNN networks";
+  const bool context = context_model != nullptr;
   for (KernelGroup& group : grouping.kernels) {
     Expected<Prediction> predicted = pack.Predict(group.kernel);
     if (!predicted.ok()) {
@@ -102,7 +112,7 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
       alone_ms.push_back(predicted ? result.layers[static_cast<std::size_t>(unit.layer)].prediction.ms : 0.0);
       ops.push_back(predicted ? result.layers[static_cast<std::size_t>(unit.layer)].kernel.op : OpKind::kOpaque);
     }
-    const std::vector<double> extra = pack.context->ExtraMs(LayerTrafficOf(graph, nodes), alone_ms, ops);
+    const std::vector<double> extra = context_model->ExtraMs(LayerTrafficOf(graph, nodes), alone_ms, ops);
     for (std::size_t i = 0; i < units.size(); ++i) {
       if (units[i].layer < 0) continue;  // not predicted: neither is its context
       result.layers[static_cast<std::size_t>(units[i].layer)].context_ms = extra[i];
@@ -111,18 +121,19 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     result.total_ms += result.context_ms;
     result.ms_by_source["in-graph context"] = result.context_ms;
     result.context_applied = true;
+    result.context = context_model;
   }
   PredictionUncertainty& u = result.uncertainty;
   u.kernels_sd_ms = spread_sum;
-  if (context) u.context_sd_ms = pack.context->cv_rmspe_pct / 100 * result.total_ms;
+  if (context) u.context_sd_ms = context_model->cv_rmspe_pct / 100 * result.total_ms;
   u.machine_sd_ms = pack.info.reference_spread * result.total_ms;
-  if (pack.interval && result.total_ms > 0) {
+  if (calibrated != nullptr && result.total_ms > 0) {
     // Calibrated on networks the pack never saw, mixed by how much of the time is table hits.
     const double kernels_ms = result.total_ms - result.context_ms;
     auto table = result.ms_by_source.find(std::string(PredictionSourceName(PredictionSource::kTableHit)));
     const double table_share = table != result.ms_by_source.end() && kernels_ms > 0 ? table->second / kernels_ms : 0;
-    std::tie(result.interval_lo_ms, result.interval_hi_ms) = pack.interval->Around(result.total_ms, table_share);
-    u.calibrated_networks = pack.interval->networks;
+    std::tie(result.interval_lo_ms, result.interval_hi_ms) = calibrated->Around(result.total_ms, table_share);
+    u.calibrated_networks = calibrated->networks;
   } else {
     result.interval_lo_ms = std::max(0.0, result.total_ms - kIntervalZ * u.sd_ms());
     result.interval_hi_ms = result.total_ms + kIntervalZ * u.sd_ms();

@@ -69,6 +69,11 @@ struct ModelPrediction {
   double total_ms = 0;        // sum of the layers' ms() (uncovered layers excluded, see coverage)
   double context_ms = 0;      // of which the layers' in-graph context (0 without a context model)
   bool context_applied = false;  // the pack has a context model and it was applied
+  bool attention = false;        // the model has a matmul of two activations
+  /// What the context and interval applied were fitted on: "random CNN networks", or
+  /// "transformer encoders" for a model with attention when the pack has them.
+  std::string context_family;
+  const ContextModel* context = nullptr;  // the context model applied (the pack's), if any
   PredictionUncertainty uncertainty;
   /// The pack's calibrated interval around the total (Pack::interval), else total ∓ kIntervalZ ·
   /// uncertainty.sd_ms() (not below 0).

@@ -56,7 +56,8 @@ Expected<NetworkInterval> NetworkInterval::FromJson(const nlohmann::json& json) 
   return interval;
 }
 
-Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const std::vector<MeasuredNetwork>& networks) {
+Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const ContextModel* context,
+                                                   const std::vector<MeasuredNetwork>& networks) {
   NetworkInterval interval;
   std::vector<double> predicted_ratio, measured_ratio;
   for (const MeasuredNetwork& network : networks) {
@@ -78,8 +79,8 @@ Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const std::
     auto total = [&](const std::vector<double>& alone) {
       double sum = 0;
       for (double ms : alone) sum += ms;
-      if (pack.context) {
-        for (double extra : pack.context->ExtraMs(network.traffic, alone, ops)) sum += extra;
+      if (context != nullptr) {
+        for (double extra : context->ExtraMs(network.traffic, alone, ops)) sum += extra;
       }
       return sum;
     };

@@ -45,9 +45,10 @@ inline constexpr double kIntervalLowQuantile = 0.05, kIntervalHighQuantile = 0.9
 /// With fewer networks the 5% and 95% quantiles are little more than the extremes: no calibration.
 inline constexpr std::size_t kMinIntervalNetworks = 20;
 
-/// Predicts each network with `pack` (its kernels, plus its context model when it has one) and
-/// calibrates the interval on predicted / measured. kInvalidInput, saying why, with fewer than
-/// kMinIntervalNetworks networks the pack can predict.
-Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const std::vector<MeasuredNetwork>& networks);
+/// Predicts each network with `pack`'s kernels plus `context` (the pack's context model for the
+/// networks' family, or none) and calibrates the interval on predicted / measured.
+/// kInvalidInput, saying why, with fewer than kMinIntervalNetworks networks the pack can predict.
+Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const ContextModel* context,
+                                                   const std::vector<MeasuredNetwork>& networks);
 
 }  // namespace latte

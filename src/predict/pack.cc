@@ -296,6 +296,8 @@ nlohmann::json Pack::ToJson() const {
   if (context) out["context"] = context->ToJson();
   if (adaptation) out["adaptation"] = adaptation->ToJson();
   if (interval) out["interval"] = interval->ToJson();
+  if (transformer_context) out["transformer_context"] = transformer_context->ToJson();
+  if (transformer_interval) out["transformer_interval"] = transformer_interval->ToJson();
   return out;
 }
 
@@ -395,6 +397,17 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     }
     if (json.contains("interval")) {  // optional: packs fitted with enough networks measured in context
       LATTE_ASSIGN_OR_RETURN(pack.interval, NetworkInterval::FromJson(json.at("interval")));
+    }
+    // Optional: packs of backends that run attention, fitted with encoders measured in context.
+    if (json.contains("transformer_context")) {
+      Expected<ContextModel> context = ContextModel::FromJson(json.at("transformer_context"));
+      if (!context.ok()) return context.status().WithContext("transformer_context");
+      pack.transformer_context = *context;
+    }
+    if (json.contains("transformer_interval")) {
+      Expected<NetworkInterval> interval = NetworkInterval::FromJson(json.at("transformer_interval"));
+      if (!interval.ok()) return interval.status().WithContext("transformer_interval");
+      pack.transformer_interval = *interval;
     }
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput("malformed pack: " + JsonErrorText(e));

@@ -118,6 +118,12 @@ class Pack {
   /// (predict/network_interval); unset for packs fitted without enough of them: their interval
   /// sums the kernels' spreads.
   std::optional<NetworkInterval> interval;
+  /// The same two fitted on transformer encoders measured in context (a backend that runs
+  /// attention): what a model with attention (a matmul of two activations) is predicted with. An
+  /// encoder's layers run in a graph much as alone, where a CNN's take a quarter longer; one
+  /// context for both over-predicted encoders by 25–48%.
+  std::optional<ContextModel> transformer_context;
+  std::optional<NetworkInterval> transformer_interval;
 
   /// Predicts `kernel` at the pack's thread count: table hit, else the best fitted predictor
   /// of its kind that has an answer, else roofline. kUnsupported (naming the kind and the kinds

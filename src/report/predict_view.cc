@@ -138,11 +138,11 @@ std::string PredictView::Text() const {
   }
   if (!sources.empty()) out << "by source: " << sources << "\n";
   if (m.context_applied) {
-    const ContextModel& c = *pack_.context;
+    const ContextModel& c = *m.context;
     out << fmt::format("in graph: {}{} ms beyond the kernels alone ({} + cache misses the model "
-                       "adds at L2 {} KiB / L3 {} MiB, memory {}; fitted on {} random networks, held-out error {:.1f}% → {:.1f}%)\n",
+                       "adds at L2 {} KiB / L3 {} MiB, memory {}; fitted on {} {}, held-out error {:.1f}% → {:.1f}%)\n",
                        m.context_ms < 0 ? "-" : "+", Ms(std::abs(m.context_ms)), c.ShareText(), c.l2_bytes >> 10,
-                       c.l3_bytes >> 20, TensorMemoryName(c.memory), c.graphs, c.cv_alone_rmspe_pct, c.cv_rmspe_pct);
+                       c.l3_bytes >> 20, TensorMemoryName(c.memory), c.graphs, m.context_family, c.cv_alone_rmspe_pct, c.cv_rmspe_pct);
   } else {
     out << "in graph: the pack has no context model: each layer is its kernel's time alone\n";
   }
@@ -191,7 +191,8 @@ nlohmann::json PredictView::Json() const {
           {"machine_note", machine_note_},
           {"total_ms", m.total_ms},
           {"context_ms", m.context_ms},
-          {"context", m.context_applied ? pack_.context->ToJson() : nlohmann::json(nullptr)},
+          {"context", m.context_applied ? m.context->ToJson() : nlohmann::json(nullptr)},
+          {"context_fitted_on", m.context_applied ? nlohmann::json(m.context_family) : nlohmann::json(nullptr)},
           {"interval_ms", {m.interval_lo_ms, m.interval_hi_ms}},
           {"interval_level", kIntervalLevel},
           {"uncertainty",

@@ -49,7 +49,7 @@ std::vector<MeasuredNetwork> Networks(int count, std::int64_t missing_channels =
 
 TEST(NetworkInterval, TheQuantilesOfPredictedOverMeasuredBoundNinetyPercent) {
   const Pack pack = TablePack();
-  auto interval = CalibrateNetworkInterval(pack, Networks(21));
+  auto interval = CalibrateNetworkInterval(pack, nullptr, Networks(21));
   ASSERT_TRUE(interval.ok()) << interval.status().message();
   EXPECT_EQ(interval->networks, 21u);
   EXPECT_EQ(interval->skipped, 0u);
@@ -69,12 +69,12 @@ TEST(NetworkInterval, NetworksThePackCannotPredictAreLeftOutAndTooFewAreRefused)
   std::vector<MeasuredNetwork> networks = Networks(20);
   const std::vector<MeasuredNetwork> unknown = Networks(3, 40);  // conv 40→40 is in no table
   networks.insert(networks.end(), unknown.begin(), unknown.end());
-  auto interval = CalibrateNetworkInterval(pack, networks);
+  auto interval = CalibrateNetworkInterval(pack, nullptr, networks);
   ASSERT_TRUE(interval.ok()) << interval.status().message();
   EXPECT_EQ(interval->networks, 20u);
   EXPECT_EQ(interval->skipped, 3u);
 
-  auto few = CalibrateNetworkInterval(pack, Networks(19));
+  auto few = CalibrateNetworkInterval(pack, nullptr, Networks(19));
   ASSERT_FALSE(few.ok());
   EXPECT_EQ(few.status().code(), StatusCode::kInvalidInput);
   EXPECT_NE(few.status().message().find("19 networks"), std::string::npos) << few.status().message();
@@ -163,6 +163,73 @@ TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
   ASSERT_TRUE(raw.ok()) << raw.status().message();
   ASSERT_TRUE(raw->fit.pack.interval.has_value());
   EXPECT_NEAR(raw->fit.pack.interval->predicted_lo, 0.91 / 1.25, 1e-9);
+}
+
+// Networks of the transformer-encoder family (a campaign whose space says "random-encoder") get
+// an interval of their own, calibrated on them alone: here they run 0.80–1.00 of the pack's
+// prediction where the CNN networks run 0.90–1.10.
+TEST(NetworkInterval, TransformerEncodersGetAnIntervalOfTheirOwn) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "interval.db").string();
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
+    const std::int64_t backend = *store->UpsertBackend({"ort", "1.0", 1, "fp32"});
+    auto profile = store->FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
+    ASSERT_TRUE(profile.ok());
+    std::vector<MeasurementRecord> measurements;
+    for (std::int64_t c : {8, 16, 24}) {
+      MeasurementRecord& record = measurements.emplace_back();
+      record.kernel = Conv(c);
+      record.stats.n = 10;
+      record.stats.p10 = record.stats.p50 = record.stats.p90 = 10.0 * double(c);
+      record.campaign = profile->id;
+      record.time = "2026-11-25T10:00:00Z";
+    }
+    ASSERT_TRUE(store->InsertMeasurements(device, backend, measurements).ok());
+    for (auto [space, low] : {std::pair{"{}", 0.9}, std::pair{R"({"graphs": "random-encoder"})", 0.8}}) {
+      auto campaign = store->FindOrCreateCampaign(TestCampaignKey("graph-context", space));
+      ASSERT_TRUE(campaign.ok());
+      std::vector<GraphLayerRecord> layers;
+      int g = 0;
+      for (const MeasuredNetwork& n : Networks(21)) {
+        for (std::size_t i = 0; i < n.kernels.size(); ++i) {
+          GraphLayerRecord& layer = layers.emplace_back();
+          layer.graph = fmt::format("random-net {}", g);
+          layer.layer = static_cast<int>(i);
+          layer.kernel = n.kernels[i];
+          layer.alone_us = 1000 * n.alone_ms[i];
+          layer.in_graph_us = 1000 * n.alone_ms[i] / (low + 0.01 * g);
+          layer.time = "2026-11-25T11:00:00Z";
+        }
+        ++g;
+      }
+      ASSERT_TRUE(store->InsertGraphLayers(device, backend, campaign->id, layers).ok());
+    }
+  }
+  StoreFitRequest request;
+  request.db = path;
+  request.filter.backend = "ort";
+  request.options.folds = 2;
+  request.correct_drift = false;
+  auto fit = FitFromStore(request);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  const Pack& pack = fit->fit.pack;
+  ASSERT_TRUE(pack.interval.has_value()) << fit->interval_note;
+  EXPECT_NEAR(pack.interval->predicted_lo, 0.91, 1e-9);
+  EXPECT_NEAR(pack.interval->predicted_hi, 1.09, 1e-9);
+  ASSERT_TRUE(pack.transformer_interval.has_value()) << fit->interval_note;
+  EXPECT_NEAR(pack.transformer_interval->predicted_lo, 0.81, 1e-9);
+  EXPECT_NEAR(pack.transformer_interval->predicted_hi, 0.99, 1e-9);
+  EXPECT_NE(fit->interval_note.find("for models with attention, from transformer encoders: 90% interval: calibrated on 21"),
+            std::string::npos)
+      << fit->interval_note;
+  // Both survive the pack's JSON.
+  auto back = Pack::FromJson(pack.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->transformer_interval, pack.transformer_interval);
+  EXPECT_EQ(back->interval, pack.interval);
 }
 
 }  // namespace

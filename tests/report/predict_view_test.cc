@@ -164,7 +164,7 @@ TEST(ModelPredictionTest, AContextModelAddsEachLayersInGraphCostAndSaysSo) {
   const std::string text = view.Text();
   EXPECT_NE(text.find("of which in graph"), std::string::npos) << text;
   EXPECT_NE(text.find("in graph: +0.062 ms beyond the kernels alone (10.0% of the time alone"), std::string::npos) << text;
-  EXPECT_NE(text.find("fitted on 12 random networks, held-out error 9.0% → 4.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("fitted on 12 random CNN networks, held-out error 9.0% → 4.0%"), std::string::npos) << text;
   const nlohmann::json json = view.Json();
   EXPECT_DOUBLE_EQ(json["layers"][0]["predicted_ms"].get<double>(), 0.55);
   EXPECT_DOUBLE_EQ(json["layers"][0]["kernel_ms"].get<double>(), 0.5);
@@ -172,6 +172,57 @@ TEST(ModelPredictionTest, AContextModelAddsEachLayersInGraphCostAndSaysSo) {
   EXPECT_DOUBLE_EQ(json["context_ms"].get<double>(), 0.0625);
   EXPECT_DOUBLE_EQ(json["context"]["share"].get<double>(), 0.1);
   EXPECT_NE(view.Csv().find("\nconv,3,8,4,8,8,1,0.550000,conv2d+relu,"), std::string::npos) << view.Csv();
+}
+
+// A model with attention (a matmul of two activations) takes the context and interval the pack
+// fitted on transformer encoders; a model without takes the CNN networks' even when the pack has both.
+TEST(ModelPredictionTest, AModelWithAttentionTakesTheTransformerEncodersContext) {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 8, 8});
+  TensorId y = b.Input("y", {1, 8, 8});
+  TensorId scores = b.Op1(OpKind::kMatMul, "scores", {x, y});
+  auto attention = b.Finish({scores});
+  ASSERT_TRUE(attention.ok()) << attention.status().message();
+  Pack pack = TablePack(*attention);  // no conv or add: the matmul takes 0.5 ms as a conv would
+  {
+    auto grouping = GroupIntoKernels(*attention, FusionRules::Default());
+    ASSERT_TRUE(grouping.ok());
+    const Kernel& matmul = grouping->kernels.front().kernel;
+    KindModel& model = pack.kinds[matmul.Kind()];
+    model.kind = matmul.Kind();
+    model.samples = 1;
+    model.ranges.Extend(matmul, 1);
+    model.table = std::move(MakePredictor("table", {})).value();
+    TrainingSample sample{matmul, 1, 0.5, 0.05};
+    ASSERT_TRUE(model.table->Fit({&sample, 1}).ok());
+  }
+  pack.context = TenPercentContext();
+  ContextModel encoders = TenPercentContext();
+  encoders.share = 0.02;
+  encoders.graphs = 7;
+  pack.transformer_context = encoders;
+  pack.interval = NetworkInterval{40, 0, 0.8, 1.2, 0.8, 1.2};
+  pack.transformer_interval = NetworkInterval{30, 0, 0.95, 1.05, 0.95, 1.05};
+  auto predicted = PredictModel(*attention, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  EXPECT_TRUE(predicted->attention);
+  EXPECT_DOUBLE_EQ(predicted->context_ms, 0.01);  // 2% of 0.5 ms
+  EXPECT_EQ(predicted->context_family, "transformer encoders");
+  EXPECT_EQ(predicted->uncertainty.calibrated_networks, 30u);
+  EXPECT_NEAR(predicted->interval_lo_ms, 0.51 / 1.05, 1e-12);
+  PredictView view(*attention, *predicted, pack, "attention.onnx", "");
+  EXPECT_NE(view.Text().find("fitted on 7 transformer encoders"), std::string::npos) << view.Text();
+  EXPECT_EQ(view.Json()["context_fitted_on"], "transformer encoders");
+
+  Graph cnn = TestGraph();
+  Pack cnn_pack = TablePack(cnn);
+  cnn_pack.context = pack.context;
+  cnn_pack.transformer_context = pack.transformer_context;
+  auto convs = PredictModel(cnn, cnn_pack);
+  ASSERT_TRUE(convs.ok()) << convs.status().message();
+  EXPECT_FALSE(convs->attention);
+  EXPECT_DOUBLE_EQ(convs->context_ms, 0.0625);  // 10% of 0.625 ms
+  EXPECT_EQ(convs->context_family, "random CNN networks");
 }
 
 // Three independent parts, in quadrature: the kernels' summed spreads, the context model's held-out
