@@ -1,6 +1,9 @@
 // The interval calibrated on networks measured in context: its quantiles, its JSON, and a store's
-// networks corrected to the pack's machine speed before they are used.
+// networks corrected to the pack's machine speed before they are used, and the transformer
+// encoders' networks calibrated apart.
 #include "predict/network_interval.h"
+
+#include <functional>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -99,6 +102,44 @@ TEST(NetworkInterval, JsonRoundTripsAndImpossibleRatiosAreRefused) {
   EXPECT_NE(refused([](auto& j) { j["networks"] = -3; }).find("interval"), std::string::npos);
 }
 
+// The table's three convs (8, 16 and 24 channels at 0.08, 0.16 and 0.24 ms) measured into
+// `store` on `backend` in a profile campaign; returns that campaign's id.
+std::int64_t InsertTableMeasurements(Store& store, std::int64_t device, std::int64_t backend) {
+  auto profile = store.FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
+  EXPECT_TRUE(profile.ok());
+  std::vector<MeasurementRecord> measurements;
+  for (std::int64_t c : {8, 16, 24}) {
+    MeasurementRecord& record = measurements.emplace_back();
+    record.kernel = Conv(c);
+    record.stats.n = 10;
+    record.stats.p10 = record.stats.p50 = record.stats.p90 = 10.0 * double(c);
+    record.campaign = profile->id;
+    record.time = "2026-11-25T10:00:00Z";
+  }
+  EXPECT_TRUE(store.InsertMeasurements(device, backend, measurements).ok());
+  return profile->id;
+}
+
+// Networks(21) as a campaign's layers measured in context: network g's layers alone at `scale` ×
+// their time and in the graph at that divided by `ratio(g)`.
+std::vector<GraphLayerRecord> NetworkLayers(double scale, const std::function<double(int)>& ratio) {
+  std::vector<GraphLayerRecord> layers;
+  int g = 0;
+  for (const MeasuredNetwork& n : Networks(21)) {
+    for (std::size_t i = 0; i < n.kernels.size(); ++i) {
+      GraphLayerRecord& layer = layers.emplace_back();
+      layer.graph = fmt::format("random-net {}", g);
+      layer.layer = static_cast<int>(i);
+      layer.kernel = n.kernels[i];
+      layer.alone_us = 1000 * scale * n.alone_ms[i];
+      layer.in_graph_us = layer.alone_us / ratio(g);
+      layer.time = "2026-11-25T11:00:00Z";
+    }
+    ++g;
+  }
+  return layers;
+}
+
 // A store's networks measured while the machine ran 1.25× slower than the pack's reference level
 // (readings of 125 µs in their campaign, 100 in the measurements') are scaled to that level
 // before the interval is calibrated on them: the table's times then explain them as they are.
@@ -110,37 +151,13 @@ TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
     ASSERT_TRUE(store.ok()) << store.status().message();
     const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
     const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
-    auto profile = store->FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
-    ASSERT_TRUE(profile.ok());
-    std::vector<MeasurementRecord> measurements;
-    for (std::int64_t c : {8, 16, 24}) {
-      MeasurementRecord& record = measurements.emplace_back();
-      record.kernel = Conv(c);
-      record.stats.n = 10;
-      record.stats.p10 = record.stats.p50 = record.stats.p90 = 10.0 * double(c);
-      record.campaign = profile->id;
-      record.time = "2026-11-25T10:00:00Z";
-    }
-    ASSERT_TRUE(store->InsertMeasurements(device, backend, measurements).ok());
+    const std::int64_t profile = InsertTableMeasurements(*store, device, backend);
     for (int i = 0; i < 3; ++i)
-      ASSERT_TRUE(store->RecordReference({profile->id, fmt::format("2026-11-25T10:0{}:00Z", i), 100, "ref"}).ok());
+      ASSERT_TRUE(store->RecordReference({profile, fmt::format("2026-11-25T10:0{}:00Z", i), 100, "ref"}).ok());
     // No cache sizes in the space: no context model, the interval alone is calibrated.
     auto networks = store->FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
     ASSERT_TRUE(networks.ok());
-    std::vector<GraphLayerRecord> layers;
-    int g = 0;
-    for (const MeasuredNetwork& n : Networks(21)) {
-      for (std::size_t i = 0; i < n.kernels.size(); ++i) {
-        GraphLayerRecord& layer = layers.emplace_back();
-        layer.graph = fmt::format("random-net {}", g);
-        layer.layer = static_cast<int>(i);
-        layer.kernel = n.kernels[i];
-        layer.alone_us = 1250 * n.alone_ms[i];
-        layer.in_graph_us = 1250 * n.in_graph_ms[i];
-        layer.time = "2026-11-25T11:00:00Z";
-      }
-      ++g;
-    }
+    const std::vector<GraphLayerRecord> layers = NetworkLayers(1.25, [](int g) { return 0.9 + 0.01 * g; });
     ASSERT_TRUE(store->InsertGraphLayers(device, backend, networks->id, layers).ok());
     for (const char* time : {"2026-11-25T10:59:00Z", "2026-11-25T11:01:00Z"})
       ASSERT_TRUE(store->RecordReference({networks->id, time, 125, "ref"}).ok());
@@ -176,35 +193,11 @@ TEST(NetworkInterval, TransformerEncodersGetAnIntervalOfTheirOwn) {
     ASSERT_TRUE(store.ok()) << store.status().message();
     const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
     const std::int64_t backend = *store->UpsertBackend({"ort", "1.0", 1, "fp32"});
-    auto profile = store->FindOrCreateCampaign(TestCampaignKey("profile", "{}"));
-    ASSERT_TRUE(profile.ok());
-    std::vector<MeasurementRecord> measurements;
-    for (std::int64_t c : {8, 16, 24}) {
-      MeasurementRecord& record = measurements.emplace_back();
-      record.kernel = Conv(c);
-      record.stats.n = 10;
-      record.stats.p10 = record.stats.p50 = record.stats.p90 = 10.0 * double(c);
-      record.campaign = profile->id;
-      record.time = "2026-11-25T10:00:00Z";
-    }
-    ASSERT_TRUE(store->InsertMeasurements(device, backend, measurements).ok());
+    InsertTableMeasurements(*store, device, backend);
     for (auto [space, low] : {std::pair{"{}", 0.9}, std::pair{R"({"graphs": "random-encoder"})", 0.8}}) {
       auto campaign = store->FindOrCreateCampaign(TestCampaignKey("graph-context", space));
       ASSERT_TRUE(campaign.ok());
-      std::vector<GraphLayerRecord> layers;
-      int g = 0;
-      for (const MeasuredNetwork& n : Networks(21)) {
-        for (std::size_t i = 0; i < n.kernels.size(); ++i) {
-          GraphLayerRecord& layer = layers.emplace_back();
-          layer.graph = fmt::format("random-net {}", g);
-          layer.layer = static_cast<int>(i);
-          layer.kernel = n.kernels[i];
-          layer.alone_us = 1000 * n.alone_ms[i];
-          layer.in_graph_us = 1000 * n.alone_ms[i] / (low + 0.01 * g);
-          layer.time = "2026-11-25T11:00:00Z";
-        }
-        ++g;
-      }
+      const std::vector<GraphLayerRecord> layers = NetworkLayers(1.0, [low = low](int g) { return low + 0.01 * g; });
       ASSERT_TRUE(store->InsertGraphLayers(device, backend, campaign->id, layers).ok());
     }
   }
