@@ -13,6 +13,7 @@
 
 #include "../db/postgres_server.h"
 #include "cli/run_latte.h"
+#include "db/store.h"
 
 namespace latte::testing {
 namespace {
@@ -143,6 +144,31 @@ TEST_F(ServerCli, AnUnreachableServerIsOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.err.find(kPassword), std::string::npos) << r.err;
   }
+}
+
+TEST_F(ServerCli, ADamagedOrNewerServerStoreIsOneLineAndExitTwo) {
+  TempDir dir;
+  const std::string url = UrlWithPassword();
+  const std::string table = dir.Write("t.out", "{Regular,1,3,8,8,8,3,1,0} 1.5\n");
+  const std::vector<std::string> import = {"import", "--format", "tensorrt-conv", table, "--device", "v100",
+                                           "--backend", "tensorrt", "--db", url};
+  ASSERT_EQ(RunLatte(import, dir.path()).exit_code, 0);
+  const std::pair<std::string, std::string> damages[] = {
+      {"UPDATE latte_schema SET version = 99",
+       "schema version 99 is newer than this latte understands (" + std::to_string(kStoreSchemaVersion) +
+           "): use a newer latte"},
+      {"UPDATE latte_schema SET version = 4; DROP TABLE graph_layers", "damaged Latte database (no table graph_layers)"}};
+  for (const auto& [sql, why] : damages) {
+    ASSERT_TRUE(PostgresServer::RunSql(url, sql));
+    for (const std::vector<std::string>& args :
+         {import, std::vector<std::string>{"export", "--db", url},
+          std::vector<std::string>{"fit", "--backend", "tensorrt", "-o", (dir.path() / "f.json").string(), "--db", url}}) {
+      RunResult r = RunLatte(args, dir.path());
+      EXPECT_EQ(r.exit_code, 2) << args[0];
+      EXPECT_EQ(r.err, "error: " + Masked(url) + ": " + why + "\n") << args[0];
+    }
+  }
+  EXPECT_EQ(PostgresServer::Query(url, "SELECT count(*) FROM measurements"), "1\n");  // nothing lost
 }
 
 }  // namespace
