@@ -198,7 +198,7 @@ std::string NowUtcIso8601() {
 Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   const std::string backend = request.filter.backend.value_or("");
   if (backend.empty()) return InvalidInput("a fit needs a backend");
-  auto fail = [&](const Status& status) { return status.WithContext(request.db); };
+  auto fail = [&](const Status& status) { return status.WithContext(MaskPassword(request.db)); };
   auto store = Store::OpenReadOnly(request.db);  // a fit only reads the store
   if (!store.ok()) return store.status();  // Open's errors name the file already
   // A row whose figures are no times is left out, and the report says which and why: one damaged

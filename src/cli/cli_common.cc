@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "db/store.h"
 #include "import/import.h"
 
 namespace latte::cli {
@@ -84,6 +85,12 @@ MeasureOptions ValidationMeasureOptions() {
   MeasureOptions options;
   options.warmup_runs = 5;
   return options;
+}
+
+void AddStoreFlag(CLI::App& cmd, std::string& db, const std::string& what) {
+  cmd.add_option("--db", db,
+                 what + ": a SQLite file, or a PostgreSQL database as postgresql://USER@HOST/NAME (default: " +
+                     DefaultStorePath() + ")");
 }
 
 void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what) {

@@ -49,6 +49,10 @@ CLI::Validator PrecisionIn(std::vector<Precision> runs, const std::string& comma
 /// value makes a measurement run without end). `what` ends each description ("per kernel").
 void AddProtocolFlags(CLI::App& cmd, MeasureOptions& measure, const std::string& what = "");
 
+/// --db: `what` ("Store file"), a SQLite file or a PostgreSQL server's URL, read into `db` (empty:
+/// DefaultStorePath(), shown).
+void AddStoreFlag(CLI::App& cmd, std::string& db, const std::string& what);
+
 /// How validate and pareto measure whole models by default: the bench protocol with 5 warmup runs
 /// (their runs are compared with predictions, so the first, colder runs stay out).
 MeasureOptions ValidationMeasureOptions();

@@ -13,6 +13,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "core/progress.h"
+#include "db/server_url.h"
 #include "db/store.h"
 #include "calibrate/calibrate.h"
 #include "predict/pack.h"
@@ -38,7 +39,7 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
   cmd->add_option("--models", flags->models, "Models whose kernels (and neighbours) are profiled first");
   AddModelInputFlags(*cmd, flags->inputs, "; for --models");
-  cmd->add_option("--db", flags->db, "Store the measurements go to (default: " + DefaultStorePath() + ")");
+  AddStoreFlag(*cmd, flags->db, "Store the measurements go to");
   cmd->add_option("--seed", flags->seed, "Seed of the random draws")->capture_default_str();
   cmd->add_flag("--no-detect-fusion", flags->no_fusion, "Use the default fusion rules instead of measuring them");
   cmd->add_option("--from", flags->from,
@@ -113,19 +114,19 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
     const bool json = flags->format == "json";
     if (!json) std::cout << CalibrateResultText(*result, options.fit.folds);
     if (result->interrupted) {
-      if (json) std::cout << CalibrateResultJson(*result, options.db, "").dump(2) << "\n";
+      if (json) std::cout << CalibrateResultJson(*result, MaskPassword(options.db), "").dump(2) << "\n";
       else
-        std::cout << "interrupted: measurements so far are in " << options.db
+        std::cout << "interrupted: measurements so far are in " << MaskPassword(options.db)
                   << "; run the same command again to continue (no pack written)\n";
       return Interrupted("");  // what it measured is said above
     }
     if (Status saved = result->fit.fit.pack.Save(flags->output); !saved.ok()) {
       return saved;
     }
-    if (json) std::cout << CalibrateResultJson(*result, options.db, flags->output).dump(2) << "\n";
+    if (json) std::cout << CalibrateResultJson(*result, MaskPassword(options.db), flags->output).dump(2) << "\n";
     else
       std::cout << "wrote " << flags->output << " (" << result->fit.fit.pack.kinds.size() << " kernel kinds, "
-                << result->fit.measurements << " measurements of this machine in " << options.db << ")\n";
+                << result->fit.measurements << " measurements of this machine in " << MaskPassword(options.db) << ")\n";
     return Status::Ok();
   });
 }

@@ -19,7 +19,7 @@ void AddExportCommand(CLI::App& app, Status& result) {
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("export", "Write stored measurements as CSV or JSON lines");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"csv", "jsonl"}));
-  cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
+  AddStoreFlag(*cmd, flags->db, "Store");
   cmd->add_option("-o,--output", flags->output, "Output file (default: standard output)");
   cmd->add_option("--backend", flags->backend, "Only this backend");
   cmd->add_option("--num-threads,--num_threads", flags->threads, "Only this thread count")->check(IntegerIn(0, kMaxThreads));

@@ -28,7 +28,7 @@ void AddFitCommand(CLI::App& app, Status& result) {
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("fit", "Fit a predictor pack on stored measurements (k-fold cross-validated)");
-  cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
+  AddStoreFlag(*cmd, flags->db, "Store");
   cmd->add_option("--backend", flags->backend, "Backend whose measurements to fit (xnnpack, tensorrt, ...)")->required();
   cmd->add_option("--device", flags->device, "Device key (needed when the store holds several devices)");
   cmd->add_option("--num-threads,--num_threads", flags->threads, "Thread count (needed when several were measured)")
@@ -74,7 +74,7 @@ void AddFitCommand(CLI::App& app, Status& result) {
       }
       request.fusion_rules = flags->fusion_rules;
     }
-    request.command = "latte fit --db " + request.db + " --backend " + flags->backend +
+    request.command = "latte fit --db " + MaskPassword(request.db) + " --backend " + flags->backend +
                       (flags->device.empty() ? "" : " --device " + flags->device) +
                       (flags->threads > 0 ? " --num-threads " + std::to_string(flags->threads) : "") +
                       (flags->precision.empty() ? "" : " --precision " + flags->precision) +

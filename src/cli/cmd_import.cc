@@ -5,6 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "db/server_url.h"
 #include "db/store.h"
 #include "db/table_io.h"
 
@@ -32,7 +33,7 @@ void AddImportCommand(CLI::App& app, Status& result) {
       ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("--unit", flags->options.latency_unit, "Unit of a CSV latency_time column")
       ->check(CLI::IsMember({"ms", "us"}));
-  cmd->add_option("--db", flags->db, "Store file (default: " + DefaultStorePath() + ")");
+  AddStoreFlag(*cmd, flags->db, "Store (created when new)");
   OnRun(cmd, result, [flags]() -> Status {
     const std::string db = flags->db.empty() ? DefaultStorePath() : flags->db;
     auto store = Store::Open(db);
@@ -43,7 +44,7 @@ void AddImportCommand(CLI::App& app, Status& result) {
     if (!report.ok()) {
       return report.status();
     }
-    std::cout << flags->file << ": " << report->Describe() << " into " << db << "\n";
+    std::cout << flags->file << ": " << report->Describe() << " into " << MaskPassword(db) << "\n";
     return Status::Ok();
   });
 }

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/file.h"
 #include "core/progress.h"
+#include "db/server_url.h"
 #include "profile/fusion.h"
 #include "profile/profile.h"
 #include "profile/space.h"
@@ -55,7 +56,7 @@ void AddProfileCommand(CLI::App& app, Status& result) {
   cmd->add_option("--max-kernels", flags->max_kernels, "At most this many kernels (random: how many to draw)")
       ->check(IntegerIn(1, kMaxRandomKernels));  // the random sampler's limit, for every strategy
   cmd->add_option("--seed", flags->seed, "Seed of the random draws and of the measuring order")->capture_default_str();
-  cmd->add_option("--db", flags->db, "Store file (default: " + DefaultProfileDb() + ")");
+  AddStoreFlag(*cmd, flags->db, "Store (created when new)");
   AddProtocolFlags(*cmd, flags->measure, " per kernel");
   cmd->add_option("--batch", flags->batch, "Measurements per store transaction")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_flag("--detect-fusion", flags->detect_fusion,
@@ -143,8 +144,8 @@ void AddProfileCommand(CLI::App& app, Status& result) {
     if (!result.ok()) {
       return result.status();
     }
-    std::cout << (flags->format == "json" ? ProfileResultJson(*result, options.db).dump(2) + "\n"
-                                          : ProfileResultText(*result, options.db));
+    std::cout << (flags->format == "json" ? ProfileResultJson(*result, MaskPassword(options.db)).dump(2) + "\n"
+                                          : ProfileResultText(*result, MaskPassword(options.db)));
     return result->summary.interrupted ? Interrupted("") : Status::Ok();  // what it measured is said above
   });
 }

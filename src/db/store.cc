@@ -1,17 +1,15 @@
 #include "db/store.h"
 
-#include <sqlite3.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
-#include <thread>
+#include <tuple>
 #include <type_traits>
 #include <variant>
 
@@ -19,12 +17,16 @@
 #include <nlohmann/json.hpp>
 
 #include "db/campaign_key.h"
+#include "db/postgres_connection.h"
+#include "db/server_url.h"
+#include "db/sql_connection.h"
+#include "db/sqlite_connection.h"
 
 namespace latte {
 namespace {
 
-// 'LATT': marks a file as Latte's, so another program's SQLite file is refused, not altered.
-constexpr int kApplicationId = 0x4C415454;
+using sql::Statement;
+using sql::ValueType;
 
 // Schema, one entry per version: migrations[i] takes user_version i to i + 1. Only ever append.
 constexpr const char* kMigrations[] = {
@@ -135,151 +137,15 @@ std::string NowIso() {
   return fmt::format("{}.{:03d}Z", text, static_cast<int>(millis));
 }
 
-// One SQLite failure as a Status naming the file and what it means to a user.
-Status DbError(const std::string& path, sqlite3* db, int rc, std::string_view doing = {}) {
-  const int primary = rc & 0xff;
-  std::string detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  switch (primary) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return IoError(path + ": database is locked by another process");
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
-      return InvalidInput(path + ": not a Latte database (" + detail + ")");
-    case SQLITE_CANTOPEN:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-    case SQLITE_NOMEM:
-      return IoError(path + ": " + detail);
-    default:
-      return Internal(path + ": " + (doing.empty() ? "" : std::string(doing) + ": ") + detail);
-  }
-}
-
-// A prepared statement, finalized on scope exit.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt_); }
-
-  Status Prepare(std::string_view sql) {
-    sqlite3_finalize(stmt_);
-    stmt_ = nullptr;
-    int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-    if (rc != SQLITE_OK) return DbError(path_, db_, rc, "prepare");
-    return Status::Ok();
-  }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  void Bind(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Bind(int i, int v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Bind(int i, std::size_t v) { sqlite3_bind_int64(stmt_, i, static_cast<std::int64_t>(v)); }
-  void Bind(int i, std::string_view v) { sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
-  void Bind(int i, const std::string& v) { Bind(i, std::string_view(v)); }
-  void Bind(int i, const char* v) { Bind(i, std::string_view(v)); }
-  // NaN is "the source gave no such figure": NULL in the file.
-  void Bind(int i, double v) {
-    if (std::isnan(v)) sqlite3_bind_null(stmt_, i);
-    else sqlite3_bind_double(stmt_, i, v);
-  }
-  void Bind(int i, const std::optional<std::int64_t>& v) {
-    if (v) Bind(i, *v);
-    else sqlite3_bind_null(stmt_, i);
-  }
-
-  /// true: a row is ready; false: done. Errors come back as a Status.
-  Expected<bool> Step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return DbError(path_, db_, rc, "step");
-  }
-  Status Run() {
-    Expected<bool> row = Step();
-    if (!row.ok()) return row.status();
-    return Status::Ok();
-  }
-  /// Steps through every row, calling `read` on each (a read that returns a Status stops at its
-  /// first error).
-  template <class Read>
-  Status ForEachRow(Read&& read) {
-    while (true) {
-      LATTE_ASSIGN_OR_RETURN(bool row, Step());
-      if (!row) return Status::Ok();
-      if constexpr (std::is_same_v<decltype(read()), Status>) {
-        LATTE_RETURN_IF_ERROR(read());
-      } else {
-        read();
-      }
-    }
-  }
-
-  std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Real(int col) const {
-    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
-    return sqlite3_column_double(stmt_, col);
-  }
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int Type(int col) const { return sqlite3_column_type(stmt_, col); }
-  std::string Text(int col) const {
-    const unsigned char* text = sqlite3_column_text(stmt_, col);
-    return text == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, col));
-  }
-
- private:
-  sqlite3* db_;
-  const std::string& path_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-Status Exec(sqlite3* db, const std::string& path, const char* sql) {
-  char* error = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
-  sqlite3_free(error);
-  if (rc != SQLITE_OK) return DbError(path, db, rc, sql);
-  return Status::Ok();
-}
-
-Expected<std::int64_t> QueryInt(sqlite3* db, const std::string& path, const char* sql) {
-  Statement stmt(db, path);
-  LATTE_RETURN_IF_ERROR(stmt.Prepare(sql));
-  LATTE_ASSIGN_OR_RETURN(bool row, stmt.Step());
-  if (!row) return Internal(path + ": no result for " + sql);
-  return stmt.Int(0);
-}
-
-// Every (table, column) of the database's tables.
-Expected<std::set<std::pair<std::string, std::string>>> TableColumns(sqlite3* db, const std::string& path) {
-  Statement select(db, path);
-  LATTE_RETURN_IF_ERROR(select.Prepare(
-      "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table'"));
-  std::set<std::pair<std::string, std::string>> columns;
-  while (true) {
-    LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
-    if (!row) break;
-    columns.emplace(select.Text(0), select.Text(1));
-  }
-  return columns;
-}
-
-// What the file lacks of the tables and columns its schema version's migrations create ("no table
-// graph_layers", "no column measurements.p50"), or "" when nothing. The expected schema is built by
-// running those migrations on an empty in-memory database, so it is never written down twice.
-Expected<std::string> MissingSchema(sqlite3* db, const std::string& path, std::int64_t version) {
-  const std::string memory_name = ":memory:";
-  sqlite3* memory = nullptr;
-  int rc = sqlite3_open_v2(memory_name.c_str(), &memory, SQLITE_OPEN_READWRITE, nullptr);
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> close(memory, sqlite3_close_v2);
-  if (rc != SQLITE_OK) return Internal("cannot open an in-memory database: " + std::string(sqlite3_errstr(rc)));
-  for (std::int64_t v = 0; v < version; ++v) LATTE_RETURN_IF_ERROR(Exec(memory, memory_name, kMigrations[v]));
-  LATTE_ASSIGN_OR_RETURN(auto expected, TableColumns(memory, memory_name));
-  LATTE_ASSIGN_OR_RETURN(auto actual, TableColumns(db, path));
+// What the database lacks of the tables and columns its schema version's migrations create ("no
+// table graph_layers", "no column measurements.p50"), or "" when nothing. The expected schema is
+// built by running those migrations on an empty in-memory database, so it is never written down
+// twice (and is the same for every engine).
+Expected<std::string> MissingSchema(sql::Connection& db, std::int64_t version) {
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<sql::Connection> memory, sql::OpenSqliteInMemory());
+  for (std::int64_t v = 0; v < version; ++v) LATTE_RETURN_IF_ERROR(memory->Exec(kMigrations[v]));
+  LATTE_ASSIGN_OR_RETURN(sql::Columns expected, memory->TableColumns());
+  LATTE_ASSIGN_OR_RETURN(sql::Columns actual, db.TableColumns());
   std::set<std::string> tables;
   for (const auto& [table, column] : actual) tables.insert(table);
   for (const auto& [table, column] : expected) {
@@ -306,10 +172,10 @@ void BindCampaignKey(Statement& statement, int first, const CampaignKey& key) {
 // Migration 3 -> 4's second half: each stored campaign's key, read from the command text it was
 // identified by. A text of no known form (none was ever written) leaves the columns NULL: the
 // campaign and its rows are kept, and no new campaign resumes it.
-Status FillCampaignKeys(sqlite3* db, const std::string& path) {
+Status FillCampaignKeys(sql::Connection& db) {
   std::vector<std::pair<std::int64_t, CampaignKey>> keys;
   {
-    Statement select(db, path);
+    Statement select(db);
     LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id, command, space FROM campaigns"));
     while (true) {
       LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
@@ -318,7 +184,7 @@ Status FillCampaignKeys(sqlite3* db, const std::string& path) {
       if (key) keys.emplace_back(select.Int(0), std::move(*key));
     }
   }
-  Statement update(db, path);
+  Statement update(db);
   LATTE_RETURN_IF_ERROR(update.Prepare(
       "UPDATE campaigns SET kind = ?2, backend = ?3, threads = ?4, precision = ?5, settings = ?6, strategy = ?7, "
       "seed = ?8 WHERE id = ?1"));
@@ -332,7 +198,7 @@ Status FillCampaignKeys(sqlite3* db, const std::string& path) {
 }
 
 // What each migration does beyond its SQL (nullptr: nothing), by the version it migrates from.
-constexpr Status (*kMigrationSteps[])(sqlite3*, const std::string&) = {nullptr, nullptr, nullptr, FillCampaignKeys};
+constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys};
 static_assert(std::size(kMigrationSteps) == kStoreSchemaVersion);
 
 std::string ParamsJson(const Kernel& kernel) {
@@ -358,145 +224,78 @@ DeviceInfo DeviceInfoFrom(const DeviceFingerprint& fingerprint) {
   return {fingerprint.Key(), fingerprint.Describe(), json.dump()};
 }
 
-Store::Store(Store&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)), read_only_(other.read_only_),
-      transaction_depth_(other.transaction_depth_), version_(other.version_) {}
-
-Store& Store::operator=(Store&& other) noexcept {
-  if (this != &other) {
-    if (db_ != nullptr) sqlite3_close_v2(db_);
-    db_ = std::exchange(other.db_, nullptr);
-    path_ = std::move(other.path_);
-    read_only_ = other.read_only_;
-    transaction_depth_ = other.transaction_depth_;
-    version_ = other.version_;
-  }
-  return *this;
-}
-
-Store::~Store() {
-  if (db_ != nullptr) sqlite3_close_v2(db_);
-}
+Store::Store(std::unique_ptr<sql::Connection> db) : db_(std::move(db)), path_(db_->name()) {}
+Store::Store(Store&& other) noexcept = default;
+Store& Store::operator=(Store&& other) noexcept = default;
+Store::~Store() = default;
 
 Expected<Store> Store::Open(const std::string& path, const StoreOptions& options) {
-  return OpenFile(path, options, /*read_only=*/false);
+  return OpenDatabase(path, options, /*read_only=*/false);
 }
 
 Expected<Store> Store::OpenReadOnly(const std::string& path, const StoreOptions& options) {
   StoreOptions read_options = options;
   read_options.schema_version = kStoreSchemaVersion;  // never migrated: any known version is read as is
-  return OpenFile(path, read_options, /*read_only=*/true);
+  return OpenDatabase(path, read_options, /*read_only=*/true);
 }
 
-Expected<Store> Store::OpenFile(const std::string& path, const StoreOptions& options, bool read_only) {
+Expected<Store> Store::OpenDatabase(const std::string& target, const StoreOptions& options, bool read_only) {
   if (options.schema_version < 1 || options.schema_version > kStoreSchemaVersion) {
     return Internal(fmt::format("schema version {} requested, this latte knows 1..{}", options.schema_version,
                                 kStoreSchemaVersion));
   }
-  std::error_code ec;
-  std::filesystem::path fs_path(path);
-  const bool exists = std::filesystem::exists(fs_path, ec);
-  if (exists && !std::filesystem::is_regular_file(fs_path, ec)) {
-    return InvalidInput(path + ": not a Latte database (not a regular file)");
-  }
-  if (read_only) {
-    if (!exists) return NotFound(path + ": no such database");
-    if (std::filesystem::file_size(fs_path, ec) == 0 && !ec) {
-      return InvalidInput(path + ": not a Latte database (empty file)");
-    }
-  } else if (fs_path.has_parent_path() && !std::filesystem::exists(fs_path.parent_path(), ec)) {
-    std::filesystem::create_directories(fs_path.parent_path(), ec);
-    if (ec) return IoError(path + ": cannot create folder " + fs_path.parent_path().string() + ": " + ec.message());
-  }
-  // Read-only opens a read-write connection without CREATE and with query_only set, rather than
-  // SQLITE_OPEN_READONLY: a read-only connection cannot remove the WAL's -wal and -shm files when
-  // it closes, and would leave them beside the store; this one removes them as any last reader does
-  // (and, as any reader does, folds into the file what a writer killed mid-way left in the WAL).
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | (read_only ? 0 : SQLITE_OPEN_CREATE), nullptr);
-  Store store(raw, path);  // closes raw on every early return below
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<sql::Connection> connection,
+                         IsServerUrl(target) ? sql::OpenPostgres(target, options.busy_timeout_ms, read_only)
+                                             : sql::OpenSqlite(target, options.busy_timeout_ms, read_only));
+  Store store(std::move(connection));
   store.read_only_ = read_only;
-  if (rc != SQLITE_OK) return DbError(path, raw, rc, "open");
-  sqlite3_extended_result_codes(raw, 0);
-  sqlite3_busy_timeout(raw, options.busy_timeout_ms);
-  if (read_only) LATTE_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA query_only = ON"));
+  sql::Connection& db = *store.db_;
+  const std::string& name = db.name();
 
-  // Read-only checks first, so a file that is not ours is never written to. One statement: one
-  // snapshot, even while another process is creating the schema of a new file.
-  std::int64_t version = 0, app_id = 0, objects = 0;
-  {
-    Statement header(raw, path);
-    LATTE_RETURN_IF_ERROR(header.Prepare(
-        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), "
-        "(SELECT count(*) FROM sqlite_master)"));
-    LATTE_ASSIGN_OR_RETURN(bool row, header.Step());
-    if (!row) return Internal(path + ": no answer reading the header");
-    version = header.Int(0);
-    app_id = header.Int(1);
-    objects = header.Int(2);
+  // Read-only checks first, so a database that is not ours is never written to.
+  LATTE_ASSIGN_OR_RETURN(sql::Connection::Header header, db.ReadHeader());
+  const std::int64_t version = header.version;
+  if (header.tables > 0 && !header.ours) {
+    return InvalidInput(fmt::format("{}: not a Latte database ({})", name, db.ForeignWords()));
   }
-  if (objects > 0 && app_id != kApplicationId) {
-    return InvalidInput(path + ": not a Latte database (a SQLite file of another program)");
-  }
-  if (objects == 0 && read_only) return InvalidInput(path + ": not a Latte database (an empty SQLite database)");
+  if (header.tables == 0 && read_only) return InvalidInput(fmt::format("{}: not a Latte database ({})", name, db.EmptyWords()));
   if (version > kStoreSchemaVersion) {
     return InvalidInput(fmt::format("{}: schema version {} is newer than this latte understands ({}): use a newer latte",
-                                    path, version, kStoreSchemaVersion));
+                                    name, version, kStoreSchemaVersion));
   }
-  // A new file has neither tables nor a version; a Latte store has both.
-  if (version < 0 || (version == 0) != (objects == 0)) {
-    return InvalidInput(fmt::format("{}: not a Latte database (schema version {})", path, version));
+  // A new database has neither tables nor a version; a Latte store has both.
+  if (version < 0 || (version == 0) != (header.tables == 0)) {
+    return InvalidInput(fmt::format("{}: not a Latte database (schema version {})", name, version));
   }
-  if (objects > 0) {
-    Statement check(raw, path);
-    LATTE_RETURN_IF_ERROR(check.Prepare("PRAGMA quick_check(1)"));
-    LATTE_ASSIGN_OR_RETURN(bool row, check.Step());
-    std::string verdict = row ? check.Text(0) : "no answer";
-    if (verdict != "ok") return InvalidInput(path + ": not a Latte database (damaged: " + verdict + ")");
-    LATTE_ASSIGN_OR_RETURN(std::string missing, MissingSchema(raw, path, version));
-    if (!missing.empty()) return InvalidInput(path + ": damaged Latte database (" + missing + ")");
+  if (header.tables > 0) {
+    LATTE_RETURN_IF_ERROR(db.CheckIntegrity());
+    LATTE_ASSIGN_OR_RETURN(std::string missing, MissingSchema(db, version));
+    if (!missing.empty()) return InvalidInput(name + ": damaged Latte database (" + missing + ")");
   }
 
   store.version_ = static_cast<int>(version);
   if (read_only) return store;
 
-  LATTE_RETURN_IF_ERROR(Exec(raw, path, "PRAGMA foreign_keys = ON"));
-  // Switching to WAL can report busy at once, without the busy handler, while another process
-  // opens the same new file: retry until the busy timeout.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
-  while (true) {
-    Statement wal(raw, path);
-    LATTE_RETURN_IF_ERROR(wal.Prepare("PRAGMA journal_mode = WAL"));
-    Expected<bool> row = wal.Step();
-    if (row.ok() && *row && wal.Text(0) == "wal") break;
-    const bool busy = (sqlite3_errcode(raw) & 0xff) == SQLITE_BUSY || (row.ok() && *row);
-    if (!busy || std::chrono::steady_clock::now() > deadline) {
-      return row.ok() ? IoError(path + ": cannot switch the database to WAL mode") : row.status();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  LATTE_RETURN_IF_ERROR(db.PrepareForWrites());
   if (version < options.schema_version) {
     // Migrate under a write lock; another process may have migrated meanwhile, so re-read.
     LATTE_RETURN_IF_ERROR(store.Transaction([&]() -> Status {
-      LATTE_ASSIGN_OR_RETURN(std::int64_t current, QueryInt(raw, path, "PRAGMA user_version"));
-      for (std::int64_t v = current; v < options.schema_version; ++v) {
-        char* error = nullptr;
-        const int migrated = sqlite3_exec(raw, kMigrations[v], nullptr, nullptr, &error);
-        const std::string detail = error != nullptr ? error : sqlite3_errstr(migrated);
-        sqlite3_free(error);
-        if ((migrated & 0xff) == SQLITE_ERROR) {  // the file's schema is not what its version says
+      LATTE_ASSIGN_OR_RETURN(sql::Connection::Header current, db.ReadHeader());
+      for (std::int64_t v = current.version; v < options.schema_version; ++v) {
+        std::string refused;
+        Status migrated = db.Migrate(kMigrations[v], &refused);
+        if (!refused.empty()) {  // the database's schema is not what its version says
           return InvalidInput(
-              fmt::format("{}: damaged Latte database (migrating it to schema version {}: {})", path, v + 1, detail));
+              fmt::format("{}: damaged Latte database (migrating it to schema version {}: {})", name, v + 1, refused));
         }
-        if (migrated != SQLITE_OK) return DbError(path, raw, migrated, "migrating");
-        if (kMigrationSteps[v] != nullptr) LATTE_RETURN_IF_ERROR(kMigrationSteps[v](raw, path));
+        LATTE_RETURN_IF_ERROR(migrated);
+        if (kMigrationSteps[v] != nullptr) LATTE_RETURN_IF_ERROR(kMigrationSteps[v](db));
       }
-      if (current < options.schema_version) {
-        LATTE_RETURN_IF_ERROR(Exec(raw, path, fmt::format("PRAGMA user_version = {}", options.schema_version).c_str()));
-        LATTE_RETURN_IF_ERROR(Exec(raw, path, fmt::format("PRAGMA application_id = {}", kApplicationId).c_str()));
+      if (current.version < options.schema_version) {
+        LATTE_RETURN_IF_ERROR(db.WriteVersion(options.schema_version));
         store.version_ = options.schema_version;
       } else {
-        store.version_ = static_cast<int>(current);
+        store.version_ = static_cast<int>(current.version);
       }
       return Status::Ok();
     }));
@@ -505,22 +304,25 @@ Expected<Store> Store::OpenFile(const std::string& path, const StoreOptions& opt
 }
 
 Expected<int> Store::SchemaVersion() const {
-  LATTE_ASSIGN_OR_RETURN(std::int64_t version, QueryInt(db_, path_, "PRAGMA user_version"));
-  return static_cast<int>(version);
+  LATTE_ASSIGN_OR_RETURN(sql::Connection::Header header, db_->ReadHeader());
+  return static_cast<int>(header.version);
 }
 
 Status Store::Transaction(const std::function<Status()>& body) {
   if (read_only_) return Internal(path_ + ": a write to a store opened read-only");
   if (transaction_depth_ > 0) return body();
-  LATTE_RETURN_IF_ERROR(Exec(db_, path_, "BEGIN IMMEDIATE"));
+  if (Status begun = db_->Exec(db_->BeginSql()); !begun.ok()) {
+    db_->Exec("ROLLBACK").ok();  // a server's transaction may have begun before its lock wait failed
+    return begun;
+  }
   ++transaction_depth_;
   Status status = body();
   --transaction_depth_;
   if (status.ok()) {
-    status = Exec(db_, path_, "COMMIT");
+    status = db_->Exec("COMMIT");
     if (status.ok()) return status;
   }
-  Exec(db_, path_, "ROLLBACK").ok();  // best effort: SQLite may already have rolled back
+  db_->Exec("ROLLBACK").ok();  // best effort: the engine may already have rolled back
   return status;
 }
 
@@ -531,7 +333,7 @@ using RowValue = std::variant<std::string, std::int64_t>;
 
 // Inserts a row of `table` unless one with the same key (its first `key_columns` columns) is
 // there, and returns the id of the row with that key. Run inside a transaction.
-Expected<std::int64_t> InsertOrFindId(sqlite3* db, const std::string& path, const std::string& table,
+Expected<std::int64_t> InsertOrFindId(sql::Connection& db, const std::string& table,
                                       const std::vector<std::pair<std::string, RowValue>>& row, std::size_t key_columns) {
   std::string columns, placeholders, key, where;
   for (std::size_t i = 0; i < row.size(); ++i) {
@@ -547,16 +349,16 @@ Expected<std::int64_t> InsertOrFindId(sqlite3* db, const std::string& path, cons
     for (std::size_t i = 0; i < count; ++i)
       std::visit([&](const auto& value) { statement.Bind(static_cast<int>(i + 1), value); }, row[i].second);
   };
-  Statement insert(db, path);
+  Statement insert(db);
   LATTE_RETURN_IF_ERROR(insert.Prepare(fmt::format("INSERT INTO {}({}) VALUES({}) ON CONFLICT({}) DO NOTHING", table,
                                                    columns, placeholders, key)));
   bind(insert, row.size());
   LATTE_RETURN_IF_ERROR(insert.Run());
-  Statement select(db, path);
+  Statement select(db);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format("SELECT id FROM {} WHERE {}", table, where)));
   bind(select, key_columns);
   LATTE_ASSIGN_OR_RETURN(bool found, select.Step());
-  if (!found) return Internal(path + ": " + table + " row vanished");
+  if (!found) return Internal(db.name() + ": " + table + " row vanished");
   return select.Int(0);
 }
 
@@ -567,7 +369,7 @@ Expected<std::int64_t> Store::UpsertDevice(const DeviceInfo& device) {
   std::int64_t id = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
     const std::string fingerprint = device.fingerprint_json.empty() ? std::string("{}") : device.fingerprint_json;
-    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(db_, path_, "devices",
+    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(*db_, "devices",
                                               {{"key", device.key}, {"description", device.description},
                                                {"fingerprint", fingerprint}},
                                               1));
@@ -580,7 +382,7 @@ Expected<std::int64_t> Store::UpsertBackend(const BackendInfo& backend) {
   if (backend.name.empty()) return InvalidInput("a backend needs a non-empty name");
   std::int64_t id = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(db_, path_, "backends",
+    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(*db_, "backends",
                                               {{"name", backend.name},
                                                {"version", backend.version},
                                                {"threads", static_cast<std::int64_t>(backend.threads)},
@@ -595,7 +397,7 @@ Expected<std::int64_t> Store::UpsertKernel(const Kernel& kernel) {
   if (kernel.op == OpKind::kOpaque) return InvalidInput("an opaque op is not a kernel that can be stored");
   std::int64_t id = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(db_, path_, "kernels",
+    LATTE_ASSIGN_OR_RETURN(id, InsertOrFindId(*db_, "kernels",
                                               {{"key", kernel.Key()},
                                                {"kind", kernel.Kind()},
                                                {"params", ParamsJson(kernel)},
@@ -610,7 +412,7 @@ Expected<std::size_t> Store::InsertMeasurements(std::int64_t device_id, std::int
                                                 std::span<const MeasurementRecord> records) {
   std::size_t inserted = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    Statement kernel_insert(db_, path_), kernel_select(db_, path_), insert(db_, path_);
+    Statement kernel_insert(*db_), kernel_select(*db_), insert(*db_);
     LATTE_RETURN_IF_ERROR(kernel_insert.Prepare(
         "INSERT INTO kernels(key, kind, params, dtype) VALUES(?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING"));
     LATTE_RETURN_IF_ERROR(kernel_select.Prepare("SELECT id FROM kernels WHERE key = ?1"));
@@ -656,7 +458,7 @@ Expected<std::size_t> Store::InsertMeasurements(std::int64_t device_id, std::int
       insert.Bind(14, record.source);
       if (has_p99) insert.Bind(15, s.p99);
       LATTE_RETURN_IF_ERROR(insert.Run());
-      inserted += static_cast<std::size_t>(sqlite3_changes(db_));
+      inserted += static_cast<std::size_t>(insert.Changes());
     }
     return Status::Ok();
   }));
@@ -667,7 +469,7 @@ Status Store::RecordUnsupported(std::int64_t device_id, std::int64_t backend_id,
                                 std::string_view why, std::optional<std::int64_t> campaign) {
   return Transaction([&]() -> Status {
     LATTE_ASSIGN_OR_RETURN(std::int64_t kernel_id, UpsertKernel(kernel));
-    Statement insert(db_, path_);
+    Statement insert(*db_);
     LATTE_RETURN_IF_ERROR(insert.Prepare(
         "INSERT INTO unsupported(device_id, backend_id, kernel_id, campaign_id, why, time) "
         "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(campaign_id, kernel_id) DO NOTHING"));
@@ -685,7 +487,7 @@ Expected<CampaignInfo> Store::FindOrCreateCampaign(const CampaignKey& key, std::
   CampaignInfo info;
   const std::string command = key.CommandText();
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    Statement insert(db_, path_);
+    Statement insert(*db_);
     if (version_ >= 4) {
       LATTE_RETURN_IF_ERROR(insert.Prepare(
           "INSERT INTO campaigns(command, space, created, planned, done, status, kind, backend, threads, precision, "
@@ -715,7 +517,7 @@ Expected<CampaignInfo> Store::FindOrCreateCampaign(const CampaignKey& key, std::
 }
 
 Expected<std::set<std::string>> Store::CampaignDoneKeys(std::int64_t campaign_id) const {
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(
       "SELECT k.key FROM measurements m JOIN kernels k ON k.id = m.kernel_id WHERE m.campaign_id = ?1 "
       "UNION SELECT k.key FROM unsupported u JOIN kernels k ON k.id = u.kernel_id WHERE u.campaign_id = ?1"));
@@ -731,19 +533,19 @@ Expected<std::set<std::string>> Store::CampaignDoneKeys(std::int64_t campaign_id
 
 Status Store::UpdateCampaign(std::int64_t campaign_id, std::int64_t done, const std::string& status) {
   return Transaction([&]() -> Status {
-    Statement update(db_, path_);
+    Statement update(*db_);
     LATTE_RETURN_IF_ERROR(update.Prepare("UPDATE campaigns SET done = ?2, status = ?3 WHERE id = ?1"));
     update.Bind(1, campaign_id);
     update.Bind(2, done);
     update.Bind(3, status);
     LATTE_RETURN_IF_ERROR(update.Run());
-    if (sqlite3_changes(db_) == 0) return NotFound(fmt::format("{}: no campaign with id {}", path_, campaign_id));
+    if (update.Changes() == 0) return NotFound(fmt::format("{}: no campaign with id {}", path_, campaign_id));
     return Status::Ok();
   });
 }
 
 Expected<std::vector<CampaignInfo>> Store::ListCampaigns() const {
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(
       version_ >= 4 ? "SELECT id, command, space, created, planned, done, status, kind, backend, threads, precision, "
                       "settings FROM campaigns ORDER BY id"
@@ -768,7 +570,7 @@ Expected<std::vector<CampaignInfo>> Store::ListCampaigns() const {
 Status Store::RecordReference(const ReferenceMeasurement& reference) {
   if (version_ < 2) return Internal(path_ + ": reference measurements need schema version 2");
   return Transaction([&]() -> Status {
-    Statement insert(db_, path_);
+    Statement insert(*db_);
     LATTE_RETURN_IF_ERROR(insert.Prepare(
         "INSERT INTO reference_measurements(campaign_id, time, p50, kernel_key) VALUES(?1, ?2, ?3, ?4)"));
     insert.Bind(1, reference.campaign);
@@ -795,12 +597,12 @@ std::string Quoted(const std::string& text) {
 std::string ReadStatistic(const Statement& select, int col, const char* name, bool required, double& value) {
   value = std::numeric_limits<double>::quiet_NaN();
   switch (select.Type(col)) {
-    case SQLITE_NULL:
+    case ValueType::kNull:
       return required ? fmt::format("{} is missing", name) : std::string();
-    case SQLITE_INTEGER:
-    case SQLITE_FLOAT:
+    case ValueType::kInteger:
+    case ValueType::kReal:
       break;
-    case SQLITE_TEXT:
+    case ValueType::kText:
       return fmt::format("{} is not a number ({})", name, Quoted(select.Text(col)));
     default:
       return fmt::format("{} is not a number (a blob)", name);
@@ -814,7 +616,7 @@ std::string ReadStatistic(const Statement& select, int col, const char* name, bo
 }  // namespace
 
 Expected<std::vector<ReferenceMeasurement>> Store::ListReferences(std::int64_t campaign_id) const {
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(
       "SELECT campaign_id, time, p50, kernel_key, id FROM reference_measurements WHERE campaign_id = ?1 ORDER BY id"));
   select.Bind(1, campaign_id);
@@ -869,7 +671,7 @@ Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int6
   if (version_ < 3) return InvalidInput(path_ + ": schema version " + std::to_string(version_) + " has no graph layers");
   std::size_t inserted = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
-    Statement insert(db_, path_);
+    Statement insert(*db_);
     LATTE_RETURN_IF_ERROR(insert.Prepare(
         "INSERT INTO graph_layers(campaign_id, device_id, backend_id, graph, layer, kernel_id, in_graph_us, alone_us, "
         "weight_bytes, output_bytes, inputs, time) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
@@ -895,7 +697,7 @@ Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int6
       insert.Bind(11, InputsToText(layer.traffic));
       insert.Bind(12, layer.time.empty() ? now : layer.time);
       LATTE_RETURN_IF_ERROR(insert.Run());
-      inserted += static_cast<std::size_t>(sqlite3_changes(db_));
+      inserted += static_cast<std::size_t>(insert.Changes());
     }
     return Status::Ok();
   }));
@@ -906,12 +708,12 @@ Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const Measuremen
   std::vector<StoredGraphLayer> rows;
   if (version_ < 3) return rows;
   FilterSql where = BuildFilter(filter);
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
       "SELECT x.id, k.key, x.graph, x.layer, x.in_graph_us, x.alone_us, x.weight_bytes, x.output_bytes, x.inputs, "
       "x.time, x.campaign_id, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision "
       "FROM graph_layers x JOIN devices d ON d.id = x.device_id JOIN backends b ON b.id = x.backend_id "
-      "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.campaign_id, x.graph, x.layer",
+      "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
       where.where)));
   BindFilter(select, where);
   while (true) {
@@ -939,13 +741,18 @@ Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const Measuremen
     stored.backend = {select.Text(14), select.Text(15), static_cast<int>(select.Int(16)), select.Text(17)};
     rows.push_back(std::move(stored));
   }
+  // By campaign, graph and layer, the graph's name compared byte by byte: a server's collation
+  // might order text otherwise, and the order is what the fits read.
+  std::stable_sort(rows.begin(), rows.end(), [](const StoredGraphLayer& a, const StoredGraphLayer& b) {
+    return std::tie(a.campaign, a.record.graph, a.record.layer) < std::tie(b.campaign, b.record.graph, b.record.layer);
+  });
   return rows;
 }
 
 Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) const {
   std::set<std::string> graphs;
   if (version_ < 3) return graphs;
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare("SELECT DISTINCT graph FROM graph_layers WHERE campaign_id = ?1"));
   select.Bind(1, campaign_id);
   while (true) {
@@ -956,11 +763,10 @@ Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) 
   return graphs;
 }
 
-
 Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter,
                                                                   std::vector<DamagedMeasurement>* damaged) const {
   FilterSql where = BuildFilter(filter);
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
       "SELECT x.id, k.id, k.key, x.n, x.p0, x.p10, x.p50, x.p90, x.p100, x.mean, x.std, {}, x.campaign_id, x.time, "
       "x.source, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision "
@@ -992,7 +798,7 @@ Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const Measurem
     for (std::size_t i = 0; i < std::size(others) && why.empty(); ++i) {
       why = ReadStatistic(select, others[i].first, kOtherNames[i], /*required=*/false, *others[i].second);
     }
-    if (why.empty() && (select.Type(3) != SQLITE_INTEGER || select.Int(3) < 0)) {
+    if (why.empty() && (select.Type(3) != ValueType::kInteger || select.Int(3) < 0)) {
       why = "n is not a sample count (" + Quoted(select.Text(3)) + ")";
     }
     if (!why.empty()) {
@@ -1013,7 +819,7 @@ Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const Measurem
 
 Expected<std::vector<std::pair<Kernel, std::string>>> Store::QueryUnsupported(const MeasurementFilter& filter) const {
   FilterSql where = BuildFilter(filter);
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
       "SELECT k.key, x.why FROM unsupported x JOIN devices d ON d.id = x.device_id "
       "JOIN backends b ON b.id = x.backend_id JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
@@ -1030,7 +836,7 @@ Expected<std::vector<std::pair<Kernel, std::string>>> Store::QueryUnsupported(co
 }
 
 Expected<std::vector<DeviceInfo>> Store::ListDevices() const {
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare("SELECT key, description, fingerprint FROM devices ORDER BY id"));
   std::vector<DeviceInfo> devices;
   LATTE_RETURN_IF_ERROR(select.ForEachRow([&] { devices.push_back({select.Text(0), select.Text(1), select.Text(2)}); }));
@@ -1038,7 +844,7 @@ Expected<std::vector<DeviceInfo>> Store::ListDevices() const {
 }
 
 Expected<std::vector<BackendInfo>> Store::ListBackends() const {
-  Statement select(db_, path_);
+  Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare("SELECT name, version, threads, precision FROM backends ORDER BY id"));
   std::vector<BackendInfo> backends;
   LATTE_RETURN_IF_ERROR(select.ForEachRow([&] {

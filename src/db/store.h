@@ -1,12 +1,15 @@
 #pragma once
 // The measurement store: one SQLite file (WAL, foreign keys, schema version with forward
-// migrations) holding devices, backends, kernels, measurements, unsupported kernels, campaigns
-// and the drift reference. Every write is one transaction, so nothing stored is ever lost to a
-// crash, a kill -9 or a bad import; a retried campaign insert is a no-op, never a duplicate.
+// migrations), or a PostgreSQL database a lab of machines shares, holding devices, backends,
+// kernels, measurements, unsupported kernels, campaigns and the drift reference. Both engines
+// run the same SQL through db/sql_connection.h. Every write is one transaction, so nothing stored
+// is ever lost to a crash, a kill -9 or a bad import; a retried campaign insert is a no-op, never
+// a duplicate.
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -19,14 +22,18 @@
 #include "core/stats.h"
 #include "core/status.h"
 #include "db/campaign_key.h"
+#include "db/server_url.h"
 #include "ir/cache_reuse.h"
 #include "ir/kernel.h"
 
-struct sqlite3;
-
 namespace latte {
 
-/// The schema version this binary writes (PRAGMA user_version). Older files are migrated
+namespace sql {
+class Connection;
+}  // namespace sql
+
+/// The schema version this binary writes (PRAGMA user_version; on a server, the latte_schema
+/// table). Older stores are migrated
 /// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
 inline constexpr int kStoreSchemaVersion = 4;
 
@@ -34,7 +41,7 @@ inline constexpr int kStoreSchemaVersion = 4;
 std::string DefaultStorePath();
 
 struct StoreOptions {
-  int busy_timeout_ms = 5000;  // how long a write waits for another process's transaction
+  int busy_timeout_ms = 5000;  // how long a write waits for another process's transaction (a server: its lock)
   /// Tests only: build the schema up to this version instead of kStoreSchemaVersion (to test
   /// migrations from an older file).
   int schema_version = kStoreSchemaVersion;
@@ -137,15 +144,18 @@ struct StoredGraphLayer {
   BackendInfo backend;
 };
 
-/// The store. Not thread-safe (one per thread); many processes may share one file.
+/// The store. Not thread-safe (one per thread); many processes may share one file or server.
 class Store {
  public:
   /// Opens or creates PATH (and its parent folders), migrates an older schema, checks integrity.
-  /// Errors name the file: "FILE: not a Latte database (...)", "FILE: database is locked by
-  /// another process", "FILE: schema version N is newer than this latte (M)".
+  /// PATH may name a PostgreSQL database instead (postgresql://..., postgres://... or libpq's
+  /// key=value words; db/server_url.h): an empty one gets the schema, as a new file does.
+  /// Errors name the file (or the URL, its password masked): "FILE: not a Latte database (...)",
+  /// "FILE: database is locked by another process", "FILE: schema version N is newer than this
+  /// latte (M)", "URL: cannot connect (...)".
   static Expected<Store> Open(const std::string& path, const StoreOptions& options = {});
-  /// Opens an existing store for reading only: never creates, migrates or writes anything (SQLite
-  /// refuses writes on the connection; write methods fail as a Latte bug). A missing PATH is
+  /// Opens an existing store for reading only: never creates, migrates or writes anything (the
+  /// connection refuses writes; write methods fail as a Latte bug). A missing PATH is
   /// "FILE: no such database" (kNotFound), an empty file "FILE: not a Latte database (empty file)".
   /// An older schema is read as it is (what it lacks reads as absent: no p99, no graph layers).
   /// `options.schema_version` is ignored.
@@ -157,8 +167,9 @@ class Store {
   Store& operator=(const Store&) = delete;
   ~Store();
 
+  /// The file, or the server's URL with its password masked: what errors name.
   const std::string& path() const { return path_; }
-  /// PRAGMA user_version of the open file.
+  /// The schema version of the open store.
   Expected<int> SchemaVersion() const;
 
   /// Ids of a device, backend or kernel, inserting it when new.
@@ -208,18 +219,18 @@ class Store {
   Expected<std::vector<DeviceInfo>> ListDevices() const;
   Expected<std::vector<BackendInfo>> ListBackends() const;
 
-  /// Runs `body` inside one write transaction (BEGIN IMMEDIATE ... COMMIT); any failure rolls
+  /// Runs `body` inside one write transaction (BEGIN [IMMEDIATE] ... COMMIT); any failure rolls
   /// everything back. Nested calls join the outer transaction.
   Status Transaction(const std::function<Status()>& body);
 
  private:
-  Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  static Expected<Store> OpenFile(const std::string& path, const StoreOptions& options, bool read_only);
-  sqlite3* db_ = nullptr;
+  explicit Store(std::unique_ptr<sql::Connection> db);
+  static Expected<Store> OpenDatabase(const std::string& target, const StoreOptions& options, bool read_only);
+  std::unique_ptr<sql::Connection> db_;
   std::string path_;
   bool read_only_ = false;
   int transaction_depth_ = 0;
-  int version_ = 0;  // user_version of the open file: writes adapt to an older schema (tests)
+  int version_ = 0;  // schema version of the open store: writes adapt to an older schema (tests)
 };
 
 }  // namespace latte

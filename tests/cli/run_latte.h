@@ -61,12 +61,12 @@ inline std::string ReadAll(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-/// Starts the built latte with `args` in the background, stdin from /dev/null, stdout and stderr
-/// into the given files (or /dev/null). Returns its pid, 0 when it could not be started.
-inline pid_t SpawnLatte(const std::vector<std::string>& args, const std::string& out_path = "/dev/null",
-                        const std::string& err_path = "/dev/null") {
-  std::vector<std::string> argv_strings = {LATTE_BINARY};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+/// Starts the program at `argv[0]` with `argv` in the background, stdin from /dev/null, stdout
+/// and stderr into the given files (or /dev/null; the same file for both gets both). With
+/// `own_group`, in a process group of its own (what kills the test's group leaves it running).
+/// Returns its pid, 0 (with a failure added) when it could not be started.
+inline pid_t SpawnProgram(std::vector<std::string> argv_strings, const std::string& out_path = "/dev/null",
+                          const std::string& err_path = "/dev/null", bool own_group = false) {
   std::vector<char*> argv;
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -74,15 +74,32 @@ inline pid_t SpawnLatte(const std::vector<std::string>& args, const std::string&
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (err_path == out_path) posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  else posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (own_group) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    ADD_FAILURE() << "cannot run " << LATTE_BINARY << ": " << std::strerror(rc);
+    ADD_FAILURE() << "cannot run " << argv[0] << ": " << std::strerror(rc);
     return 0;
   }
   return pid;
+}
+
+/// Starts the built latte with `args` in the background, stdin from /dev/null, stdout and stderr
+/// into the given files (or /dev/null). Returns its pid, 0 when it could not be started.
+inline pid_t SpawnLatte(const std::vector<std::string>& args, const std::string& out_path = "/dev/null",
+                        const std::string& err_path = "/dev/null") {
+  std::vector<std::string> argv = {LATTE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return SpawnProgram(std::move(argv), out_path, err_path);
 }
 
 /// How many times slower the built latte runs than a release build: the sanitizers' (debug preset)

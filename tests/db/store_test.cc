@@ -17,10 +17,13 @@
 
 #include "../cli/run_latte.h"
 #include "../test_campaigns.h"
+#include "postgres_server.h"
 
 namespace latte {
 namespace {
 
+using latte::testing::PostgresServer;
+using latte::testing::SharedPostgresServer;
 using latte::testing::TempDir;
 
 Kernel Conv(std::int64_t oc, std::int64_t k = 3) {
@@ -90,9 +93,68 @@ bool WriteStoreWithMeasurements(const std::string& path, int count) {
   return inserted.ok();
 }
 
-TEST(Store, CreatesSchemaParentFoldersAndReopens) {
-  TempDir dir;
-  const std::string path = (dir.path() / "a" / "b" / "latte.db").string();
+enum class Engine { kSqlite, kPostgres };
+
+// The same store tests on each engine: a SQLite file in a temporary folder, or a fresh database on
+// a throwaway PostgreSQL server (skipped, saying why, on a machine without the server binaries).
+class StoreTest : public ::testing::TestWithParam<Engine> {
+ protected:
+  void SetUp() override {
+    if (!sqlite() && !SharedPostgresServer().running()) GTEST_SKIP() << SharedPostgresServer().why_not();
+  }
+  bool sqlite() const { return GetParam() == Engine::kSqlite; }
+  // A new store: `file` in the temporary folder, or a new database on the server.
+  std::string NewStore(const std::string& file = "latte.db") {
+    return sqlite() ? (dir_.path() / file).string() : SharedPostgresServer().CreateDatabase();
+  }
+  // Runs `sqlite_sql` on a file, `postgres_sql` on a server's database, as another program would.
+  bool RunSql(const std::string& target, const std::string& sqlite_sql, const std::string& postgres_sql) {
+    return sqlite() ? RunSqlAsAnotherProgram(target, sqlite_sql.c_str()) : PostgresServer::RunSql(target, postgres_sql);
+  }
+  // All a store holds as another program sees it: the file's bytes, or each table's columns and a
+  // hash of its rows.
+  std::string Snapshot(const std::string& target) {
+    if (sqlite()) return ReadBytes(target);
+    std::string snapshot = PostgresServer::Query(
+        target, "SELECT table_name || '.' || column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() ORDER BY 1");
+    const std::string tables =
+        PostgresServer::Query(target, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1");
+    for (std::size_t start = 0, end; (end = tables.find('\n', start)) != std::string::npos; start = end + 1) {
+      const std::string table = tables.substr(start, end - start);
+      snapshot += table + ": " + PostgresServer::Query(target, "SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) FROM " + table + " t");
+    }
+    return snapshot;
+  }
+  // Opened for writing and read-only, the store at `target` fails with exactly `message`, untouched.
+  void ExpectRefusedUntouched(const std::string& target, const std::string& message) {
+    const std::string before = Snapshot(target);
+    for (bool read_only : {false, true}) {
+      auto store = read_only ? Store::OpenReadOnly(target) : Store::Open(target);
+      ASSERT_FALSE(store.ok()) << "read_only " << read_only;
+      EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput) << "read_only " << read_only;
+      EXPECT_EQ(store.status().message(), message) << "read_only " << read_only;
+      EXPECT_EQ(Snapshot(target), before) << "read_only " << read_only;
+    }
+  }
+  // A store with a measurement in it, then edited by another program.
+  std::string StoreEditedWith(const std::string& sqlite_sql, const std::string& postgres_sql,
+                              const std::string& file = "edited.db") {
+    const std::string target = NewStore(file);
+    if (WriteStoreWithMeasurements(target, 1)) RunSql(target, sqlite_sql, postgres_sql);
+    return target;
+  }
+
+  TempDir dir_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Engines, StoreTest, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
+                         [](const ::testing::TestParamInfo<Engine>& info) {
+                           return info.param == Engine::kSqlite ? "SQLite" : "PostgreSQL";
+                         });
+
+TEST_P(StoreTest, CreatesSchemaParentFoldersAndReopens) {
+  const std::string path = NewStore("a/b/latte.db");
   {
     auto store = Store::Open(path);
     ASSERT_TRUE(store.ok()) << store.status().message();
@@ -102,7 +164,9 @@ TEST(Store, CreatesSchemaParentFoldersAndReopens) {
     Ids ids = AddDeviceAndBackend(*store);
     EXPECT_GT(ids.device, 0);
   }
-  EXPECT_TRUE(std::filesystem::exists(path));
+  if (sqlite()) {
+    EXPECT_TRUE(std::filesystem::exists(path));
+  }
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
   auto devices = store->ListDevices();
@@ -121,9 +185,8 @@ TEST(Store, DefaultPathIsUnderTheCacheFolder) {
   EXPECT_NE(path.find("latte/latte.db"), std::string::npos) << path;
 }
 
-TEST(Store, RoundTripsKernelsAndStats) {
-  TempDir dir;
-  auto store = Store::Open((dir.path() / "latte.db").string());
+TEST_P(StoreTest, RoundTripsKernelsAndStats) {
+  auto store = Store::Open(NewStore());
   ASSERT_TRUE(store.ok()) << store.status().message();
   Ids ids = AddDeviceAndBackend(*store);
   std::vector<MeasurementRecord> records;
@@ -169,9 +232,8 @@ TEST(Store, RoundTripsKernelsAndStats) {
   EXPECT_EQ(last.source, "import:x");
 }
 
-TEST(Store, FiltersByBackendThreadsPrecisionDeviceAndKind) {
-  TempDir dir;
-  auto store = Store::Open((dir.path() / "latte.db").string());
+TEST_P(StoreTest, FiltersByBackendThreadsPrecisionDeviceAndKind) {
+  auto store = Store::Open(NewStore());
   ASSERT_TRUE(store.ok());
   auto d1 = store->UpsertDevice({"d1", "d1", "{}"});
   auto d2 = store->UpsertDevice({"d2", "d2", "{}"});
@@ -209,9 +271,8 @@ TEST(Store, FiltersByBackendThreadsPrecisionDeviceAndKind) {
   EXPECT_EQ((*backends)[2].precision, "fp16");
 }
 
-TEST(Store, CampaignInsertsAreIdempotentAndResumable) {
-  TempDir dir;
-  auto store = Store::Open((dir.path() / "latte.db").string());
+TEST_P(StoreTest, CampaignInsertsAreIdempotentAndResumable) {
+  auto store = Store::Open(NewStore());
   ASSERT_TRUE(store.ok());
   Ids ids = AddDeviceAndBackend(*store);
   auto campaign = store->FindOrCreateCampaign(TestCampaignKey("profile", R"({"grid":1})"), 10);
@@ -269,9 +330,8 @@ TEST(Store, CampaignInsertsAreIdempotentAndResumable) {
   EXPECT_DOUBLE_EQ((*refs)[1].p50_us, 13.0);
 }
 
-TEST(Store, FailedBatchStoresNothing) {
-  TempDir dir;
-  auto store = Store::Open((dir.path() / "latte.db").string());
+TEST_P(StoreTest, FailedBatchStoresNothing) {
+  auto store = Store::Open(NewStore());
   ASSERT_TRUE(store.ok());
   Ids ids = AddDeviceAndBackend(*store);
   Kernel opaque;  // not a real op kind: refused
@@ -289,9 +349,8 @@ TEST(Store, FailedBatchStoresNothing) {
 }
 
 // Builds a version-1 file with a measurement in it, then opens it with this binary's schema.
-TEST(Store, MigratesAnOlderSchemaKeepingItsRows) {
-  TempDir dir;
-  const std::string path = (dir.path() / "old.db").string();
+TEST_P(StoreTest, MigratesAnOlderSchemaKeepingItsRows) {
+  const std::string path = NewStore("old.db");
   {
     auto old = Store::Open(path, {.schema_version = 1});
     ASSERT_TRUE(old.ok()) << old.status().message();
@@ -331,9 +390,8 @@ GraphLayerRecord GraphLayer(int layer, Kernel kernel, double in_graph_us, double
 
 std::vector<GraphLayerRecord> TwoGraphLayers() { return {GraphLayer(0, Conv(16), 120.5, 110.25), GraphLayer(1, Conv(32, 1), 80, 79.5)}; }
 
-TEST(Store, GraphLayersRoundTripOncePerCampaignGraphAndLayer) {
-  TempDir dir;
-  auto store = Store::Open((dir.path() / "g.db").string());
+TEST_P(StoreTest, GraphLayersRoundTripOncePerCampaignGraphAndLayer) {
+  auto store = Store::Open(NewStore("g.db"));
   ASSERT_TRUE(store.ok()) << store.status().message();
   Ids ids = AddDeviceAndBackend(*store);
   auto campaign = store->FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
@@ -371,9 +429,8 @@ TEST(Store, GraphLayersRoundTripOncePerCampaignGraphAndLayer) {
   EXPECT_EQ(store->QueryGraphLayers()->size(), 2u);
 }
 
-TEST(Store, AVersionTwoFileGainsGraphLayers) {
-  TempDir dir;
-  const std::string path = (dir.path() / "v2.db").string();
+TEST_P(StoreTest, AVersionTwoFileGainsGraphLayers) {
+  const std::string path = NewStore("v2.db");
   {
     auto old = Store::Open(path, {.schema_version = 2});
     ASSERT_TRUE(old.ok()) << old.status().message();
@@ -393,9 +450,8 @@ TEST(Store, AVersionTwoFileGainsGraphLayers) {
 
 // Campaigns of a version-3 file were identified by their command text: migrated, each has its key
 // as columns, and the same key finds (resumes) it instead of starting a new campaign.
-TEST(Store, AVersionThreeFileGainsCampaignKeysAndResumesItsCampaigns) {
-  TempDir dir;
-  const std::string path = (dir.path() / "v3.db").string();
+TEST_P(StoreTest, AVersionThreeFileGainsCampaignKeysAndResumesItsCampaigns) {
+  const std::string path = NewStore("v3.db");
   const CampaignKey profile{"profile", "ort", 2, "fp32", MeasureSettings(1, 50, 0.05),
                             R"({"seed":7,"strategy":"random"})"};
   const CampaignKey networks{"graph-context", "xnnpack", 1, "fp32", MeasureSettings(1, 50, 1.0),
@@ -470,14 +526,13 @@ TEST(Store, ReadOnlyOpenRefusesAnEmptyFileAndLeavesItEmpty) {
   EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"empty.db"});
 }
 
-TEST(Store, ReadOnlyOpenReadsAndWritesNothing) {
-  TempDir dir;
-  const auto path = dir.path() / "latte.db";
-  ASSERT_TRUE(WriteStoreWithMeasurements(path.string(), 1));
-  const std::string before = ReadBytes(path);
-  const std::vector<std::string> files = Listing(dir.path());
+TEST_P(StoreTest, ReadOnlyOpenReadsAndWritesNothing) {
+  const std::string path = NewStore();
+  ASSERT_TRUE(WriteStoreWithMeasurements(path, 1));
+  const std::string before = Snapshot(path);
+  const std::vector<std::string> files = Listing(dir_.path());
   {
-    auto store = Store::OpenReadOnly(path.string());
+    auto store = Store::OpenReadOnly(path);
     ASSERT_TRUE(store.ok()) << store.status().message();
     auto rows = store->QueryMeasurements();
     ASSERT_TRUE(rows.ok()) << rows.status().message();
@@ -487,23 +542,22 @@ TEST(Store, ReadOnlyOpenReadsAndWritesNothing) {
     ASSERT_FALSE(write.ok());
     EXPECT_EQ(write.status().code(), StatusCode::kInternal);
   }
-  EXPECT_EQ(ReadBytes(path), before);
-  EXPECT_EQ(Listing(dir.path()), files);  // no -wal or -shm left behind
+  EXPECT_EQ(Snapshot(path), before);
+  EXPECT_EQ(Listing(dir_.path()), files);  // no -wal or -shm left behind
 }
 
-TEST(Store, ReadOnlyOpenReadsAnOlderSchemaWithoutMigratingIt) {
-  TempDir dir;
-  const auto path = dir.path() / "old.db";
+TEST_P(StoreTest, ReadOnlyOpenReadsAnOlderSchemaWithoutMigratingIt) {
+  const std::string path = NewStore("old.db");
   {
-    auto old = Store::Open(path.string(), {.schema_version = 1});
+    auto old = Store::Open(path, {.schema_version = 1});
     ASSERT_TRUE(old.ok()) << old.status().message();
     Ids ids = AddDeviceAndBackend(*old);
     std::vector<MeasurementRecord> batch = {{Conv(16), SomeStats(5), "measured", std::nullopt, ""}};
     ASSERT_TRUE(old->InsertMeasurements(ids.device, ids.backend, batch).ok());
   }
-  const std::string before = ReadBytes(path);
+  const std::string before = Snapshot(path);
   {
-    auto store = Store::OpenReadOnly(path.string());
+    auto store = Store::OpenReadOnly(path);
     ASSERT_TRUE(store.ok()) << store.status().message();
     EXPECT_EQ(*store->SchemaVersion(), 1);
     auto rows = store->QueryMeasurements();
@@ -514,89 +568,70 @@ TEST(Store, ReadOnlyOpenReadsAnOlderSchemaWithoutMigratingIt) {
     ASSERT_TRUE(layers.ok()) << layers.status().message();
     EXPECT_TRUE(layers->empty());
   }
-  EXPECT_EQ(ReadBytes(path), before);
+  EXPECT_EQ(Snapshot(path), before);
 }
 
-TEST(Store, RefusesANewerSchema) {
-  TempDir dir;
-  const std::string path = (dir.path() / "new.db").string();
+TEST_P(StoreTest, RefusesANewerSchema) {
+  const std::string path = NewStore("new.db");
   { ASSERT_TRUE(Store::Open(path).ok()); }
-  ASSERT_TRUE(RunSqlAsAnotherProgram(path, "PRAGMA user_version = 99"));
+  ASSERT_TRUE(RunSql(path, "PRAGMA user_version = 99", "UPDATE latte_schema SET version = 99"));
   auto store = Store::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find(path + ": schema version 99 is newer"), std::string::npos)
       << store.status().message();
 }
 
-// A store with a measurement in it, then `sql` run on it by another program.
-std::string StoreEditedWith(const TempDir& dir, const char* sql) {
-  const std::string path = (dir.path() / "edited.db").string();
-  if (!WriteStoreWithMeasurements(path, 1)) return path;
-  RunSqlAsAnotherProgram(path, sql);
-  return path;
-}
-
-// Opened for writing and read-only, the store at `path` fails with exactly `message`, untouched.
-void ExpectRefusedUntouched(const std::string& path, const std::string& message) {
-  const std::string before = ReadBytes(path);
-  for (bool read_only : {false, true}) {
-    auto store = read_only ? Store::OpenReadOnly(path) : Store::Open(path);
-    ASSERT_FALSE(store.ok()) << "read_only " << read_only;
-    EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput) << "read_only " << read_only;
-    EXPECT_EQ(store.status().message(), message) << "read_only " << read_only;
-    EXPECT_EQ(ReadBytes(path), before) << "read_only " << read_only;
-  }
-}
-
-TEST(Store, AnImpossibleSchemaVersionIsNotALatteDatabase) {
-  TempDir dir;
-  std::string path = StoreEditedWith(dir, "PRAGMA user_version = -1");
+TEST_P(StoreTest, AnImpossibleSchemaVersionIsNotALatteDatabase) {
+  std::string path = StoreEditedWith("PRAGMA user_version = -1", "UPDATE latte_schema SET version = -1");
   ExpectRefusedUntouched(path, path + ": not a Latte database (schema version -1)");
-  TempDir dir0;
-  path = StoreEditedWith(dir0, "PRAGMA user_version = 0");  // tables but no version
+  path = StoreEditedWith("PRAGMA user_version = 0", "DELETE FROM latte_schema", "edited0.db");  // tables, no version
   ExpectRefusedUntouched(path, path + ": not a Latte database (schema version 0)");
 }
 
-TEST(Store, AMissingTableOrColumnIsADamagedDatabase) {
-  TempDir dir;
-  std::string path = StoreEditedWith(dir, "DROP TABLE graph_layers");
+TEST_P(StoreTest, AMissingTableOrColumnIsADamagedDatabase) {
+  std::string path = StoreEditedWith("DROP TABLE graph_layers", "DROP TABLE graph_layers");
   ExpectRefusedUntouched(path, path + ": damaged Latte database (no table graph_layers)");
-  TempDir dir2;
-  path = StoreEditedWith(dir2, "ALTER TABLE measurements DROP COLUMN p99");
+  const std::string drop = "ALTER TABLE measurements DROP COLUMN p99";
+  path = StoreEditedWith(drop, drop, "edited2.db");
   ExpectRefusedUntouched(path, path + ": damaged Latte database (no column measurements.p99)");
 }
 
-TEST(Store, AMigrationTheFileContradictsIsADamagedDatabase) {
-  TempDir dir;
-  const std::string path = (dir.path() / "v2.db").string();
+TEST_P(StoreTest, AMigrationTheFileContradictsIsADamagedDatabase) {
+  const std::string path = NewStore("v2.db");
   { ASSERT_TRUE(Store::Open(path, {.schema_version = 2}).ok()); }
-  ASSERT_TRUE(RunSqlAsAnotherProgram(path, "CREATE TABLE graph_layers(x)"));
-  const std::string before = ReadBytes(path);
+  const std::string create = "CREATE TABLE graph_layers(x INTEGER)";
+  ASSERT_TRUE(RunSql(path, create, create));
+  const std::string before = Snapshot(path);
   auto store = Store::Open(path);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(store.status().message(),
-            path + ": damaged Latte database (migrating it to schema version 3: table graph_layers already exists)");
-  EXPECT_EQ(ReadBytes(path), before);
+            path + ": damaged Latte database (migrating it to schema version 3: " +
+                (sqlite() ? "table graph_layers already exists" : "relation \"graph_layers\" already exists") + ")");
+  EXPECT_EQ(Snapshot(path), before);
   auto read = Store::OpenReadOnly(path);  // version 2 has all it needs: read as it is
   EXPECT_TRUE(read.ok()) << read.status().message();
 }
 
-TEST(Store, DamagedFiguresFailNamingTheRowOrAreListed) {
-  TempDir dir;
-  const std::string path = (dir.path() / "latte.db").string();
+// Text in a number's column only a file can hold (SQLite keeps text it cannot read as a number);
+// on a server, a negative p50 and sample count take their rows.
+TEST_P(StoreTest, DamagedFiguresFailNamingTheRowOrAreListed) {
+  const std::string path = NewStore();
   ASSERT_TRUE(WriteStoreWithMeasurements(path, 6));
-  ASSERT_TRUE(RunSqlAsAnotherProgram(
-      path,
-      "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p90 = -5 WHERE id = 3; "
-      "UPDATE measurements SET p50 = NULL WHERE id = 4; UPDATE measurements SET p0 = 1e999 WHERE id = 5; "
-      "UPDATE measurements SET n = 'many' WHERE id = 6"));
+  ASSERT_TRUE(RunSql(path,
+                     "UPDATE measurements SET p50 = 'abc' WHERE id = 2; UPDATE measurements SET p90 = -5 WHERE id = 3; "
+                     "UPDATE measurements SET p50 = NULL WHERE id = 4; UPDATE measurements SET p0 = 1e999 WHERE id = 5; "
+                     "UPDATE measurements SET n = 'many' WHERE id = 6",
+                     "UPDATE measurements SET p50 = -1 WHERE id = 2; UPDATE measurements SET p90 = -5 WHERE id = 3; "
+                     "UPDATE measurements SET p50 = NULL WHERE id = 4; UPDATE measurements SET p0 = 'Infinity' WHERE id = 5; "
+                     "UPDATE measurements SET n = -1 WHERE id = 6"));
+  const std::string first = sqlite() ? "p50 is not a number ('abc')" : "p50 is -1, a negative time";
   auto store = Store::OpenReadOnly(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
   auto strict = store->QueryMeasurements();
   ASSERT_FALSE(strict.ok());
   EXPECT_EQ(strict.status().code(), StatusCode::kInvalidInput);
-  EXPECT_EQ(strict.status().message(), path + ": measurement 2: p50 is not a number ('abc')");
+  EXPECT_EQ(strict.status().message(), path + ": measurement 2: " + first);
 
   std::vector<DamagedMeasurement> damaged;
   auto rows = store->QueryMeasurements({}, &damaged);
@@ -606,11 +641,11 @@ TEST(Store, DamagedFiguresFailNamingTheRowOrAreListed) {
   EXPECT_DOUBLE_EQ((*rows)[0].stats.p50, 7);
   ASSERT_EQ(damaged.size(), 5u);
   EXPECT_EQ(damaged[0].id, 2);
-  EXPECT_EQ(damaged[0].why, "p50 is not a number ('abc')");
+  EXPECT_EQ(damaged[0].why, first);
   EXPECT_EQ(damaged[1].why, "p90 is -5, a negative time");
   EXPECT_EQ(damaged[2].why, "p50 is missing");
   EXPECT_EQ(damaged[3].why, "p0 is inf, not a finite number");
-  EXPECT_EQ(damaged[4].why, "n is not a sample count ('many')");
+  EXPECT_EQ(damaged[4].why, sqlite() ? "n is not a sample count ('many')" : "n is not a sample count ('-1')");
 }
 
 // Reference readings and graph layers are figures too: a damaged one is named, never read as 0.
@@ -673,15 +708,12 @@ TEST(Store, TruncatedDatabaseIsDamagedAndStaysUntouched) {
   EXPECT_EQ(ReadBytes(path), before);
 }
 
-TEST(Store, AnotherProgramsDatabaseIsRefused) {
-  TempDir dir;
-  const std::string path = (dir.path() / "other.db").string();
-  ASSERT_TRUE(RunSqlAsAnotherProgram(path, "CREATE TABLE t(x); INSERT INTO t VALUES(1)"));
-  const std::string before = ReadBytes(path);
-  auto store = Store::Open(path);
-  ASSERT_FALSE(store.ok());
-  EXPECT_NE(store.status().message().find("not a Latte database (a SQLite file of another program)"), std::string::npos);
-  EXPECT_EQ(ReadBytes(path), before);
+TEST_P(StoreTest, AnotherProgramsDatabaseIsRefused) {
+  const std::string path = NewStore("other.db");
+  const std::string sql = "CREATE TABLE t(x INTEGER); INSERT INTO t VALUES(1)";
+  ASSERT_TRUE(RunSql(path, sql, sql));
+  ExpectRefusedUntouched(path, path + ": not a Latte database (" +
+                                   (sqlite() ? "a SQLite file of another program" : "tables of another program") + ")");
 }
 
 TEST(Store, ADirectoryIsNotADatabase) {
@@ -691,25 +723,64 @@ TEST(Store, ADirectoryIsNotADatabase) {
   EXPECT_NE(store.status().message().find("not a Latte database"), std::string::npos);
 }
 
-TEST(Store, LockedDatabaseGivesAClearErrorAndLosesNothing) {
-  TempDir dir;
-  const std::string path = (dir.path() / "latte.db").string();
+// Another program holding the store's write lock (SQLite's exclusive transaction; on a server, a
+// transaction holding the measurements table) until Release().
+class LockHolder {
+ public:
+  LockHolder(const LockHolder&) = delete;
+  LockHolder& operator=(const LockHolder&) = delete;
+  explicit LockHolder(const std::string& target) {
+    if (IsServerUrl(target)) {
+      server_ = PQconnectdb(target.c_str());
+      locked_ = Server("BEGIN") && Server("LOCK TABLE measurements IN ACCESS EXCLUSIVE MODE");
+    } else {
+      locked_ = sqlite3_open(target.c_str(), &file_) == SQLITE_OK &&
+                sqlite3_exec(file_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK;
+    }
+  }
+  ~LockHolder() { Release(); }
+  bool locked() const { return locked_; }
+  void Release() {
+    if (file_ != nullptr) {
+      EXPECT_EQ(sqlite3_exec(file_, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(file_);
+    }
+    if (server_ != nullptr) {
+      EXPECT_TRUE(Server("COMMIT"));
+      PQfinish(server_);
+    }
+    file_ = nullptr;
+    server_ = nullptr;
+  }
+
+ private:
+  bool Server(const char* sql) {
+    PGresult* result = PQexec(server_, sql);
+    const bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+    PQclear(result);
+    return ok;
+  }
+  sqlite3* file_ = nullptr;
+  PGconn* server_ = nullptr;
+  bool locked_ = false;
+};
+
+TEST_P(StoreTest, LockedDatabaseGivesAClearErrorAndLosesNothing) {
+  const std::string path = NewStore();
   auto store = Store::Open(path, {.busy_timeout_ms = 200});
   ASSERT_TRUE(store.ok());
   Ids ids = AddDeviceAndBackend(*store);
   std::vector<MeasurementRecord> first = {{Conv(16), SomeStats(1), "measured", std::nullopt, ""}};
   ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, first).ok());
 
-  sqlite3* other = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  LockHolder other(path);
+  ASSERT_TRUE(other.locked());
   std::vector<MeasurementRecord> second = {{Conv(32), SomeStats(2), "measured", std::nullopt, ""}};
   auto result = store->InsertMeasurements(ids.device, ids.backend, second);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().message(), path + ": database is locked by another process");
   EXPECT_NE(result.status().code(), StatusCode::kInternal);
-  ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_close(other);
+  other.Release();
 
   auto rows = store->QueryMeasurements();
   ASSERT_TRUE(rows.ok());
@@ -718,9 +789,8 @@ TEST(Store, LockedDatabaseGivesAClearErrorAndLosesNothing) {
   EXPECT_EQ(store->QueryMeasurements()->size(), 2u);
 }
 
-TEST(Store, TwoProcessesInsertConcurrently) {
-  TempDir dir;
-  const std::string path = (dir.path() / "latte.db").string();  // created by whichever child is first
+TEST_P(StoreTest, TwoProcessesInsertConcurrently) {
+  const std::string path = NewStore();  // its schema created by whichever child is first
   constexpr int kBatches = 40, kPerBatch = 25;
   pid_t children[2];
   for (int c = 0; c < 2; ++c) {
@@ -769,9 +839,8 @@ TEST(Store, TwoProcessesInsertConcurrently) {
 
 // kill -9 in the middle of a stream of batches: every batch is whole or absent, the file is sound,
 // and rerunning the campaign stores exactly what was missing.
-TEST(Store, SigkillMidCampaignLosesAndDuplicatesNothing) {
-  TempDir dir;
-  const std::string path = (dir.path() / "latte.db").string();
+TEST_P(StoreTest, SigkillMidCampaignLosesAndDuplicatesNothing) {
+  const std::string path = NewStore();
   constexpr int kBatch = 50, kTotal = 200000;
   auto batch_of = [](int first, std::int64_t campaign) {
     std::vector<MeasurementRecord> batch;
@@ -827,6 +896,90 @@ TEST(Store, SigkillMidCampaignLosesAndDuplicatesNothing) {
   auto rows = store->QueryMeasurements({.campaign = campaign->id});
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->size(), done->size() + 40u * kBatch);
+}
+
+
+// Every figure the server gives back is the double that went in, to the last bit (a pack fitted
+// from a server is the pack fitted from a file).
+TEST_P(StoreTest, FiguresRoundTripExactly) {
+  auto store = Store::Open(NewStore());
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  Ids ids = AddDeviceAndBackend(*store);
+  Stats s = SomeStats(0.1);
+  s.p0 = 1.0 / 3.0;
+  s.p10 = 1e-300;
+  s.p50 = 123456.789012345678;
+  s.p90 = std::nextafter(2.0, 3.0);
+  s.std = 5e-324;  // the smallest subnormal
+  std::vector<MeasurementRecord> one = {{Conv(16), s, "measured", std::nullopt, ""}};
+  ASSERT_TRUE(store->InsertMeasurements(ids.device, ids.backend, one).ok());
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 1u);
+  const Stats& back = (*rows)[0].stats;
+  for (auto [got, want] : {std::pair{back.p0, s.p0}, {back.p10, s.p10}, {back.p50, s.p50}, {back.p90, s.p90},
+                           {back.p99, s.p99}, {back.p100, s.p100}, {back.mean, s.mean}, {back.std, s.std}}) {
+    EXPECT_EQ(got, want);
+  }
+}
+
+// On a server: a read-only open of an empty database creates nothing; an unreachable server, a
+// database that is not there and a URL libpq cannot read are each one line naming the URL, its
+// password masked.
+class ServerStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!SharedPostgresServer().running()) GTEST_SKIP() << SharedPostgresServer().why_not();
+  }
+};
+
+TEST_F(ServerStoreTest, ReadOnlyOpenOfAnEmptyDatabaseCreatesNothing) {
+  const std::string url = SharedPostgresServer().CreateDatabase();
+  auto store = Store::OpenReadOnly(url);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(store.status().message(), url + ": not a Latte database (an empty database)");
+  EXPECT_EQ(PostgresServer::Query(url, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"), "0\n");
+}
+
+TEST_F(ServerStoreTest, UnreachableMissingAndUnreadableServersAreOneLineErrors) {
+  TempDir empty;  // a socket folder no server listens in
+  const std::string nowhere = "postgresql://latte:s3cret@/x?host=" + empty.path().string();
+  auto store = Store::Open(nowhere);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kIoError);
+  const std::string masked = "postgresql://latte:***@/x?host=" + empty.path().string();
+  EXPECT_EQ(store.status().message().rfind(masked + ": cannot connect (", 0), 0u) << store.status().message();
+  EXPECT_EQ(store.status().message().find('\n'), std::string::npos) << store.status().message();
+  EXPECT_EQ(store.status().message().find("s3cret"), std::string::npos) << store.status().message();
+
+  const std::string missing = SharedPostgresServer().Url("no_such_database");
+  store = Store::OpenReadOnly(missing);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kIoError);
+  EXPECT_NE(store.status().message().find("database \"no_such_database\" does not exist"), std::string::npos)
+      << store.status().message();
+
+  for (const std::string bad : {"postgresql://latte:s3cret@[::1/x", "postgresql:///x?nosuchparameter=1&password=s3cret",
+                                "host=/tmp password='s3cret"}) {
+    store = Store::Open(bad);
+    ASSERT_FALSE(store.ok()) << bad;
+    EXPECT_EQ(store.status().code(), StatusCode::kInvalidInput) << store.status().message();
+    EXPECT_NE(store.status().message().find(": not a valid PostgreSQL URL ("), std::string::npos) << store.status().message();
+    EXPECT_EQ(store.status().message().find("s3cret"), std::string::npos) << store.status().message();
+  }
+}
+
+TEST_F(ServerStoreTest, APasswordInTheUrlIsNeverShown) {
+  std::string url = SharedPostgresServer().CreateDatabase();
+  url.replace(url.find("postgresql://"), 13, "postgresql://latte:p%40ss@");  // trust login: the password is not asked
+  auto store = Store::Open(url);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ(store->path().find("p%40ss"), std::string::npos) << store->path();
+  EXPECT_NE(store->path().find("latte:***@"), std::string::npos) << store->path();
+  auto write = store->UpdateCampaign(42, 1, "done");  // an error names the store
+  ASSERT_FALSE(write.ok());
+  EXPECT_EQ(write.message(), store->path() + ": no campaign with id 42");
 }
 
 }  // namespace
