@@ -201,7 +201,11 @@ TEST(FlagChecks, HtmlReportsNeedAWritableOutputFile) {
   LATTE_REQUIRE_MODEL(kModel);
   TempDir dir;
   const std::string model = ModelPath(kModel), pack = ShippedPack();
-  const std::vector<std::vector<std::string>> commands = {{"inspect", model}, {"predict", model, "--pack", pack}};
+  const std::vector<std::vector<std::string>> commands = {{"inspect", model},
+                                                          {"predict", model, "--pack", pack},
+                                                          {"validate", model, "--pack", pack},
+                                                          {"compare", model, "--backends", "xnnpack"},
+                                                          {"pareto", model, "--backends", "xnnpack", "--packs", pack}};
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--format", "html"}, "--format html writes a page: give -o FILE.html"},
       {{"--format", "html", "-o", "/nonexistent-latte-dir/r.html"}, "no such folder /nonexistent-latte-dir"},
