@@ -12,8 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <stdexcept>
 
+#include "core/file.h"
 #include "db/store.h"
 #include "import/import.h"
 
@@ -125,6 +127,25 @@ Status CheckOutputPath(const std::string& path) {
 Status CheckOutputFile(const std::string& path, bool required) {
   if (path.empty() && !required) return Status::Ok();
   return CheckOutputPath(path).WithContext(path);
+}
+
+void AddReportOutputFlag(CLI::App& cmd, std::string& output) {
+  cmd.add_option("-o,--output", output, "Write the report to FILE instead of stdout (needed with --format html)");
+}
+
+Status CheckReportOutput(const std::string& format, const std::string& output) {
+  if (format == "html" && output.empty()) {
+    return InvalidInput("--format html writes a page: give -o FILE.html");
+  }
+  return CheckOutputFile(output);
+}
+
+Status EmitReport(const std::string& output, const std::string& report) {
+  if (output.empty()) {
+    std::cout << report;
+    return Status::Ok();
+  }
+  return WriteFileAtomically(output, report).WithContext(output);
 }
 
 Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name) {

@@ -62,6 +62,15 @@ MeasureOptions ValidationMeasureOptions();
 /// path. An optional flag not given (empty) passes; a `required` one must not be empty.
 Status CheckOutputFile(const std::string& path, bool required = false);
 
+/// -o FILE of a command that prints a report: the report goes to FILE (whole, as every file Latte
+/// writes) instead of stdout.
+void AddReportOutputFlag(CLI::App& cmd, std::string& output);
+/// Before any work: --format html (a page, not terminal output) needs -o, and -o must be writable
+/// (as CheckOutputFile).
+Status CheckReportOutput(const std::string& format, const std::string& output);
+/// `report` to stdout, or to `output` when given (errors name the file).
+Status EmitReport(const std::string& output, const std::string& report);
+
 /// `name` is a backend the registry knows; else "FLAG: unknown backend 'x' (known: a, b, c)".
 Status CheckBackendName(const BackendRegistry& registry, const std::string& flag, const std::string& name);
 

@@ -2,7 +2,6 @@
 // throughput, model size, peak memory, energy), each configuration in its own child process.
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -22,7 +21,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
     std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"};
     ModelInputFlags inputs;
     std::vector<int> threads = {1};
-    std::string format = "text";
+    std::string format = "text", output;
     MeasureOptions measure;
   };
   auto flags = std::make_shared<Flags>();
@@ -38,7 +37,10 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       ->delimiter(',')
       ->check(PrecisionIn({Precision::kFp32, Precision::kBf16, Precision::kInt8}, "compare"))
       ->capture_default_str();
-  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json", "csv"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "Output format (html: a page, with -o)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html"}))
+      ->capture_default_str();
+  AddReportOutputFlag(*cmd, flags->output);
   AddProtocolFlags(*cmd, flags->measure, " of each configuration");
   AddModelInputFlags(*cmd, flags->inputs, "; applies to the models with an input NAME");
   OnRun(cmd, result, [flags]() -> Status {
@@ -57,6 +59,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
         return InvalidInput(fmt::format("{}: {} is given twice", flag, repeated));
       }
     }
+    LATTE_RETURN_IF_ERROR(CheckReportOutput(flags->format, flags->output));
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     CompareOptions options;
@@ -104,10 +107,10 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       return result.status();
     }
     CompareView view(*result);
-    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
-    else if (flags->format == "csv") std::cout << view.Csv();
-    else std::cout << view.Text();
-    return Status::Ok();
+    if (flags->format == "json") return EmitReport(flags->output, DumpJson(view.Json()) + "\n");
+    if (flags->format == "csv") return EmitReport(flags->output, view.Csv());
+    if (flags->format == "html") return EmitReport(flags->output, view.Html());
+    return EmitReport(flags->output, view.Text());
   });
 }
 

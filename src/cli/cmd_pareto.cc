@@ -2,7 +2,6 @@
 // each op: the latency/memory Pareto front over per-op backend assignments, predicted from the
 // packs, optionally verified for real (--verify K).
 #include <CLI/CLI.hpp>
-#include <iostream>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
@@ -16,7 +15,7 @@ namespace latte::cli {
 
 void AddParetoCommand(CLI::App& app, Status& result) {
   struct Flags {
-    std::string model, mode = "name", search = "auto", format = "text", plot;
+    std::string model, mode = "name", search = "auto", format = "text", plot, output;
     std::vector<std::string> backends, packs;
     ModelInputFlags inputs;
     std::uint64_t seed = 0;
@@ -49,7 +48,10 @@ void AddParetoCommand(CLI::App& app, Status& result) {
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   AddProtocolFlags(*cmd, flags->measure, " of each --verify run");
-  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "Output format (html: a page, with -o)")
+      ->check(CLI::IsMember({"text", "json", "html"}))
+      ->capture_default_str();
+  AddReportOutputFlag(*cmd, flags->output);
   cmd->add_option("--plot", flags->plot, "Write an SVG of the evaluated points and the fronts to FILE");
   AddModelInputFlags(*cmd, flags->inputs);
   OnRun(cmd, result, [flags]() -> Status {
@@ -72,6 +74,7 @@ void AddParetoCommand(CLI::App& app, Status& result) {
     }
     // An unwritable --plot fails now, not after loading the packs, the search and the verification runs.
     LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->plot));
+    LATTE_RETURN_IF_ERROR(CheckReportOutput(flags->format, flags->output));
     std::vector<Pack> packs;
     for (const std::string& path : flags->packs) {
       auto pack = Pack::Load(path);
@@ -97,9 +100,9 @@ void AddParetoCommand(CLI::App& app, Status& result) {
         return written.WithContext(flags->plot);
       }
     }
-    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
-    else std::cout << view.Text();
-    return Status::Ok();
+    if (flags->format == "json") return EmitReport(flags->output, DumpJson(view.Json()) + "\n");
+    if (flags->format == "html") return EmitReport(flags->output, view.Html(graph, flags->model));
+    return EmitReport(flags->output, view.Text());
   });
 }
 

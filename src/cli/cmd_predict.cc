@@ -21,6 +21,7 @@ struct PredictFlags {
   std::string pack;
   std::string kernels;
   std::string format = "text";
+  std::string output;
   ModelInputFlags inputs;
 };
 
@@ -65,8 +66,9 @@ void AddPredictCommand(CLI::App& app, Status& result) {
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)");
   cmd->add_option("--pack", flags->pack, "Predictor pack (JSON, from latte fit or latte calibrate)")->required();
   cmd->add_option("--kernels", flags->kernels, "Predict the kernels listed in FILE instead of a model");
-  cmd->add_option("--format", flags->format, "Output format (tensorrt-conv: only with --kernels)")
-      ->check(CLI::IsMember({"text", "json", "csv", "tensorrt-conv"}));
+  cmd->add_option("--format", flags->format, "Output format (tensorrt-conv: only with --kernels; html: a page, with -o)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html", "tensorrt-conv"}));
+  AddReportOutputFlag(*cmd, flags->output);
   AddModelInputFlags(*cmd, flags->inputs);
   OnRun(cmd, result, [flags]() -> Status {
     if (flags->model.empty() == flags->kernels.empty()) {
@@ -77,6 +79,10 @@ void AddPredictCommand(CLI::App& app, Status& result) {
                           "format), and --format tensorrt-conv with --kernels");
     }
     // What cannot work is refused before the pack (tens of MB) is read.
+    if (!flags->kernels.empty() && !flags->output.empty()) {
+      return InvalidInput("-o goes with a MODEL's report; --kernels prints its lines to stdout");
+    }
+    LATTE_RETURN_IF_ERROR(CheckReportOutput(flags->format, flags->output));
     std::error_code ec;
     if (!flags->kernels.empty() && std::filesystem::is_directory(flags->kernels, ec)) {  // an ifstream opens one
       return InvalidInput("is a directory, not a kernel list").WithContext(flags->kernels);
@@ -100,10 +106,10 @@ void AddPredictCommand(CLI::App& app, Status& result) {
     }
     NameUserNodes(*plan, graph, *prediction);
     PredictView view(plan->graph, *prediction, *pack, flags->model, CompareMachine(*pack, ReadDeviceFingerprint()));
-    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
-    else if (flags->format == "csv") std::cout << view.Csv();
-    else std::cout << view.Text();
-    return Status::Ok();
+    if (flags->format == "json") return EmitReport(flags->output, DumpJson(view.Json()) + "\n");
+    if (flags->format == "csv") return EmitReport(flags->output, view.Csv());
+    if (flags->format == "html") return EmitReport(flags->output, view.Html(graph, *plan));
+    return EmitReport(flags->output, view.Text());
   });
 }
 

@@ -1,7 +1,6 @@
 // `latte validate MODEL... --pack PACK.json`: each model predicted and measured for real in the
 // same run; predicted vs measured per model and per kernel, ±5% / ±10% shares, RMSPE, SVG scatter.
 #include <CLI/CLI.hpp>
-#include <iostream>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
@@ -15,7 +14,7 @@ namespace latte::cli {
 void AddValidateCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::vector<std::string> models;
-    std::string pack, backend, format = "text", plot;
+    std::string pack, backend, format = "text", plot, output;
     int num_threads = 0;
     MeasureOptions measure = ValidationMeasureOptions();
     bool layers = false;
@@ -30,12 +29,16 @@ void AddValidateCommand(CLI::App& app, Status& result) {
       ->check(IntegerIn(1, kMaxThreads));
   AddProtocolFlags(*cmd, flags->measure, " per model");
   cmd->add_flag("--layers", flags->layers, "Text: also a table of kernels per model");
-  cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "Output format (html: a page, with -o)")
+      ->check(CLI::IsMember({"text", "json", "html"}))
+      ->capture_default_str();
+  AddReportOutputFlag(*cmd, flags->output);
   cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
   AddModelInputFlags(*cmd, flags->inputs, "; applies to every model that has the input");
   OnRun(cmd, result, [flags]() -> Status {
     // Before loading the pack and measuring.
     LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->plot));
+    LATTE_RETURN_IF_ERROR(CheckReportOutput(flags->format, flags->output));
     // Every model read before the pack (tens of MB) and before anything is measured: a bad file or
     // a typo fails at once.
     std::vector<Graph> graphs;
@@ -78,9 +81,9 @@ void AddValidateCommand(CLI::App& app, Status& result) {
         return written.WithContext(flags->plot);
       }
     }
-    if (flags->format == "json") std::cout << DumpJson(view.Json()) << "\n";
-    else std::cout << view.Text(flags->layers);
-    return Status::Ok();
+    if (flags->format == "json") return EmitReport(flags->output, DumpJson(view.Json()) + "\n");
+    if (flags->format == "html") return EmitReport(flags->output, view.Html(graphs));
+    return EmitReport(flags->output, view.Text(flags->layers));
   });
 }
 

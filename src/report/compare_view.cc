@@ -1,9 +1,11 @@
 #include "report/compare_view.h"
 
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "core/text.h"
+#include "report/html_report.h"
 #include "report/text_table.h"
 
 namespace latte {
@@ -105,6 +107,14 @@ std::string CompareView::Csv() const {
     }
   }
   return out;
+}
+
+std::string CompareView::Html() const {
+  std::set<std::string> models;
+  for (const CompareRow& row : result_.rows) models.insert(row.model);
+  const std::string title =
+      models.size() == 1 ? "latte compare: " + *models.begin() : "latte compare: " + std::to_string(models.size()) + " models";
+  return HtmlReport("compare", title, Json(), nullptr);
 }
 
 }  // namespace latte

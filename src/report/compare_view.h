@@ -1,7 +1,7 @@
 #pragma once
 // `latte compare`'s view: one table over models × backends × threads × precisions (p50 latency,
 // throughput, model size, peak memory, energy), in the manner of runtime comparison studies,
-// as text, JSON or CSV. The runner is run/compare.
+// as text, JSON, CSV or an HTML page. The runner is run/compare.
 
 #include <string>
 
@@ -17,6 +17,8 @@ class CompareView {
   std::string Text() const;
   nlohmann::json Json() const;
   std::string Csv() const;
+  /// A self-contained HTML page: a bar per configuration, grouped by model, and the table.
+  std::string Html() const;
 
  private:
   const CompareResult& result_;

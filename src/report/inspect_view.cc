@@ -5,6 +5,7 @@
 
 #include "ir/cost.h"
 #include "ir/op_params.h"
+#include "report/html_report.h"
 #include "report/text_table.h"
 
 namespace latte {
@@ -216,6 +217,10 @@ nlohmann::json InspectView::Json() const {
             {"unknown_cost_nodes", totals.unknown_cost},
             {"ops", totals.by_op}}},
           {"uncovered", uncovered}};
+}
+
+std::string InspectView::Html() const {
+  return HtmlReport("inspect", "latte inspect: " + model_, Json(), nullptr);
 }
 
 }  // namespace latte

@@ -1,6 +1,6 @@
 #pragma once
 // The `latte inspect` view: one row per node (shapes, conv geometry, MACs, params, bytes),
-// totals, and the ops Latte does not know — as text or JSON.
+// totals, and the ops Latte does not know — as text, JSON or an HTML page.
 
 #include <string>
 #include <vector>
@@ -18,6 +18,8 @@ class InspectView {
   InspectView(const Graph& graph, std::string model);
   std::string Text() const;
   nlohmann::json Json() const;
+  /// A self-contained HTML page (report/html_report): the graph coloured by MACs, the node table.
+  std::string Html() const;
 
  private:
   const Graph& graph_;

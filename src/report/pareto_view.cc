@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/html_report.h"
 #include "report/svg_plot.h"
 #include "report/text_table.h"
 
@@ -183,6 +184,12 @@ std::string ParetoView::Svg() const {
   plot.series = {all, front, refs};
   if (!measured.x.empty()) plot.series.push_back(measured);
   return plot.Render();
+}
+
+std::string ParetoView::Html(const Graph& user, const std::string& model) const {
+  nlohmann::json graph = ReportGraphJson(user, model);
+  graph["oplist_of_node"] = result_.ops.key_of_node;  // digit i of an assignment is entry i's backend
+  return HtmlReport("pareto", "latte pareto: " + model, Json(), nlohmann::json::array({graph}));
 }
 
 }  // namespace latte

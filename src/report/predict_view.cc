@@ -7,6 +7,7 @@
 
 #include "core/text.h"
 #include "ir/kernel_params.h"
+#include "report/html_report.h"
 #include "report/inspect_view.h"
 #include "report/text_table.h"
 
@@ -235,6 +236,11 @@ std::string PredictView::Csv() const {
                        CsvField("not predicted: " + u.why), names.size());
   }
   return out;
+}
+
+std::string PredictView::Html(const Graph& user, const GraphPlan& plan) const {
+  return HtmlReport("predict", "latte predict: " + model_, Json(),
+                    nlohmann::json::array({ReportGraphJson(user, model_, &plan, &prediction_)}));
 }
 
 }  // namespace latte

@@ -1,6 +1,6 @@
 #pragma once
 // The `latte predict` view: one row per predicted kernel (nodes, kind, geometry, predicted ms,
-// spread, source), the total with its interval, and the coverage — as text, JSON or CSV (the
+// spread, source), the total with its interval, and the coverage — as text, JSON, CSV or HTML (the
 // CSV starts with the TFLite latency estimator's columns, then Latte's own).
 
 #include <string>
@@ -10,6 +10,7 @@
 #include "ir/graph.h"
 #include "predict/model_prediction.h"
 #include "predict/pack.h"
+#include "run/graph_prep.h"
 
 namespace latte {
 
@@ -22,6 +23,9 @@ class PredictView {
   std::string Text() const;
   nlohmann::json Json() const;
   std::string Csv() const;
+  /// A self-contained HTML page: `user`, the model as imported, drawn as a graph coloured by each
+  /// node's layer time (`plan` maps the predicted graph's nodes to the user's), and the layer table.
+  std::string Html(const Graph& user, const GraphPlan& plan) const;
 
  private:
   const Graph& graph_;

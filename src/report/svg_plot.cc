@@ -6,24 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "report/html_report.h"
+
 namespace latte {
 namespace {
 
 constexpr double kWidth = 640, kHeight = 480, kLeft = 80, kRight = 20, kTop = 40, kBottom = 60;
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 struct Axis {
   bool log = false;
@@ -89,7 +77,7 @@ std::string ScatterPlot::Render() const {
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       kWidth, kHeight);
   svg += fmt::format("<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n", kWidth / 2,
-                     Escape(title));
+                     EscapeHtml(title));
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", kLeft, kTop,
                      pw, ph);
   for (double t : Ticks(ax)) {
@@ -103,9 +91,9 @@ std::string ScatterPlot::Render() const {
                        py(t), kLeft, kLeft + pw, kLeft - 6, TickLabel(t));
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + pw / 2, kHeight - 18,
-                     Escape(x_label));
+                     EscapeHtml(x_label));
   svg += fmt::format("<text x=\"18\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {0})\">{1}</text>\n",
-                     kTop + ph / 2, Escape(y_label));
+                     kTop + ph / 2, EscapeHtml(y_label));
   if (identity_line) {
     auto line = [&](double factor, const char* dash) {
       double a = log_x ? std::pow(10.0, ax.lo) : ax.lo, b = log_x ? std::pow(10.0, ax.hi) : ax.hi;
@@ -124,17 +112,17 @@ std::string ScatterPlot::Render() const {
       if (!ax.Placeable(s.x[i]) || !ay.Placeable(s.y[i])) continue;
       points += fmt::format("{:.1f},{:.1f} ", px(s.x[i]), py(s.y[i]));
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.75\">", px(s.x[i]),
-                         py(s.y[i]), Escape(s.color));
-      if (i < s.titles.size()) svg += "<title>" + Escape(s.titles[i]) + "</title>";
+                         py(s.y[i]), EscapeHtml(s.color));
+      if (i < s.titles.size()) svg += "<title>" + EscapeHtml(s.titles[i]) + "</title>";
       svg += "</circle>\n";
     }
     if (s.connect && !points.empty()) {
       svg += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" clip-path=\"url(#plot)\"/>\n", points,
-                         Escape(s.color));
+                         EscapeHtml(s.color));
     }
     svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
                        "dominant-baseline=\"middle\">{}</text>\n",
-                       kLeft + 12, legend_y, Escape(s.color), kLeft + 22, legend_y, Escape(s.label));
+                       kLeft + 12, legend_y, EscapeHtml(s.color), kLeft + 22, legend_y, EscapeHtml(s.label));
     legend_y += 16;
   }
   if (dropped > 0) {

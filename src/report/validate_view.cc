@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/stats.h"
+#include "report/html_report.h"
 #include "report/predict_view.h"
 #include "report/svg_plot.h"
 #include "report/text_table.h"
@@ -188,6 +189,17 @@ std::string ValidateView::Svg() const {
   }
   plot.series = {kernels, models};
   return plot.Render();
+}
+
+std::string ValidateView::Html(const std::vector<Graph>& user_graphs) const {
+  nlohmann::json graphs = nlohmann::json::array();
+  for (std::size_t i = 0; i < models_.size() && i < user_graphs.size(); ++i) {
+    const ModelValidation& m = models_[i];
+    graphs.push_back(ReportGraphJson(user_graphs[i], m.model, &m.plan, &m.prediction));
+  }
+  const std::string title = models_.size() == 1 ? "latte validate: " + models_[0].model
+                                                 : "latte validate: " + std::to_string(models_.size()) + " models";
+  return HtmlReport("validate", title, Json(), graphs);
 }
 
 }  // namespace latte

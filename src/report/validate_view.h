@@ -1,6 +1,6 @@
 #pragma once
 // The `latte validate` view: predicted vs measured per model (and per kernel), the share within
-// ±5% and ±10%, RMSPE; text, JSON, and an SVG scatter of predicted against measured.
+// ±5% and ±10%, RMSPE; text, JSON, an SVG scatter of predicted against measured, and an HTML page.
 
 #include <string>
 #include <vector>
@@ -20,6 +20,10 @@ class ValidateView {
   nlohmann::json Json() const;
   /// Models (and kernels, lighter) as points: predicted (y) against measured (x), log axes.
   std::string Svg() const;
+  /// A self-contained HTML page: the models predicted against measured, and for each (picked from
+  /// a list) its graph coloured by layer time and its layers predicted beside measured.
+  /// `user_graphs[i]` is model i as imported.
+  std::string Html(const std::vector<Graph>& user_graphs) const;
 
   AccuracyMetrics ModelMetrics() const;
   AccuracyMetrics LayerMetrics() const;

@@ -195,5 +195,30 @@ TEST(FlagChecks, AdaptRefusesBadBudgetsAndPacksInOneLine) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// --format html writes a page: it needs -o, and an -o that cannot be written is refused before
+// anything is loaded or measured.
+TEST(FlagChecks, HtmlReportsNeedAWritableOutputFile) {
+  LATTE_REQUIRE_MODEL(kModel);
+  TempDir dir;
+  const std::string model = ModelPath(kModel), pack = ShippedPack();
+  const std::vector<std::vector<std::string>> commands = {{"inspect", model},
+                                                          {"predict", model, "--pack", pack},
+                                                          {"validate", model, "--pack", pack},
+                                                          {"compare", model, "--backends", "xnnpack"},
+                                                          {"pareto", model, "--backends", "xnnpack", "--packs", pack}};
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--format", "html"}, "--format html writes a page: give -o FILE.html"},
+      {{"--format", "html", "-o", "/nonexistent-latte-dir/r.html"}, "no such folder /nonexistent-latte-dir"},
+      {{"--format", "html", "-o", dir.path().string()}, "is a directory"},
+  };
+  for (const auto& command : commands) {
+    for (const auto& [flags, says] : bad) {
+      std::vector<std::string> args = command;
+      args.insert(args.end(), flags.begin(), flags.end());
+      ExpectRefused(args, says, dir);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace latte
