@@ -641,7 +641,7 @@ const std::string_view kReportScript = R"latte_js(
         note: data.uncertainty && data.uncertainty.interval_networks ? 'bounds ' + Math.round(100 * data.interval_level) + '% of ' + data.uncertainty.interval_networks + ' random networks' : 'from the kernels\' spreads, context and drift' },
       { label: 'kernels', value: int(data.layers.length), raw: data.layers.length, id: 'layer-count' },
       { label: 'coverage', value: cov.covered_nodes + ' / ' + cov.total_nodes + ' nodes', id: 'coverage', note: cov.uncovered.length ? 'some NOT predicted' : 'all predicted' },
-      { label: 'in graph', value: (data.context_ms >= 0 ? '+' : '') + ms(data.context_ms) + ' ms', note: data.context ? 'context model' : 'no context model' },
+      { label: 'in graph', value: (data.context_ms >= 0 ? '+' : '') + ms(data.context_ms) + ' ms', note: data.context ? 'context fitted on ' + (data.context_fitted_on || 'random networks') : 'no context model' },
       { label: 'by source', value: Object.keys(data.ms_by_source || {}).length + ' sources',
         note: Object.entries(data.ms_by_source || {}).map(([k, v]) => k + ' ' + ms(v) + ' ms').join(', ') },
     ]);
