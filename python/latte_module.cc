@@ -363,6 +363,8 @@ py::dict PredictKernels(const LoadedPack& loaded, const std::string& kind, std::
   for (const py::handle dim : shape) count *= dim.cast<std::size_t>();
 
   std::vector<std::int64_t*> slots;  // each parameter's value in `kernel`, set per element
+  for (const std::string& name : names) kernel.params[name] = 0;
+  // Taken once every name is in: adding a name moves the others.
   for (const std::string& name : names) slots.push_back(&kernel.params[name]);
   std::vector<const std::int64_t*> data;
   for (const auto& column : columns) data.push_back(column.data());

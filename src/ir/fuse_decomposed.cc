@@ -305,12 +305,23 @@ std::optional<Chain> MatchGeluTanh(const Matcher& m, NodeId tanh) {
 
 }  // namespace
 
+namespace {
+// The ops FuseDecomposedOps starts a match at (its switch below).
+bool StartsAChain(OpKind kind) { return kind == OpKind::kMean || kind == OpKind::kErf || kind == OpKind::kTanh; }
+}  // namespace
+
+bool MayHaveDecomposedOps(const Graph& graph) {
+  for (const Node& node : graph.nodes())
+    if (StartsAChain(node.kind)) return true;
+  return false;
+}
+
 Graph FuseDecomposedOps(const Graph& graph, std::vector<std::vector<NodeId>>* sources,
                         const std::function<bool(const std::vector<NodeId>& chain)>& allow) {
   NodeRewrite rewrite(graph);
   const Matcher m(graph, rewrite.removed);
   for (NodeId id = 0; id < static_cast<NodeId>(graph.num_nodes()); ++id) {
-    if (rewrite.removed[static_cast<size_t>(id)]) continue;
+    if (rewrite.removed[static_cast<size_t>(id)] || !StartsAChain(graph.node(id).kind)) continue;
     std::optional<Chain> chain;
     switch (graph.node(id).kind) {
       case OpKind::kMean: chain = MatchLayerNorm(m, id); break;

@@ -16,6 +16,10 @@
 
 namespace latte {
 
+/// Whether `graph` has a node a decomposed chain starts at (a mean, an erf, a tanh). Without one,
+/// FuseDecomposedOps returns the graph unchanged, and a caller may skip it.
+bool MayHaveDecomposedOps(const Graph& graph);
+
 /// Returns `graph` with each decomposed layer norm and GELU merged into one layer_norm or gelu
 /// node (attributes "axis" and "epsilon", inputs [x, scale?, bias?]; "approximate" "none" |
 /// "tanh"). Tensor ids are unchanged. `sources`, when given, gets for each node of the result the

@@ -36,14 +36,16 @@ std::string Kernel::Kind() const {
 
 std::string Kernel::Key() const {
   std::string key = Kind();
+  key.reserve(key.size() + 12 * params.size() + 12);  // one allocation for a typical key
   key += '|';
   bool first = true;
-  for (const auto& [name, value] : params) {  // std::map: sorted by name, hence stable
+  char digits[24];
+  for (const auto& [name, value] : params) {  // sorted by name, hence stable
     if (!first) key += ',';
     first = false;
     key += name;
     key += '=';
-    key += std::to_string(value);
+    key.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
   }
   key += '|';
   key += DataTypeName(dtype);
@@ -51,7 +53,7 @@ std::string Kernel::Key() const {
 }
 
 std::int64_t Kernel::Param(std::string_view name, std::int64_t fallback) const {
-  auto it = params.find(std::string(name));
+  auto it = params.find(name);
   return it == params.end() ? fallback : it->second;
 }
 

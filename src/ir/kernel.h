@@ -5,7 +5,6 @@
 // predict a Kernel, and a model is predicted as the sum of its kernels.
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "core/status.h"
 #include "ir/dtype.h"
 #include "ir/op_kind.h"
+#include "ir/param_map.h"
 
 namespace latte {
 
@@ -26,7 +26,7 @@ struct Kernel {
   OpKind op = OpKind::kOpaque;
   std::vector<OpKind> fused;  // in order after the main op: e.g. {kAdd, kRelu}
   DataType dtype = DataType::kFloat32;
-  std::map<std::string, std::int64_t> params;
+  ParamMap params;
 
   /// "conv2d", "conv2d+relu", "conv2d+add+relu": the kernel kind predictors are fitted per.
   std::string Kind() const;

@@ -16,7 +16,7 @@
 namespace latte {
 namespace {
 
-using Params = std::map<std::string, std::int64_t>;
+using Params = ParamMap;
 using Shape4 = std::array<std::int64_t, 4>;
 
 // A follower clip with the bounds of relu, relu6 or relu_n1_to_1 is that activation (ONNX writes
@@ -142,7 +142,7 @@ template <class T>
 Params Stored(const T& typed) {
   Kernel kernel;
   WriteParams(typed, kernel);
-  return kernel.params;
+  return std::move(kernel.params);
 }
 
 NhwcParams NhwcOf(const Shape4& s) { return {s[0], s[1], s[2], s[3]}; }
@@ -430,12 +430,11 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
   return NoKernelFamily(node.kind);
 }
 
-// The Kernel of a chain; errors say why without naming the main node (callers add that).
-Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& nodes, bool nchw) {
-  if (nodes.empty()) return InvalidInput("no nodes");
-  for (NodeId id : nodes)
-    if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return InvalidInput("node id " + std::to_string(id) + " out of range");
-  const Node& main = graph.node(nodes[0]);
+// The Kernel of a chain's main node alone (with an activation its attributes fuse); errors say
+// why without naming the node (callers add that).
+Expected<Kernel> MainKernel(const Graph& graph, NodeId id, bool nchw) {
+  if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return InvalidInput("node id " + std::to_string(id) + " out of range");
+  const Node& main = graph.node(id);
   if (main.kind == OpKind::kOpaque)
     return Unsupported(main.unsupported_reason.empty() ? "op '" + main.source_op + "' is not known to Latte"
                                                        : main.unsupported_reason);
@@ -447,33 +446,46 @@ Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& no
   kernel.dtype = graph.tensor(main.inputs[main.kind == OpKind::kWhere ? 1 : 0]).dtype;
   LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> act, AttrActivation(main));
   if (act) kernel.fused.push_back(*act);
+  return kernel;
+}
 
-  for (size_t i = 1; i < nodes.size(); ++i) {
-    const Node& prev = graph.node(nodes[i - 1]);
-    const Node& f = graph.node(nodes[i]);
-    const std::string who = DescribeNode(graph, nodes[i]);
-    if (prev.outputs.size() != 1) return InvalidInput(who + ": follows a node with " + std::to_string(prev.outputs.size()) + " outputs");
-    const TensorId current = prev.outputs[0];
-    const Tensor& cur = graph.tensor(current);
-    if (!IsFusableFollower(f.kind)) return InvalidInput(who + ": a " + std::string(OpName(f.kind)) + " cannot be fused after another op");
-    if (f.outputs.size() != 1) return InvalidInput(who + ": has " + std::to_string(f.outputs.size()) + " outputs");
-    LATTE_ASSIGN_OR_RETURN(const Tensor* out, KnownTensor(graph, f.outputs[0], "output"));
-    if (out->shape != cur.shape) return InvalidInput(who + ": changes the shape, cannot be fused");
-    if (KernelFamilyOf(f.kind) == KernelFamily::kUnary) {
-      if (f.inputs.size() != 1 || f.inputs[0] != current) return InvalidInput(who + ": does not read the previous op's output");
-    } else {
-      if (f.inputs.size() != 2 || (f.inputs[0] != current && f.inputs[1] != current))
-        return InvalidInput(who + ": does not read the previous op's output");
-      const TensorId other_id = f.inputs[0] == current ? f.inputs[1] : f.inputs[0];
-      LATTE_ASSIGN_OR_RETURN(const Tensor* other, KnownTensor(graph, other_id, "operand"));
-      if (other->shape != cur.shape)
-        return InvalidInput(who + ": other operand " + ShapeToString(other->shape) + " differs from the fused output " +
-                            ShapeToString(cur.shape));
-    }
-    kernel.fused.push_back(ClampKind(f));
-    LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> f_act, AttrActivation(f));
-    if (f_act) kernel.fused.push_back(*f_act);
+// `kernel` (whose last node is `previous`) with node `next` fused after it, or why it cannot be.
+Status AppendFollower(const Graph& graph, NodeId previous, NodeId next, Kernel& kernel) {
+  if (next < 0 || static_cast<size_t>(next) >= graph.num_nodes()) return InvalidInput("node id " + std::to_string(next) + " out of range");
+  const Node& prev = graph.node(previous);
+  const Node& f = graph.node(next);
+  const auto who = [&] { return DescribeNode(graph, next); };  // built only for an error
+  if (prev.outputs.size() != 1) return InvalidInput(who() + ": follows a node with " + std::to_string(prev.outputs.size()) + " outputs");
+  const TensorId current = prev.outputs[0];
+  const Tensor& cur = graph.tensor(current);
+  if (!IsFusableFollower(f.kind)) return InvalidInput(who() + ": a " + std::string(OpName(f.kind)) + " cannot be fused after another op");
+  if (f.outputs.size() != 1) return InvalidInput(who() + ": has " + std::to_string(f.outputs.size()) + " outputs");
+  LATTE_ASSIGN_OR_RETURN(const Tensor* out, KnownTensor(graph, f.outputs[0], "output"));
+  if (out->shape != cur.shape) return InvalidInput(who() + ": changes the shape, cannot be fused");
+  if (KernelFamilyOf(f.kind) == KernelFamily::kUnary) {
+    if (f.inputs.size() != 1 || f.inputs[0] != current) return InvalidInput(who() + ": does not read the previous op's output");
+  } else {
+    if (f.inputs.size() != 2 || (f.inputs[0] != current && f.inputs[1] != current))
+      return InvalidInput(who() + ": does not read the previous op's output");
+    const TensorId other_id = f.inputs[0] == current ? f.inputs[1] : f.inputs[0];
+    LATTE_ASSIGN_OR_RETURN(const Tensor* other, KnownTensor(graph, other_id, "operand"));
+    if (other->shape != cur.shape)
+      return InvalidInput(who() + ": other operand " + ShapeToString(other->shape) + " differs from the fused output " +
+                          ShapeToString(cur.shape));
   }
+  kernel.fused.push_back(ClampKind(f));
+  LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> f_act, AttrActivation(f));
+  if (f_act) kernel.fused.push_back(*f_act);
+  return Status::Ok();
+}
+
+// The Kernel of a chain; errors say why without naming the main node (callers add that).
+Expected<Kernel> KernelOfChain(const Graph& graph, const std::vector<NodeId>& nodes, bool nchw) {
+  if (nodes.empty()) return InvalidInput("no nodes");
+  for (NodeId id : nodes)
+    if (id < 0 || static_cast<size_t>(id) >= graph.num_nodes()) return InvalidInput("node id " + std::to_string(id) + " out of range");
+  LATTE_ASSIGN_OR_RETURN(Kernel kernel, MainKernel(graph, nodes[0], nchw));
+  for (size_t i = 1; i < nodes.size(); ++i) LATTE_RETURN_IF_ERROR(AppendFollower(graph, nodes[i - 1], nodes[i], kernel));
   return kernel;
 }
 
@@ -523,7 +535,7 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredic
   for (NodeId id : order) {
     if (taken[static_cast<size_t>(id)]) continue;
     taken[static_cast<size_t>(id)] = true;
-    auto kernel = KernelOfChain(graph, {id}, nchw);
+    auto kernel = MainKernel(graph, id, nchw);
     if (!kernel.ok()) {
       result.uncovered.push_back({id, NodeOpName(graph.node(id)), kernel.status().message()});
       continue;
@@ -546,10 +558,11 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredic
       }
       std::vector<NodeId> chain = group.nodes;
       chain.push_back(next);
-      auto candidate = KernelOfChain(graph, chain, nchw);
-      if (!candidate.ok() || !may_fuse(chain, candidate->Kind())) break;
+      // The group's kernel with one more follower: its main node's params are already known.
+      Kernel candidate = group.kernel;
+      if (!AppendFollower(graph, group.nodes.back(), next, candidate).ok() || !may_fuse(chain, candidate.Kind())) break;
       taken[static_cast<size_t>(next)] = true;
-      group.kernel = std::move(candidate).value();
+      group.kernel = std::move(candidate);
       group.nodes = std::move(chain);
     }
     result.kernels.push_back(std::move(group));

@@ -18,6 +18,19 @@ bool HasNchwNode(const Graph& graph) {
   return false;
 }
 
+bool HasPad(const Graph& graph) {
+  for (const Node& node : graph.nodes())
+    if (node.kind == OpKind::kPad) return true;
+  return false;
+}
+
+// What a rewrite that changed nothing reports: each node stands for itself.
+std::vector<std::vector<NodeId>> IdentitySources(const Graph& graph) {
+  std::vector<std::vector<NodeId>> sources(graph.num_nodes());
+  for (size_t i = 0; i < sources.size(); ++i) sources[i] = {static_cast<NodeId>(i)};
+  return sources;
+}
+
 }  // namespace
 
 namespace {
@@ -59,12 +72,27 @@ GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>&
       if (!same_backend(g.node(chain.front()), g.node(n))) return false;
     return true;
   };
+  // A pass that has nothing to match is skipped, and its graph not copied: predicting a model
+  // plans it first, and a search loop predicts thousands.
   std::vector<std::vector<NodeId>> folded_from, merged_from, fused_from;
-  const Graph folded = FoldPadsIntoConvs(laid_out, &folded_from, same_backend);
-  const Graph merged =
-      FuseDecomposedOps(folded, &merged_from, [&](const std::vector<NodeId>& chain) { return one_backend(folded, chain); });
+  Graph folded_copy, merged_copy;
+  const Graph* folded = &laid_out;
+  if (HasPad(laid_out)) {  // FoldPadsIntoConvs folds pads only
+    folded_copy = FoldPadsIntoConvs(laid_out, &folded_from, same_backend);
+    folded = &folded_copy;
+  } else {
+    folded_from = IdentitySources(laid_out);
+  }
+  const Graph* merged = folded;
+  if (MayHaveDecomposedOps(*folded)) {
+    merged_copy = FuseDecomposedOps(*folded, &merged_from,
+                                    [&](const std::vector<NodeId>& chain) { return one_backend(*folded, chain); });
+    merged = &merged_copy;
+  } else {
+    merged_from = IdentitySources(*folded);
+  }
   GraphPlan plan;
-  plan.graph = FuseActivations(merged, &fused_from, same_backend);
+  plan.graph = FuseActivations(*merged, &fused_from, same_backend);
   plan.sources.resize(plan.graph.num_nodes());
   for (size_t k = 0; k < plan.graph.num_nodes(); ++k) {
     for (NodeId f : fused_from[k])
