@@ -335,10 +335,27 @@ T ReadParams(const Kernel& kernel) {
   return out;
 }
 
+// The indices of T's fields in the order of their keys: written in that order, each key lands at
+// the end of the kernel's ParamMap, which moves nothing.
+template <class T>
+const std::vector<std::size_t>& FieldsByKey() {
+  static const std::vector<std::size_t> order = [] {
+    const Fields<T>& fields = FieldsOf<T>();
+    std::vector<std::size_t> indices(fields.size());
+    for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    std::sort(indices.begin(), indices.end(), [&](std::size_t a, std::size_t b) { return fields[a].key < fields[b].key; });
+    return indices;
+  }();
+  return order;
+}
+
 template <class T>
 void WriteParams(const T& params, Kernel& kernel) {
   T copy = params;  // the field table reaches fields through non-const references
-  for (const Field<T>& f : FieldsOf<T>()) {
+  const Fields<T>& fields = FieldsOf<T>();
+  kernel.params.reserve(kernel.params.size() + fields.size());
+  for (std::size_t i : FieldsByKey<T>()) {
+    const Field<T>& f = fields[i];
     if (f.value) kernel.params[f.key] = *f.value(copy);
     else if (const std::optional<std::int64_t>* v = f.optional(copy); v->has_value()) kernel.params[f.key] = **v;
   }
