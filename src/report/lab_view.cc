@@ -63,7 +63,7 @@ std::string LabWorkText(const LabWorkResult& r, const std::string& db) {
       "failed, in {:.1f} s, into {}\n",
       r.worker, r.device, r.jobs, r.measured, r.unsupported, r.lost, r.failed, r.secs, db);
   if (r.skipped > 0) text += fmt::format("left {} campaigns to other workers: this machine cannot measure them\n", r.skipped);
-  if (r.interrupted) text += "stopped on request: its job went back to the queue\n";
+  if (r.interrupted) text += "stopped on request (a job it held went back to the queue)\n";
   return text;
 }
 

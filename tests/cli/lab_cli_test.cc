@@ -112,6 +112,28 @@ TEST_F(LabCli, AWorkerKilledMidJobLosesNothingAndDuplicatesNothing) {
   EXPECT_GE(Number("SELECT count(*) FROM reference_measurements"), 6);
 }
 
+TEST_F(LabCli, AWorkerStoppedWithSigintGivesItsJobBackAtOnce) {
+  TempDir dir;
+  Submit(dir, 12, 4, "0.05");  // 3 jobs
+  const pid_t pid = SpawnProgram({LATTE_BINARY, "lab", "work", "--db", url_, "--device-name", "board-2", "--lease", "10m"},
+                                 (dir.path() / "w.out").string(), (dir.path() / "w.err").string());
+  ASSERT_GT(pid, 0);
+  const bool claimed = WaitFor(url_, "SELECT count(*) FROM lab_jobs WHERE state = 'claimed'", "1\n", 60 * kSlowdown);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(claimed) << ReadAll(dir.path() / "w.err");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << ReadAll(dir.path() / "w.err");
+  // Nothing held: the job is queued again now, not when its 10-minute lease would have run out.
+  EXPECT_EQ(Query("SELECT count(*) FROM lab_jobs WHERE state = 'claimed'"), "0\n");
+  const long done = Number("SELECT count(*) FROM lab_jobs WHERE state = 'done'");
+  EXPECT_EQ(Number("SELECT count(*) FROM lab_jobs WHERE state = 'queued' AND attempt = 0"), 3 - done);
+  EXPECT_EQ(Number("SELECT count(*) FROM measurements"), 4 * done);
+  RunResult next = RunLatte({"lab", "work", "--db", url_, "--device-name", "board-2"}, dir.path(), 120);
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(Query("SELECT count(*) FROM measurements"), "12\n");
+}
+
 TEST_F(LabCli, TwoDevicesShareTheJobsAndEachStoresItsOwnMeasurements) {
   TempDir dir;
   Submit(dir, 16, 2, "0.05");  // 8 jobs
