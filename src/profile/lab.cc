@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <ostream>
 #include <thread>
 #include <tuple>
@@ -39,6 +40,10 @@ Expected<LabSubmitReport> SubmitLab(const LabSubmitOptions& options) {
   submission.precision = key.precision;
   submission.settings = key.settings;
   submission.space = key.space;
+  // Each kernel in one job only: two jobs never store the same (campaign, kernel), so completions
+  // of one device's jobs never wait on each other's rows.
+  std::set<std::string> seen;
+  std::erase_if(sample.kernels, [&](const Kernel& kernel) { return !seen.insert(kernel.Key()).second; });
   std::vector<std::vector<Kernel>> jobs;
   for (std::size_t i = 0; i < sample.kernels.size(); i += options.job_size) {
     const auto end = sample.kernels.begin() + static_cast<std::ptrdiff_t>(std::min(sample.kernels.size(), i + options.job_size));
