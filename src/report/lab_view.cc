@@ -97,7 +97,8 @@ std::string LabStatusText(const LabStatus& status, const std::string& db) {
       devices.AddRow({d.device, std::to_string(d.submission), std::to_string(c.done), std::to_string(c.claimed),
                       std::to_string(c.failed), std::to_string(c.measured), std::to_string(c.unsupported), Rate(c)});
     }
-    text += "\n" + devices.Render();
+    text += "\n";
+    text += devices.Render();
   }
   return text;
 }

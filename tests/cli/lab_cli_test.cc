@@ -44,7 +44,10 @@ class LabCli : public ::testing::Test {
     return url;
   }
   std::string Query(const std::string& sql) const { return PostgresServer::Query(url_, sql); }
-  long Number(const std::string& sql) const { return std::stol("0" + Query(sql)); }
+  long Number(const std::string& sql) const {
+    const std::string text = Query(sql);
+    return text.empty() ? 0 : std::stol(text);
+  }
 
   // Submits `kernels` relu kernels in jobs of `job_size`, each kernel timed for at least `min_secs`.
   void Submit(const TempDir& dir, int kernels, int job_size, const std::string& min_secs, const std::string& url = "") {
