@@ -15,6 +15,6 @@ using AddCommand = void(CLI::App& app, Status& result);
 
 AddCommand AddInspectCommand, AddBenchCommand, AddCompareCommand, AddProfileCommand, AddPredictCommand,
     AddValidateCommand, AddImportCommand, AddExportCommand, AddFitCommand, AddCalibrateCommand, AddParetoCommand,
-    AddAdaptCommand;
+    AddAdaptCommand, AddLabCommand;
 
 }  // namespace latte::cli

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   // In the order `latte --help` lists them.
   for (AddCommand* add : {AddInspectCommand, AddBenchCommand, AddCompareCommand, AddProfileCommand, AddPredictCommand,
                           AddValidateCommand, AddParetoCommand, AddImportCommand, AddExportCommand, AddFitCommand,
-                          AddCalibrateCommand, AddAdaptCommand})
+                          AddCalibrateCommand, AddAdaptCommand, AddLabCommand})
     add(app, result);
   // Name a mistyped command instead of CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {

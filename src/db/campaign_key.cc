@@ -54,6 +54,15 @@ std::string MeasureSettings(int warmup_runs, int num_runs, double min_secs) {
   return nlohmann::json{{"warmup_runs", warmup_runs}, {"num_runs", num_runs}, {"min_secs", min_secs}}.dump();
 }
 
+std::string LabCampaignSettings(const std::string& measure_settings, const std::string& device,
+                                const std::string& device_class) {
+  nlohmann::json settings = ParseJson(measure_settings);
+  if (!settings.is_object()) settings = nlohmann::json::object();
+  settings["device"] = device;
+  settings["device_class"] = device_class;
+  return settings.dump();
+}
+
 std::string CampaignKey::Strategy() const {
   const nlohmann::json json = ParseJson(space);
   if (!json.is_object()) return "";
@@ -79,8 +88,12 @@ std::string CampaignKey::CommandText() const {
                        text("format"), text("device"), backend, text("backend_version"), threads, precision);
   }
   const nlohmann::json warmup = get("warmup_runs"), runs = get("num_runs"), min_secs = get("min_secs");
+  // A lab campaign's text names its device: campaigns are unique by (command, space) too.
+  const std::string lab =
+      kind == kLabCampaign ? fmt::format("lab work --device-class {} --device {} ", text("device_class"), text("device"))
+                           : std::string("profile ");
   std::string command = fmt::format(
-      "latte profile --backend {} --num_threads {} --precision {} --warmup_runs {} --num_runs {} --min_secs {}", backend,
+      "latte {}--backend {} --num_threads {} --precision {} --warmup_runs {} --num_runs {} --min_secs {}", lab, backend,
       threads, precision, warmup.is_number() ? warmup.get<int>() : 0, runs.is_number() ? runs.get<int>() : 0,
       min_secs.is_number() ? min_secs.get<double>() : 0.0);
   if (kind == kGraphContextCampaign) command += kGraphContextSuffix;

@@ -157,6 +157,7 @@ class PostgresConnection final : public Connection {
   Status Exec(std::string_view sql) override { return Run(sql, nullptr); }
 
   std::string_view BeginSql() const override { return begin_sql_; }
+  std::string_view BeginRowsSql() const override { return "BEGIN"; }
 
   // Outside a transaction, read in one snapshot: another process may be creating the schema.
   Expected<Header> ReadHeader() override {

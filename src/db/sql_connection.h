@@ -65,6 +65,9 @@ class Connection {
   /// for it as long as the busy timeout: writers take turns, so a migration runs once and no two
   /// batches deadlock over the kernels they share.
   virtual std::string_view BeginSql() const = 0;
+  /// The statement that starts a write transaction locking only the rows it touches, where the
+  /// engine has row locks (a server); else the same as BeginSql.
+  virtual std::string_view BeginRowsSql() const { return BeginSql(); }
 
   /// The schema bookkeeping each engine keeps its own way (SQLite: PRAGMA user_version and
   /// application_id; a server: the latte_schema table).

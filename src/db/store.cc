@@ -123,6 +123,42 @@ ALTER TABLE campaigns ADD COLUMN strategy TEXT;
 ALTER TABLE campaigns ADD COLUMN seed INTEGER;
 CREATE UNIQUE INDEX campaigns_by_key ON campaigns(kind, backend, threads, precision, settings, space);
 )sql",
+    // 4 -> 5: work handed out by the database (db/lab_queue.h): a lab campaign submitted for a class
+    // of devices, cut into jobs of kernels that workers claim under a lease. Times of the queue
+    // (lease_until, claimed_at, finished_at) are seconds since the epoch by the server's clock.
+    R"sql(
+CREATE TABLE lab_submissions(
+  id INTEGER PRIMARY KEY,
+  device_class TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  precision TEXT NOT NULL,
+  settings TEXT NOT NULL,
+  space TEXT NOT NULL,
+  created TEXT NOT NULL,
+  jobs INTEGER NOT NULL,
+  kernels INTEGER NOT NULL,
+  UNIQUE(device_class, backend, threads, precision, settings, space));
+CREATE TABLE lab_jobs(
+  id INTEGER PRIMARY KEY,
+  submission_id INTEGER NOT NULL REFERENCES lab_submissions(id),
+  seq INTEGER NOT NULL,
+  kernels TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  worker TEXT,
+  device_id INTEGER REFERENCES devices(id),
+  lease_until REAL,
+  claimed_at REAL,
+  finished_at REAL,
+  measured INTEGER NOT NULL DEFAULT 0,
+  unsupported INTEGER NOT NULL DEFAULT 0,
+  error TEXT,
+  UNIQUE(submission_id, seq));
+CREATE INDEX lab_jobs_open ON lab_jobs(id) WHERE state IN ('queued', 'claimed');
+CREATE INDEX lab_jobs_by_device ON lab_jobs(device_id, submission_id);
+)sql",
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion);
 
@@ -198,7 +234,7 @@ Status FillCampaignKeys(sql::Connection& db) {
 }
 
 // What each migration does beyond its SQL (nullptr: nothing), by the version it migrates from.
-constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys};
+constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys, nullptr};
 static_assert(std::size(kMigrationSteps) == kStoreSchemaVersion);
 
 std::string ParamsJson(const Kernel& kernel) {
@@ -308,10 +344,10 @@ Expected<int> Store::SchemaVersion() const {
   return static_cast<int>(header.version);
 }
 
-Status Store::Transaction(const std::function<Status()>& body) {
+Status Store::Transaction(const std::function<Status()>& body, TransactionLock lock) {
   if (read_only_) return Internal(path_ + ": a write to a store opened read-only");
   if (transaction_depth_ > 0) return body();
-  if (Status begun = db_->Exec(db_->BeginSql()); !begun.ok()) {
+  if (Status begun = db_->Exec(lock == TransactionLock::kStore ? db_->BeginSql() : db_->BeginRowsSql()); !begun.ok()) {
     db_->Exec("ROLLBACK").ok();  // a server's transaction may have begun before its lock wait failed
     return begun;
   }

@@ -35,7 +35,7 @@ class Connection;
 /// The schema version this binary writes (PRAGMA user_version; on a server, the latte_schema
 /// table). Older stores are migrated
 /// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
 std::string DefaultStorePath();
@@ -219,11 +219,19 @@ class Store {
   Expected<std::vector<DeviceInfo>> ListDevices() const;
   Expected<std::vector<BackendInfo>> ListBackends() const;
 
+  /// Which lock a write transaction takes: the store's one write lock (writers take turns), or on a
+  /// server only the rows it touches (the lab's jobs: workers claim and complete them side by side;
+  /// a SQLite file has one write lock either way).
+  enum class TransactionLock { kStore, kRows };
   /// Runs `body` inside one write transaction (BEGIN [IMMEDIATE] ... COMMIT); any failure rolls
   /// everything back. Nested calls join the outer transaction.
-  Status Transaction(const std::function<Status()>& body);
+  Status Transaction(const std::function<Status()>& body, TransactionLock lock = TransactionLock::kStore);
+
+  /// True when the store is a PostgreSQL server's database rather than a file.
+  bool OnServer() const { return IsServerUrl(path_); }
 
  private:
+  friend class LabQueue;  // db/lab_queue.h: the lab's jobs, written in the store's SQL seam
   explicit Store(std::unique_ptr<sql::Connection> db);
   static Expected<Store> OpenDatabase(const std::string& target, const StoreOptions& options, bool read_only);
   std::unique_ptr<sql::Connection> db_;

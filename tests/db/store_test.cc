@@ -478,7 +478,7 @@ TEST_P(StoreTest, AVersionThreeFileGainsCampaignKeysAndResumesItsCampaigns) {
   }
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().message();
-  EXPECT_EQ(*store->SchemaVersion(), 4);
+  EXPECT_EQ(*store->SchemaVersion(), kStoreSchemaVersion);
   auto listed = store->ListCampaigns();
   ASSERT_EQ(listed->size(), 3u);
   EXPECT_EQ((*listed)[0].key, profile);
