@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -72,6 +73,25 @@ std::string_view CodeName(StatusCode code) {
   return "internal";
 }
 
+// A dict key as a new reference. The views' keys are a few dozen names repeated in every row
+// (a 114-layer prediction has 1,140 of them): each is made once, interned, and reused, so a dict
+// insert finds its hash cached. Bounded: past kMaxKeys names, keys are made afresh. Called with
+// the GIL held.
+PyObject* DictKey(const std::string& key) {
+  constexpr std::size_t kMaxKeys = 512;
+  static std::unordered_map<std::string, PyObject*> keys;  // each holds one reference, never released
+  if (auto it = keys.find(key); it != keys.end()) {
+    Py_INCREF(it->second);
+    return it->second;
+  }
+  PyObject* name = PyUnicode_DecodeUTF8(key.data(), static_cast<Py_ssize_t>(key.size()), "replace");
+  if (name == nullptr || keys.size() >= kMaxKeys) return name;
+  PyUnicode_InternInPlace(&name);
+  Py_INCREF(name);
+  keys.emplace(key, name);
+  return name;
+}
+
 /// A new reference to `json` as Python objects (null with a Python error set when out of memory):
 /// objects as dicts (keys in the JSON's order), arrays as lists. A number that is not finite
 /// becomes None, as the CLI's JSON writes it (null); text that is not UTF-8 (a name from a model
@@ -110,7 +130,7 @@ PyObject* NewPython(const nlohmann::json& json) {
       PyObject* dict = PyDict_New();
       if (dict == nullptr) return nullptr;
       for (const auto& [key, item] : json.get_ref<const nlohmann::json::object_t&>()) {
-        PyObject* name = PyUnicode_DecodeUTF8(key.data(), static_cast<Py_ssize_t>(key.size()), "replace");
+        PyObject* name = DictKey(key);
         PyObject* value = name == nullptr ? nullptr : NewPython(item);
         const int failed = value == nullptr ? -1 : PyDict_SetItem(dict, name, value);
         Py_XDECREF(name);

@@ -49,7 +49,10 @@ void ReadCounts(const Statement& select, int first, LabCounts& counts) {
 // A list of ids as a PostgreSQL array's text, "{1,2}".
 std::string IdArray(const std::vector<std::int64_t>& ids) {
   std::string text = "{";
-  for (std::size_t i = 0; i < ids.size(); ++i) text += (i ? "," : "") + std::to_string(ids[i]);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) text += ',';
+    text += std::to_string(ids[i]);
+  }
   return text + "}";
 }
 
