@@ -161,4 +161,5 @@ def compare(
     min_secs: float = 1.0,
 ) -> dict[str, Any]:
     """Benchmarks every model x backend x threads x precision, each in a child process: what
-    `latte compare --format json` prints."""
+    `latte compare --format json` prints. An int8 row (xnnpack: the model quantized post-training)
+    adds 'int8_nodes' and 'fp32_nodes'; every row's 'drift' is against fp32 on the same inputs."""
