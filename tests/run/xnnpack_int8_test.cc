@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -260,6 +261,39 @@ TEST(XnnpackInt8, ConcatSharesOneScaleCoveringItsInputs) {
   const Graph& prepared = (*executor)->prepared_graph();
   EXPECT_EQ(prepared.tensor(a).quant, prepared.tensor(b).quant);
   EXPECT_EQ(prepared.tensor(a).quant, ParamsOf(prepared, prepared.tensor(y).name + "/int8"));
+}
+
+// Quantization parameters the lowering would never write (a zero scale, a zero point out of int8,
+// one scale per channel on an activation) are refused with the reason, never run.
+TEST(XnnpackInt8, ImpossibleActivationParametersAreRefusedSayingWhich) {
+  RunOptions options;
+  options.precision = Precision::kInt8;
+  auto backend = XnnpackBackend::Create(options);
+  ASSERT_TRUE(backend.ok()) << backend.status().message();
+  struct Case {
+    QuantParams quant;
+    std::string why;
+  };
+  const std::vector<Case> cases = {
+      {{{0.0f}, {0}, 0}, "input 'x' has scale 0.000000"},
+      {{{-0.5f}, {0}, 0}, "input 'x' has scale -0.500000"},
+      {{{std::numeric_limits<float>::quiet_NaN()}, {0}, 0}, "input 'x' has scale nan"},
+      {{{0.1f}, {300}, 0}, "input 'x' has zero point 300"},
+      {{{0.1f, 0.2f}, {0, 0}, 3}, "input 'x' is not quantized per tensor"},
+      {{{0.1f}, {}, 0}, "input 'x' is not quantized per tensor"},
+  };
+  for (const Case& c : cases) {
+    GraphBuilder gb;
+    TensorId y = gb.Op1(OpKind::kRelu, "relu", {gb.Input("x", {1, 2, 2, 2}, DataType::kInt8)});
+    auto g = gb.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    g->mutable_tensor(g->inputs[0]).quant = c.quant;
+    g->mutable_tensor(y).quant = {{0.1f}, {0}, 0};
+    Support s = (*backend)->Supports(*g, 0);
+    EXPECT_FALSE(s.ok()) << c.why;
+    EXPECT_EQ(s.why(), c.why);
+    EXPECT_FALSE((*backend)->Prepare(*g, 0).ok()) << c.why;
+  }
 }
 
 TEST(Int8Plan, ParamsCoverTheRangeAndZero) {

@@ -1346,8 +1346,9 @@ std::string NoInt8(OpKind kind) {
     case OpKind::kAvgPool2D: return "xnnpack has no int8 avg_pool2d (its average pooling is qu8 only)";
     case OpKind::kLeakyRelu: return "xnnpack has no int8 leaky_relu (qu8 only)";
     case OpKind::kSoftmax: return "xnnpack has no int8 softmax (qu8 only)";
-    case OpKind::kTranspose: case OpKind::kDepthToSpace:
-      return "int8 " + name + " is not implemented in Latte's xnnpack backend (XNNPACK's x8 channel shuffle and copies could)";
+    case OpKind::kDepthToSpace: return "xnnpack has no int8 depth_to_space (x32 only)";
+    case OpKind::kTranspose:
+      return "int8 transpose is not implemented in Latte's xnnpack backend (XNNPACK's x8 channel shuffle could run it)";
     default: return "xnnpack has no int8 " + name;
   }
 }
