@@ -58,6 +58,9 @@ class Executor {
   /// copy of `graph` for them, checks support, prepares every node (weights packed once) and
   /// allocates buffers. The graph's own tensor ids address the buffers: graph inputs and outputs
   /// keep their ids, shapes and types in the prepared copy (at bf16 too: see LowerPlanToBf16).
+  /// At int8 (RunOptions::precision) the plan is first run kInt8CalibrationRuns times at fp32 for
+  /// its activation ranges, then lowered (run/int8_plan); a node its backend cannot run in int8
+  /// stays fp32, its assignment saying why. A backend without int8 at all (RunsPrecision) fails it.
   static Expected<std::unique_ptr<Executor>> Create(const Graph& graph, const Placement& placement,
                                                     const BackendRegistry& registry, const RunOptions& options);
 
