@@ -449,9 +449,12 @@ void CheckThreads(int threads) {
 }
 
 py::object Bench(const Model& model, const std::string& backend, int num_threads, const std::string& fallback,
-                 int warmup_runs, int num_runs, double min_secs, bool op_profiling) {
+                 const std::string& precision, int warmup_runs, int num_runs, double min_secs, bool op_profiling) {
   CheckThreads(num_threads);
   BenchOptions options;
+  Expected<Precision> parsed = ParsePrecision(precision);
+  if (!parsed.ok()) Throw(parsed.status().WithContext("precision"));
+  options.run.precision = *parsed;
   options.placement.default_backend = backend;
   options.placement.fallback = fallback;
   options.run.num_threads = num_threads;
@@ -621,9 +624,10 @@ PYBIND11_MODULE(_latte, m) {
       });
 
   m.def("bench", &Bench, "model"_a, py::kw_only(), "backend"_a = "xnnpack", "num_threads"_a = 1, "fallback"_a = "",
-        "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0, "op_profiling"_a = false,
+        "precision"_a = "fp32", "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0, "op_profiling"_a = false,
         "Measures the model's latency on a backend under Latte's protocol: what `latte bench MODEL --format json` "
-        "prints (latency percentiles, throughput, memory; per-node times with op_profiling=True).");
+        "prints (latency percentiles, throughput, memory; per-node times with op_profiling=True; at precision "
+        "'int8' on xnnpack the model quantized post-training, with 'int8' saying which nodes ran int8).");
   m.def("compare", &Compare, "models"_a, py::kw_only(),
         "backends"_a = std::vector<std::string>{"xnnpack", "onednn", "ort"}, "num_threads"_a = std::vector<int>{1},
         "precisions"_a = std::vector<std::string>{"fp32"}, "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0,

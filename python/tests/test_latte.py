@@ -214,6 +214,15 @@ def test_bench_and_compare_return_the_cli_records(model_path):
     assert len(compared["rows"]) == len(cli["rows"]) == 1
     assert set(compared["rows"][0]) == set(cli["rows"][0]) and compared["rows"][0]["ok"]
 
+    quantized = latte.bench(model, precision="int8", num_runs=2, warmup_runs=0, min_secs=0)
+    code, out, err = run_cli("bench", model_path, "--precision", "int8", "--num-runs", "2", "--warmup-runs", "0",
+                             "--min-secs", "0", "--format", "json")
+    assert code == 0, err
+    assert quantized["int8"] == json.loads(out)["int8"] and quantized["int8"]["int8_nodes"] > 0
+    assert quantized["drift"]["reference"] == "fp32"
+    with pytest.raises(latte.Error, match=r"^precision: .*fp16"):
+        latte.bench(model, precision="fp16")
+
     with pytest.raises(latte.Error) as e:
         latte.bench(model, backend="no_such_backend")
     assert str(e.value).startswith("backend: unknown backend 'no_such_backend'")

@@ -43,6 +43,13 @@ Expected<std::unique_ptr<Executor>> ExecutorFor(const Graph& graph, const std::s
   Placement placement;
   placement.default_backend = backend;
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::Create(graph, placement, registry, run));
+  // An int8 kernel is measured only when all of it runs int8 (quantize and dequantize at its
+  // edges included, as a model pays them at a precision boundary); a node kept at fp32 means the
+  // backend has no int8 kernel for it.
+  if (run.precision == Precision::kInt8)
+    for (size_t i = 0; i < executor->assignments().size(); ++i)
+      if (const NodeAssignment& a = executor->assignments()[i]; a.precision != Precision::kInt8)
+        return Unsupported("int8: " + DescribeNode(graph, static_cast<NodeId>(i)) + " stays fp32: " + a.precision_why);
   FillRandomInputs(graph, executor->buffers());
   return executor;
 }

@@ -49,6 +49,7 @@ std::string BenchView::Text() const {
            " nodes the executor runs (weights and activations bfloat16, biases and norm parameters float32); " +
            std::to_string(casts) + " inserted cast node(s) convert the float32 inputs and outputs\n";
   }
+  if (options_.run.precision == Precision::kInt8) out += Int8Text();
   if (options_.run.precision != Precision::kFp32) {
     const RunDrift& d = result_.drift;
     if (!d.measured) {
@@ -146,16 +147,53 @@ nlohmann::json BenchView::Json() const {
       fallbacks.push_back({{"node", i}, {"backend", result_.assignments[i].backend}, {"why", result_.assignments[i].why}});
   j["fallbacks"] = fallbacks;
   j["drift"] = RunDriftToJson(result_.drift);
+  if (options_.run.precision == Precision::kInt8) j["int8"] = Int8Json();
   if (!result_.node_avg_us.empty()) {
     nlohmann::json nodes = nlohmann::json::array();
     for (size_t i = 0; i < result_.node_avg_us.size(); ++i) {
       const ProfileEntry& entry = result_.entries[i];
       nodes.push_back({{"index", i}, {"op", entry.op}, {"name", entry.name}, {"nodes", entry.sources},
-                       {"inserted", entry.inserted}, {"backend", entry.backend}, {"avg_us", result_.node_avg_us[i]}});
+                       {"inserted", entry.inserted}, {"backend", entry.backend}, {"precision", PrecisionName(entry.precision)},
+                       {"avg_us", result_.node_avg_us[i]}});
     }
     j["op_profile"] = nodes;
   }
   return j;
+}
+
+std::string BenchView::Int8Text() const {
+  const Int8Summary s = SummarizeInt8(result_);
+  std::string kinds;
+  for (const auto& [kind, n] : s.int8_kinds) kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(n);
+  std::string out = "Precision: int8 for " + std::to_string(s.int8_nodes) + " of " + std::to_string(result_.assignments.size()) +
+                    " nodes" + (kinds.empty() ? "" : " (" + kinds + ")") + ", fp32 for " + std::to_string(s.fp32_nodes) + "; " +
+                    std::to_string(s.quantize) + " quantize and " + std::to_string(s.dequantize) +
+                    " dequantize node(s) inserted where they meet. Activations per tensor (asymmetric, from " +
+                    std::to_string(kInt8CalibrationRuns) + " fp32 runs on generated inputs), weights per output channel (symmetric)\n";
+  if (s.fp32_nodes == 0) return out;
+  out += "Kept at fp32:\n";
+  for (size_t i = 0; i < result_.assignments.size(); ++i) {
+    const NodeAssignment& a = result_.assignments[i];
+    if (a.precision != Precision::kInt8)
+      out += "  " + DescribeNode(graph_, static_cast<NodeId>(i)) + ": " + (a.precision_why.empty() ? "fp32" : a.precision_why) + "\n";
+  }
+  return out;
+}
+
+nlohmann::json BenchView::Int8Json() const {
+  const Int8Summary s = SummarizeInt8(result_);
+  nlohmann::json kept = nlohmann::json::array();
+  nlohmann::json per_node = nlohmann::json::array();
+  for (size_t i = 0; i < result_.assignments.size(); ++i) {
+    const NodeAssignment& a = result_.assignments[i];
+    per_node.push_back(PrecisionName(a.precision));
+    if (a.precision != Precision::kInt8)
+      kept.push_back({{"node", i}, {"name", graph_.node(static_cast<NodeId>(i)).name},
+                      {"op", NodeOpName(graph_.node(static_cast<NodeId>(i)))}, {"why", a.precision_why}});
+  }
+  return {{"int8_nodes", s.int8_nodes}, {"fp32_nodes", s.fp32_nodes}, {"quantize_nodes", s.quantize},
+          {"dequantize_nodes", s.dequantize}, {"calibration_runs", kInt8CalibrationRuns}, {"node_precisions", per_node},
+          {"kept_fp32", kept}};
 }
 
 nlohmann::json BenchView::Trace() const {

@@ -22,6 +22,9 @@ class BenchView {
   nlohmann::json Trace() const;
 
  private:
+  // At --precision int8: which nodes ran int8, and each one kept at fp32 with why.
+  std::string Int8Text() const;
+  nlohmann::json Int8Json() const;
   const Graph& graph_;
   const BenchResult& result_;
   const BenchOptions& options_;

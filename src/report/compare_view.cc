@@ -39,7 +39,7 @@ std::string CompareView::Text() const {
                    {"inf/s", TextTable::kRight}, {"size MB", TextTable::kRight}, {"peak RSS MB", TextTable::kRight},
                    {"mJ/inf", TextTable::kRight}, {"max |diff|", TextTable::kRight}, {"cosine", TextTable::kRight}});
   std::string undrifted;
-  std::string notes, busy;
+  std::string notes, busy, int8;
   for (const CompareRow& r : result_.rows) {
     const std::string model = KeepTail(std::filesystem::path(r.model).filename().string(), 40);
     const std::string size = Fixed(r.model_bytes / 1e6, 2);
@@ -57,6 +57,9 @@ std::string CompareView::Text() const {
                   Fixed(r.mean_us > 0 ? 1e6 / r.mean_us : 0.0, 1), size, Fixed(r.peak_rss_kb / 1024.0, 1),
                   r.energy_mj ? Fixed(*r.energy_mj, 3) : "n/a", r.drift.measured ? Sci(r.drift.max_abs_diff) : "n/a",
                   r.drift.measured ? Fixed(r.drift.cosine, 6) : "n/a"});
+    if (r.int8_nodes >= 0)
+      int8 += "  " + model + " on " + r.backend + ", " + std::to_string(r.threads) + " thread(s): " + std::to_string(r.int8_nodes) +
+              " of " + std::to_string(r.int8_nodes + r.fp32_nodes) + " nodes int8, " + std::to_string(r.fp32_nodes) + " fp32\n";
     if (!r.drift.measured)
       undrifted += "  " + model + " on " + r.backend + ", " + std::to_string(r.threads) + " thread(s), " + r.precision + ": " +
                    r.drift.why + "\n";
@@ -71,6 +74,8 @@ std::string CompareView::Text() const {
   out += result_.energy_readable
              ? "Energy: RAPL package counters over a second timed pass, per inference (includes other load).\n"
              : "Energy: n/a (no readable RAPL counters under /sys/class/powercap).\n";
+  if (!int8.empty())
+    out += "\nint8 rows (post-training quantized by Latte; `latte bench --precision int8` names each node kept at fp32 and why):\n" + int8;
   if (!busy.empty())
     out += "\n* The host was busy while these ran, even after re-measuring (their times are likely slower than this "
            "machine's):\n" + busy;

@@ -75,6 +75,14 @@ class Backend {
   virtual std::string_view Name() const = 0;
   /// Library version, recorded with every measurement.
   virtual std::string Version() const = 0;
+  /// Whether this backend runs `precision` at all: the executor asks before an int8 run, so that a
+  /// backend without int8 kernels is one "unsupported, because …" and not every node kept at
+  /// fp32. Which nodes run at that precision is still Supports' answer. Default: fp32 only.
+  virtual Support RunsPrecision(Precision precision) const {
+    if (precision == Precision::kFp32) return Support::Yes();
+    return Support::No(std::string(PrecisionName(precision)) + " unsupported on " + std::string(Name()) +
+                       ", because this backend has no " + std::string(PrecisionName(precision)) + " kernels");
+  }
   /// Whether this backend can run `node` of `graph` (shapes must be known).
   virtual Support Supports(const Graph& graph, NodeId node) const = 0;
   /// Prepares `node` once. Fails with kUnsupported when Supports() says no.

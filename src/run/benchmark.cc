@@ -1,6 +1,8 @@
 #include "run/benchmark.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace latte {
 
@@ -66,6 +68,26 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
   result.peak_rss_kb = PeakRssKb();
   if (options.output_drift) result.drift = MeasureDrift(graph, options, registry, *executor);
   return result;
+}
+
+Int8Summary SummarizeInt8(const BenchResult& result) {
+  Int8Summary s;
+  std::map<std::string, int> by_kind;
+  for (const ProfileEntry& e : result.entries) {
+    if (e.inserted) {
+      s.quantize += e.op == "quantize";
+      s.dequantize += e.op == "dequantize";
+      continue;
+    }
+    if (e.precision == Precision::kInt8) {
+      s.int8_nodes += static_cast<int>(e.sources.size());
+      by_kind[e.op] += 1;
+    }
+  }
+  for (const NodeAssignment& a : result.assignments) s.fp32_nodes += a.precision != Precision::kInt8;
+  s.int8_kinds.assign(by_kind.begin(), by_kind.end());
+  std::sort(s.int8_kinds.begin(), s.int8_kinds.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return s;
 }
 
 }  // namespace latte

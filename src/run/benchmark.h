@@ -39,6 +39,14 @@ struct BenchResult {
   DeviceFingerprint device;
 };
 
+/// What ran at int8 in a --precision int8 run (nodes counted in the user's graph).
+struct Int8Summary {
+  int int8_nodes = 0, fp32_nodes = 0;  // the user's nodes by the precision they ran at
+  int quantize = 0, dequantize = 0;    // conversions the executor inserted
+  std::vector<std::pair<std::string, int>> int8_kinds;  // ("conv2d+relu", how many run int8), most first
+};
+Int8Summary SummarizeInt8(const BenchResult& result);
+
 /// Runs `graph` (inputs random, fixed seed) under the protocol. A drift that cannot be measured
 /// (the placement cannot run at fp32) is a RunDrift saying why, not an error.
 Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& options, const BackendRegistry& registry);

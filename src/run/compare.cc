@@ -26,6 +26,7 @@ nlohmann::json CompareRowToJson(const CompareRow& r) {
   j["host_other_cores"] = r.host_other_cores >= 0 ? nlohmann::json(r.host_other_cores) : nlohmann::json(nullptr);
   j["contended"] = r.contended;
   j["drift"] = RunDriftToJson(r.drift);
+  if (r.int8_nodes >= 0) j["int8_nodes"] = r.int8_nodes, j["fp32_nodes"] = r.fp32_nodes;
   return j;
 }
 
@@ -48,6 +49,8 @@ CompareRow CompareRowFromJson(const nlohmann::json& j) {
   if (j.contains("host_other_cores") && j["host_other_cores"].is_number()) r.host_other_cores = j["host_other_cores"].get<double>();
   r.contended = j.value("contended", false);
   if (j.contains("drift")) r.drift = RunDriftFromJson(j["drift"]);
+  r.int8_nodes = j.value("int8_nodes", -1);
+  r.fp32_nodes = j.value("fp32_nodes", -1);
   return r;
 }
 
@@ -110,6 +113,10 @@ CompareRow RunConfiguration(const CompareModel& model, const std::string& backen
   row.host_other_cores = result->latency.host.known() ? result->latency.host.other_cores : -1;
   row.contended = result->latency.contended;
   row.drift = result->drift;
+  if (precision == Precision::kInt8) {
+    const Int8Summary int8 = SummarizeInt8(*result);
+    row.int8_nodes = int8.int8_nodes, row.fp32_nodes = int8.fp32_nodes;
+  }
   row.energy_mj = MeasureEnergy(*graph, bench, registry);
   return row;
 }

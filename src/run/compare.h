@@ -49,6 +49,7 @@ struct CompareRow {
   double host_other_cores = -1;               // what other processes used while it ran (-1: unknown)
   bool contended = false;                     // ... more than the cores it left free: likely slow
   RunDrift drift;                             // the outputs against the same backend at fp32, same inputs
+  int int8_nodes = -1, fp32_nodes = -1;        // at int8: the user's nodes that ran int8 / stayed fp32 (-1: other precisions)
 };
 
 struct CompareResult {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "run/graph_prep.h"
+#include "run/int8_plan.h"
 
 namespace latte {
 
@@ -27,6 +28,13 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
   // inserted at the edges, run by the neighbouring nodes' backend); a node a backend cannot run
   // at bf16 is refused by it, saying why.
   if (options.precision == Precision::kBf16) LowerPlanToBf16(plan);
+  if (options.precision == Precision::kInt8) return CreateInt8(graph, std::move(plan), wanted, placement, registry, options);
+  return Build(graph, std::move(plan), wanted, placement, registry, options, nullptr, nullptr);
+}
+
+Expected<std::unique_ptr<Executor>> Executor::Build(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,
+                                                    const Placement& placement, const BackendRegistry& registry,
+                                                    const RunOptions& options, const Int8State* int8, NodeId* refused) {
   const std::vector<std::vector<NodeId>> sources = std::move(plan.sources);
 
   // Buffers come after every node said yes: a node no backend runs (an opaque op, whose
@@ -99,12 +107,23 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
       assignment.backend = placement.fallback;
       chosen = fallback;
     }
+    // Which precision the node computes in (at int8, per node of the fp32 plan it runs).
+    assignment.precision = options.precision == Precision::kInt8 ? Precision::kFp32 : options.precision;
+    const NodeId plan_node = int8 != nullptr ? int8->from[static_cast<size_t>(k)] : -1;
+    if (int8 != nullptr && (plan_node < 0 || int8->int8[static_cast<size_t>(plan_node)])) assignment.precision = Precision::kInt8;
+    if (plan_node >= 0 && !int8->int8[static_cast<size_t>(plan_node)]) assignment.precision_why = int8->kept_why[static_cast<size_t>(plan_node)];
     if (whole == nullptr) {
       auto ready = chosen->Prepare(run_graph, k);
-      if (!ready.ok()) return ready.status().WithContext(what + " on " + assignment.backend);
+      if (!ready.ok()) {
+        if (refused != nullptr && plan_node >= 0 && assignment.precision == Precision::kInt8 &&
+            ready.status().code() == StatusCode::kUnsupported)
+          *refused = plan_node;
+        return ready.status().WithContext(what + " on " + assignment.backend);
+      }
       executor->prepared_.push_back(std::move(ready).value());
     }
     entry.backend = assignment.backend;
+    entry.precision = assignment.precision;
     for (NodeId src : from) executor->assignments_[static_cast<size_t>(src)] = assignment;
     executor->entries_.push_back(std::move(entry));
   }
@@ -115,6 +134,93 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
   }
   LATTE_ASSIGN_OR_RETURN(executor->buffers_, TensorBuffers::Allocate(run_graph));
   return executor;
+}
+
+Status Executor::RunObserving(const std::function<void(NodeId)>& after) {
+  if (whole_graph_) return Unsupported("a whole-graph backend's intermediate activations cannot be observed");
+  for (size_t i = 0; i < prepared_.size(); ++i) {
+    Status s = prepared_[i]->Run(buffers_);
+    if (!s.ok()) return s.WithContext("'" + entries_[i].name + "' (" + entries_[i].op + ") on " + entries_[i].backend);
+    after(static_cast<NodeId>(i));
+  }
+  return Status::Ok();
+}
+
+Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,
+                                                         const Placement& placement, const BackendRegistry& registry,
+                                                         const RunOptions& options) {
+  // Every backend the run may use must have int8 kernels at all; a node it cannot run in int8 is
+  // then its own answer (kept at fp32, saying why).
+  std::map<std::string, std::unique_ptr<Backend>> backends;
+  std::vector<std::string> names = wanted;
+  if (!placement.fallback.empty()) names.push_back(placement.fallback);
+  for (const std::string& name : names) {
+    if (backends.count(name) != 0) continue;
+    LATTE_ASSIGN_OR_RETURN(backends[name], registry.Create(name, options));
+    if (Support s = backends[name]->RunsPrecision(Precision::kInt8); !s.ok()) return Unsupported(s.why());
+  }
+  // Calibration: the activations' ranges over a few fp32 runs of the same plan (same tensor ids).
+  RunOptions fp32 = options;
+  fp32.precision = Precision::kFp32;
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> reference,
+                         Build(graph, plan, wanted, placement, registry, fp32, nullptr, nullptr));
+  const Graph& planned = reference->prepared_graph();
+  ActivationRanges ranges(planned.num_tensors());
+  auto observe = [&](TensorId t) {
+    if (planned.tensor(t).dtype != DataType::kFloat32 || planned.tensor(t).is_constant()) return;
+    const float* v = reference->buffers_.as<float>(t);
+    if (v == nullptr) return;
+    for (size_t i = 0, n = reference->buffers_.bytes(t) / sizeof(float); i < n; ++i) ranges[static_cast<size_t>(t)].Add(v[i]);
+  };
+  for (int run = 1; run <= kInt8CalibrationRuns; ++run) {
+    FillRandomInputs(graph, reference->buffers_, static_cast<unsigned>(run));
+    for (TensorId t : planned.inputs) observe(t);
+    LATTE_RETURN_IF_ERROR(reference->RunObserving([&](NodeId k) {
+      for (TensorId t : planned.node(k).outputs) observe(t);
+    }).WithContext("calibrating int8 on fp32 runs"));
+  }
+  reference.reset();
+
+  // Every node that can be lowered tries int8; each one its backend refuses stays fp32 with the
+  // backend's reason, and the plan is lowered again (its neighbours' conversions change).
+  Int8State state;
+  const auto num_plan_nodes = plan.graph.num_nodes();
+  state.int8.assign(num_plan_nodes, false);
+  state.kept_why.assign(num_plan_nodes, "");
+  for (NodeId k = 0; k < static_cast<NodeId>(num_plan_nodes); ++k) {
+    state.kept_why[static_cast<size_t>(k)] = Int8Ineligibility(plan.graph, k);
+    state.int8[static_cast<size_t>(k)] = state.kept_why[static_cast<size_t>(k)].empty();
+  }
+  // A plan node's backend: its user node's, or for a node the plan inserted (a layout transpose)
+  // the first its neighbours suggest.
+  auto backend_of = [&](NodeId k) -> Expected<Backend*> {
+    const std::vector<NodeId>& from = plan.sources[static_cast<size_t>(k)];
+    const std::string name = from.empty() ? InsertedNodeBackends(plan.graph, plan.sources, wanted, k, placement.default_backend)[0]
+                                          : wanted[static_cast<size_t>(from[0])];
+    if (backends.count(name) == 0) {
+      LATTE_ASSIGN_OR_RETURN(backends[name], registry.Create(name, options));
+    }
+    return backends[name].get();
+  };
+  for (size_t attempt = 0; attempt <= num_plan_nodes; ++attempt) {
+    Int8Plan lowered = LowerPlanToInt8(plan, state.int8, ranges);
+    bool refused_any = false;
+    for (NodeId j = 0; j < static_cast<NodeId>(lowered.plan.graph.num_nodes()); ++j) {
+      const NodeId k = lowered.from[static_cast<size_t>(j)];
+      if (k < 0 || !state.int8[static_cast<size_t>(k)]) continue;
+      LATTE_ASSIGN_OR_RETURN(Backend * b, backend_of(k));
+      Support s = b->Supports(lowered.plan.graph, j);
+      if (!s.ok()) state.int8[static_cast<size_t>(k)] = false, state.kept_why[static_cast<size_t>(k)] = s.why(), refused_any = true;
+    }
+    if (refused_any) continue;
+    state.from = lowered.from;
+    NodeId refused = -1;
+    auto built = Build(graph, std::move(lowered.plan), wanted, placement, registry, options, &state, &refused);
+    if (built.ok() || refused < 0) return built;
+    state.int8[static_cast<size_t>(refused)] = false;  // its backend refused the int8 operator when creating it
+    state.kept_why[static_cast<size_t>(refused)] = built.status().message();
+  }
+  return Internal("int8 lowering did not settle");
 }
 
 Status Executor::Run() {

@@ -6,6 +6,7 @@
 // transposes where layouts meet, each timed as its own entry) and with clamp activations folded
 // into the op before them; profiles and assignments still name the user's nodes.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "core/status.h"
 #include "ir/graph.h"
 #include "run/backend_registry.h"
+#include "run/graph_prep.h"
 
 namespace latte {
 
@@ -33,6 +35,10 @@ struct NodeAssignment {
   std::string backend;
   bool fell_back = false;
   std::string why;  // the chosen backend's "no", when it fell back
+  /// What the node computes in: the run's precision, except at int8, where a node the backend
+  /// cannot run in int8 stays fp32 and `precision_why` says why.
+  Precision precision = Precision::kFp32;
+  std::string precision_why;
 };
 
 /// One node of the prepared graph, as profiles report it: the user's nodes it runs (a conv and
@@ -43,6 +49,7 @@ struct ProfileEntry {
   std::vector<NodeId> sources;  // ids of the user's nodes; empty when inserted
   bool inserted = false;
   std::string backend;
+  Precision precision = Precision::kFp32;  // at int8: kInt8 for int8 nodes and the inserted quantize/dequantize
 };
 
 class Executor {
@@ -51,6 +58,9 @@ class Executor {
   /// copy of `graph` for them, checks support, prepares every node (weights packed once) and
   /// allocates buffers. The graph's own tensor ids address the buffers: graph inputs and outputs
   /// keep their ids, shapes and types in the prepared copy (at bf16 too: see LowerPlanToBf16).
+  /// At int8 (RunOptions::precision) the plan is first run kInt8CalibrationRuns times at fp32 for
+  /// its activation ranges, then lowered (run/int8_plan); a node its backend cannot run in int8
+  /// stays fp32, its assignment saying why. A backend without int8 at all (RunsPrecision) fails it.
   static Expected<std::unique_ptr<Executor>> Create(const Graph& graph, const Placement& placement,
                                                     const BackendRegistry& registry, const RunOptions& options);
 
@@ -74,8 +84,28 @@ class Executor {
   /// "xnnpack XNNPACK 2022-02-16 (1 thread)" per backend in use.
   std::vector<std::string> BackendVersions() const;
 
+  /// Per-node state of an int8 plan (see Create at kInt8): for each node of the lowered plan the
+  /// fp32 plan node it runs (-1: inserted), and per fp32 plan node whether it runs int8 or why not.
+  struct Int8State {
+    std::vector<NodeId> from;
+    std::vector<bool> int8;
+    std::vector<std::string> kept_why;
+  };
+
  private:
   Executor(Graph prepared, TensorBuffers buffers) : prepared_graph_(std::move(prepared)), buffers_(std::move(buffers)) {}
+  // Prepares `plan` (node by node, or whole): the second half of Create. With `int8`, a node that
+  // runs int8 and that its backend refuses to prepare sets `*refused` (its plan node) and fails.
+  static Expected<std::unique_ptr<Executor>> Build(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,
+                                                   const Placement& placement, const BackendRegistry& registry,
+                                                   const RunOptions& options, const Int8State* int8, NodeId* refused);
+  // --precision int8: calibrates on an fp32 executor, lowers the plan, and keeps at fp32 each node
+  // its backend cannot run in int8.
+  static Expected<std::unique_ptr<Executor>> CreateInt8(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,
+                                                        const Placement& placement, const BackendRegistry& registry,
+                                                        const RunOptions& options);
+  // Runs every prepared node once, calling `after(k)` when node k of the prepared graph has run.
+  Status RunObserving(const std::function<void(NodeId)>& after);
   Graph prepared_graph_;
   TensorBuffers buffers_;
   std::map<std::string, std::unique_ptr<Backend>> backends_;
@@ -93,5 +123,9 @@ class Executor {
 /// as indices get indices in range of what they gather from (an embedding's rows); other integer
 /// and other non-float inputs are zeroed.
 void FillRandomInputs(const Graph& graph, TensorBuffers& buffers, unsigned seed = 0);
+
+/// Post-training calibration at --precision int8: this many fp32 runs on FillRandomInputs with
+/// seeds 1, 2, ... (the measured runs use seed 0), each activation's minimum and maximum kept.
+inline constexpr int kInt8CalibrationRuns = 4;
 
 }  // namespace latte

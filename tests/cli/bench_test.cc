@@ -122,6 +122,39 @@ TEST_F(CliBench, Bf16RunsOnOnednnWithDriftAndXnnpackSaysWhyNot) {
   EXPECT_NE(text.out.find("Output drift vs fp32"), std::string::npos) << text.out;
 }
 
+// --precision int8 on xnnpack: the fp32 model quantized post-training; the report says which
+// nodes ran int8, names each kept at fp32 with why, and the drift against fp32.
+TEST_F(CliBench, Int8OnXnnpackSaysWhichNodesRanInt8) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  const std::string model = ModelPath("face_detection_short_range.tflite");
+  RunResult r = RunLatte({"bench", model, "--precision", "int8", "--warmup-runs", "1", "--num-runs", "2", "--min-secs", "0",
+                          "--enable-op-profiling", "--format", "json"},
+                         dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["precision"], "int8");
+  const auto& int8 = j["int8"];
+  EXPECT_GT(int8["int8_nodes"].get<int>(), 0) << int8.dump();
+  EXPECT_GT(int8["quantize_nodes"].get<int>(), 0) << int8.dump();
+  EXPECT_GT(int8["dequantize_nodes"].get<int>(), 0) << int8.dump();
+  ASSERT_EQ(int8["node_precisions"].size(), 90u);  // one per node of the model
+  EXPECT_EQ(int8["kept_fp32"].size(), static_cast<size_t>(int8["fp32_nodes"].get<int>()));
+  for (const auto& kept : int8["kept_fp32"]) EXPECT_FALSE(kept["why"].get<std::string>().empty()) << kept.dump();
+  EXPECT_EQ(j["drift"]["reference"], "fp32");
+  EXPECT_GT(j["drift"]["cosine"].get<double>(), 0.95) << j["drift"].dump();
+  bool conv_int8 = false, inserted = false;
+  for (const auto& e : j["op_profile"]) {
+    conv_int8 = conv_int8 || (e["op"].get<std::string>().rfind("conv2d", 0) == 0 && e["precision"] == "int8");
+    inserted = inserted || (e["inserted"].get<bool>() && e["op"] == "quantize");
+  }
+  EXPECT_TRUE(conv_int8);
+  EXPECT_TRUE(inserted);
+  RunResult text = RunLatte({"bench", model, "--precision", "int8", "--warmup-runs", "1", "--num-runs", "2", "--min-secs", "0"}, dir_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("Precision: int8 for "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Output drift vs fp32"), std::string::npos) << text.out;
+}
+
 TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {
   LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
   LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
@@ -135,6 +168,13 @@ TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {
       {{"bench", tflite, "--backend", "tpu"}, "error: " + tflite + ": unknown backend 'tpu' (known: xnnpack, onednn, ort)\n"},
       {{"bench", tflite, "--num-threads", "0"}, "error: --num-threads: 0 is not in 1..1024 (see 'latte --help')\n"},
       {{"bench", tflite, "--precision", "fp64"}, "error: --precision: fp64 is not a precision (fp32, bf16, int8) (see 'latte --help')\n"},
+      {{"bench", tflite, "--precision", "int8,fp32"}, "error: --precision: int8,fp32 is not a precision (fp32, bf16, int8) (see 'latte --help')\n"},
+      {{"bench", tflite, "--precision", "int8", "--backend", "onednn"},
+       "error: " + tflite + ": int8 unsupported on onednn, because Latte's oneDNN backend has no int8 primitives yet (xnnpack runs --precision int8)\n"},
+      {{"bench", tflite, "--precision", "int8", "--backend", "ort"},
+       "error: " + tflite + ": int8 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no quantized QDQ export of the lowered graph yet; xnnpack runs --precision int8)\n"},
+      {{"bench", tflite, "--precision", "int8", "--fallback", "onednn"},
+       "error: " + tflite + ": int8 unsupported on onednn, because Latte's oneDNN backend has no int8 primitives yet (xnnpack runs --precision int8)\n"},
       {{"bench", ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"), "--input-shape", "x=1x3x48"},
        "error: " + ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx") +
            ": node 0 'p2o.Conv.0' (conv2d): input 'x' has shape 1x3x48, expected 4 known dims\n"},

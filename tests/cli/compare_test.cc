@@ -50,12 +50,22 @@ TEST_F(CliCompare, JsonHasOneRowPerConfigurationWithNumbersOrWhy) {
     seen.insert(backend + "/" + std::to_string(threads) + "/" + precision);
     EXPECT_EQ(row["model"], model);
     EXPECT_EQ(row["model_bytes"].get<long long>(), static_cast<long long>(fs::file_size(model)));
-    if (precision == "int8") {
-      // Not implemented anywhere yet: the row says so instead of a number.
+    if (precision == "int8" && backend == "ort") {
+      // ORT is handed fp32 models only: the row says why instead of a number.
       EXPECT_FALSE(row["ok"].get<bool>());
-      EXPECT_NE(row["why"].get<std::string>().find("int8 not implemented"), std::string::npos) << row.dump();
+      EXPECT_EQ(row["why"].get<std::string>().rfind("int8 unsupported on ort, because ", 0), 0u) << row.dump();
       EXPECT_FALSE(row.contains("p50_us"));
       continue;
+    }
+    if (precision == "int8") {
+      // xnnpack quantizes it: the drift columns against fp32, and how many nodes ran int8.
+      ASSERT_TRUE(row["ok"].get<bool>()) << row.dump();
+      EXPECT_EQ(row["drift"]["reference"], "fp32") << row.dump();
+      EXPECT_GT(row["drift"]["max_abs_diff"].get<double>(), 0.0) << row.dump();
+      // hand_landmark_lite's world landmarks (values of a few hundredths) drift most: cosine ≈ 0.84.
+      EXPECT_GT(row["drift"]["cosine"].get<double>(), 0.5) << row.dump();
+      EXPECT_GT(row["int8_nodes"].get<int>(), 0) << row.dump();
+      EXPECT_GE(row["fp32_nodes"].get<int>(), 0) << row.dump();
     }
     ASSERT_TRUE(row["ok"].get<bool>()) << row.dump();
     EXPECT_GT(row["p50_us"].get<double>(), 0.0);
@@ -107,6 +117,39 @@ TEST_F(CliCompare, Bf16RowsCarryDriftAgainstFp32) {
   RunResult csv = RunLatte(Args({"compare", model, "--backends", "onednn", "--precision", "bf16", "--format", "csv"}), dir_);
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_NE(csv.out.find("energy_mj_per_inference,drift_max_abs_diff,drift_cosine,"), std::string::npos) << csv.out;
+}
+
+// fp32 beside int8 on xnnpack (the model quantized post-training by Latte): the int8 row carries
+// the drift columns against fp32 in JSON, text and CSV, and how many nodes ran int8.
+TEST_F(CliCompare, Int8RowsCarryDriftAgainstFp32) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  const std::string model = ModelPath("face_detection_short_range.tflite");
+  RunResult r = RunLatte(Args({"compare", model, "--backends", "xnnpack", "--precision", "fp32,int8", "--format", "json"}), dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  const auto& fp32 = j["rows"][0];
+  const auto& int8 = j["rows"][1];
+  ASSERT_TRUE(fp32["ok"].get<bool>()) << fp32.dump();
+  ASSERT_TRUE(int8["ok"].get<bool>()) << int8.dump();
+  EXPECT_EQ(fp32["drift"]["max_abs_diff"].get<double>(), 0.0);
+  EXPECT_FALSE(fp32.contains("int8_nodes"));
+  EXPECT_EQ(int8["precision"], "int8");
+  EXPECT_EQ(int8["drift"]["reference"], "fp32");
+  ASSERT_EQ(int8["drift"]["outputs"].size(), 2u) << int8.dump();  // the detector's boxes and scores
+  EXPECT_GT(int8["drift"]["max_abs_diff"].get<double>(), 0.0) << int8.dump();
+  for (const auto& output : int8["drift"]["outputs"]) EXPECT_GE(output["cosine"].get<double>(), 0.95) << int8.dump();
+  // Its convs, adds and pads run int8: most of the model.
+  EXPECT_GT(int8["int8_nodes"].get<int>(), int8["fp32_nodes"].get<int>()) << int8.dump();
+  RunResult text = RunLatte(Args({"compare", model, "--backends", "xnnpack", "--precision", "fp32,int8"}), dir_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("int8 rows (post-training quantized by Latte"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" nodes int8, "), std::string::npos) << text.out;
+  RunResult csv = RunLatte(Args({"compare", model, "--backends", "xnnpack", "--precision", "int8", "--format", "csv"}), dir_);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  const std::string row = csv.out.substr(csv.out.find('\n') + 1);
+  EXPECT_NE(row.find(",int8,1,"), std::string::npos) << csv.out;
+  EXPECT_EQ(row.find(",,,,"), std::string::npos) << csv.out;  // the drift columns are filled
 }
 
 // The commas of a CSV line outside quoted fields (a backend version may hold one).

@@ -492,10 +492,14 @@ TEST(XnnpackSupport, SaysNoWithTheReason) {
             "fused activation tanh not implemented");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return Conv3x3(b, {1, 8, 8, 3}, "NHWC", "OHWI"); }), "supported");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return Conv3x3(b, {1, 8, 8, 3}, "NHWC", "OHWI"); }, Precision::kInt8), "supported");
+  // At int8 an fp32 node is one the executor kept at fp32: it runs as such.
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4})}); }, Precision::kInt8),
-            "int8 not implemented for relu (conv2d, depthwise_conv2d, fully_connected only)");
+            "supported");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4}, DataType::kInt8)}); }),
-            "int8 not implemented");
+            "an int8 node runs at --precision int8 only");
+  // An int8 activation without per-tensor parameters (the executor's lowering gives them).
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4}, DataType::kInt8)}); }, Precision::kInt8),
+            "input 'x' is not quantized per tensor");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kTanh, "tanh", {b.Input("x", {1, 4})}); }),
             "tanh not implemented in the xnnpack backend");
   // What Debian's XNNPACK has no operator for says so, not "not implemented".

@@ -833,8 +833,11 @@ std::string LibraryVersion() {
 }
 
 // Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
+constexpr const char* kOnednnInt8Refusal =
+    "int8 unsupported on onednn, because Latte's oneDNN backend has no int8 primitives yet (xnnpack runs --precision int8)";
+
 Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
-  if (precision == Precision::kInt8) return Unsupported("int8 not implemented");
+  if (precision == Precision::kInt8) return Unsupported(kOnednnInt8Refusal);
   LATTE_ASSIGN_OR_RETURN(const Node* checked, NhwcNode(graph, id, "onednn backend"));
   const Node& node = *checked;
   const Handler* handler = Handlers().Find(node.kind);
@@ -933,6 +936,10 @@ Support OnednnBf16Support() {
   const auto bf16 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_bf16);
   if ((isa & bf16) == bf16) return Support::Yes();
   return Support::No("oneDNN " + LibraryVersion() + "'s effective ISA on this CPU lacks avx512_core_bf16 (AVX-512 BF16)");
+}
+
+Support OnednnBackend::RunsPrecision(Precision precision) const {
+  return precision == Precision::kInt8 ? Support::No(kOnednnInt8Refusal) : Support::Yes();
 }
 
 Support OnednnBackend::Supports(const Graph& graph, NodeId node) const {

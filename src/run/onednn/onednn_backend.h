@@ -29,6 +29,8 @@ class OnednnBackend : public Backend {
   std::string Version() const override;
   /// Yes only for NHWC nodes this backend runs correctly at its precision; else the precise reason.
   Support Supports(const Graph& graph, NodeId node) const override;
+  /// fp32 and bf16 (bf16 per node, on a CPU with AVX-512 BF16); int8: not yet.
+  Support RunsPrecision(Precision precision) const override;
   /// Creates the primitives of `node` (weights reordered here); kUnsupported when Supports() says no.
   Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) override;
 

@@ -344,9 +344,14 @@ namespace {
 std::string PrecisionRefusal(Precision precision) {
   if (precision == Precision::kBf16)
     return "bf16 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no bf16 export)";
-  return "int8 not implemented";
+  return "int8 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no quantized QDQ export of the "
+         "lowered graph yet; xnnpack runs --precision int8)";
 }
 }  // namespace
+
+Support OrtBackend::RunsPrecision(Precision precision) const {
+  return precision == Precision::kFp32 ? Support::Yes() : Support::No(PrecisionRefusal(precision));
+}
 
 Support OrtBackend::Supports(const Graph& graph, NodeId id) const {
   if (options_.precision != Precision::kFp32) return Support::No(PrecisionRefusal(options_.precision));

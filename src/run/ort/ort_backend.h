@@ -35,6 +35,8 @@ class OrtBackend : public Backend {
   std::string Version() const override;
   /// Yes for fp32 nodes with an ONNX form (see ExportOnnx); else why not.
   Support Supports(const Graph& graph, NodeId node) const override;
+  /// fp32 only: Latte hands ONNX Runtime fp32 models.
+  Support RunsPrecision(Precision precision) const override;
   /// A session over the node exported alone.
   Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) override;
   /// The activations folded into the op before them (ORT's level-2 Conv+activation fusion), and

@@ -1,5 +1,6 @@
 #include "run/xnnpack/xnnpack_backend.h"
 
+#include "run/int8_plan.h"
 #include "run/kind_table.h"
 #include "run/node_checks.h"
 
@@ -869,26 +870,93 @@ Status BatchNorm(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   return AddConstantBinary(*ctx, false, Dims(x), std::move(add), {c}, node.outputs[0], true, node.outputs[0], range);
 }
 
-// --- int8 (--precision int8): conv2d, depthwise_conv2d and fully_connected as XNNPACK's signed
-// 8-bit operators. The graph stays fp32: each node quantizes its input, runs the int8 kernel and
-// dequantizes its output, so an int8 node can sit among fp32 ones. Activations use one fixed
-// scale (zero point 0) covering [-kInt8ActivationRange, kInt8ActivationRange]; weights are
-// quantized from the fp32 ones, per output channel for convs (qc8) and per tensor for
-// fully_connected (XNNPACK 2022 has no per-channel qs8 fully-connected operator).
-constexpr float kInt8ActivationRange = 8.0f;
-constexpr float kInt8ActivationScale = kInt8ActivationRange / 127.0f;
+// --- int8 (--precision int8): a node whose activations the executor lowered to int8 (run/int8_plan:
+// per-tensor asymmetric scale and zero point in Tensor::quant) runs on XNNPACK's signed 8-bit
+// operators. Weights are quantized here from the fp32 constants, symmetric per output channel
+// (qc8) for conv2d, depthwise_conv2d and fully_connected (as a 1x1 qc8 convolution: this XNNPACK's
+// qs8 fully-connected operator takes one weight scale); a binary op's constant operand is quantized
+// with its own per-tensor parameters. quantize and dequantize are XNNPACK's converts.
 
-bool RunsInt8(OpKind kind) {
-  return kind == OpKind::kConv2D || kind == OpKind::kDepthwiseConv2D || kind == OpKind::kFullyConnected;
+// An int8 activation's parameters (checked per tensor by CheckInt8Tensors).
+struct Q8 {
+  float scale = 1;
+  std::int8_t zero = 0;
+};
+Q8 Q8Of(const Tensor& t) { return {t.quant.scale.at(0), static_cast<std::int8_t>(t.quant.zero_point.at(0))}; }
+bool SameQ8(const Tensor& a, const Tensor& b) { return a.quant.scale == b.quant.scale && a.quant.zero_point == b.quant.zero_point; }
+
+// A real value (a bound, a pad value) as int8 under `q`, saturated; ±inf to the ends.
+std::int8_t QuantizeValue(float v, Q8 q) {
+  if (v == -kInf) return -128;
+  if (v == kInf) return 127;
+  const double x = std::round(static_cast<double>(v) / q.scale) + q.zero;
+  return static_cast<std::int8_t>(std::clamp(x, -128.0, 127.0));
 }
 
-std::int8_t QuantizeBound(float v) {
-  const float q = std::round(v / kInt8ActivationScale);
-  return static_cast<std::int8_t>(std::clamp(q, -128.0f, 127.0f));
+bool IsInt8Activation(const Tensor& t) { return t.dtype == DataType::kInt8 && !t.is_constant(); }
+
+// True when the executor lowered `node` to int8 (it reads or writes an int8 activation).
+bool IsInt8Node(const Graph& graph, const Node& node) {
+  for (TensorId t : node.outputs)
+    if (IsInt8Activation(graph.tensor(t))) return true;
+  for (TensorId t : node.inputs)
+    if (t != kNoTensor && IsInt8Activation(graph.tensor(t))) return true;
+  return false;
 }
 
-// Symmetric int8 weights for `channels` output channels of `per_channel` values each, channel c's
-// values at data[c * channel_stride + i * value_stride]; returns the scales (one per channel).
+// Activations: int8 with one finite positive scale and a zero point in range (float32 for a
+// quantize's input and a dequantize's output); constants: float32 (weights), or a reshape's shape.
+Status CheckInt8Tensors(const Graph& graph, const Node& node) {
+  auto check = [&](TensorId id, const char* role) -> Status {
+    const Tensor& t = graph.tensor(id);
+    if (!t.fully_known()) return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape");
+    if (t.num_elements().value_or(0) == 0) return Unsupported(std::string(role) + " '" + t.name + "' is empty");
+    if (t.shape.size() > XNN_MAX_TENSOR_DIMS) return Unsupported(std::string(role) + " '" + t.name + "' has rank > " + std::to_string(XNN_MAX_TENSOR_DIMS));
+    if (t.is_constant() || t.dtype == DataType::kFloat32) {
+      if (t.dtype == DataType::kFloat32 || (node.kind == OpKind::kReshape && t.is_constant())) return Status::Ok();
+      return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)));
+    }
+    if (t.dtype != DataType::kInt8) return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + ", not int8");
+    if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1)
+      return Unsupported(std::string(role) + " '" + t.name + "' is not quantized per tensor");
+    const float s = t.quant.scale[0];
+    const std::int64_t z = t.quant.zero_point[0];
+    if (!std::isfinite(s) || !(s > 0) || !std::isnormal(s)) return Unsupported(std::string(role) + " '" + t.name + "' has scale " + std::to_string(s));
+    if (z < -128 || z > 127) return Unsupported(std::string(role) + " '" + t.name + "' has zero point " + std::to_string(z));
+    return Status::Ok();
+  };
+  for (std::size_t i = 0; i < node.inputs.size(); ++i)
+    if (node.inputs[i] != kNoTensor) LATTE_RETURN_IF_ERROR(check(node.inputs[i], "input"));
+  if (node.outputs.size() != 1) return Unsupported(Name(node) + " with " + std::to_string(node.outputs.size()) + " outputs");
+  return check(node.outputs[0], "output");
+}
+
+// The node's activation input `in` and output `out` as int8 (or raw bytes for converts).
+struct Int8Io {
+  const std::int8_t* x;
+  std::int8_t* y;
+};
+Expected<Int8Io> Int8Buffers(TensorBuffers& b, TensorId in, TensorId out) {
+  const auto* x = reinterpret_cast<const std::int8_t*>(b.data(in));
+  auto* y = reinterpret_cast<std::int8_t*>(b.mutable_data(out));
+  if (x == nullptr) return NoBuffer(in);
+  if (y == nullptr) return NoBuffer(out);
+  return Int8Io{x, y};
+}
+
+// Adds a step running `op` (set up by `setup` on the node's int8 input and output) once.
+void AddInt8Step(Ctx& ctx, const Node& node, xnn_operator_t op,
+                 std::function<xnn_status(xnn_operator_t, const std::int8_t*, std::int8_t*, pthreadpool_t)> setup) {
+  ctx.node->AddStep([op, setup, in = node.inputs[0], out = node.outputs[0], pool = ctx.pool](TensorBuffers& b) -> Status {
+    LATTE_ASSIGN_OR_RETURN(const Int8Io io, Int8Buffers(b, in, out));
+    LATTE_RETURN_IF_ERROR(Check(setup(op, io.x, io.y, pool), "xnn_setup (int8)"));
+    return RunOp(op, pool);
+  });
+}
+
+// Symmetric int8 weights for `channels` output channels (channel c's values at i % channels when
+// `channel_is_last`, else in the c-th block of count / channels); returns one scale per channel.
+// A channel of zeros takes the largest scale (its values quantize to 0 under any).
 std::vector<float> QuantizeWeights(const float* data, size_t count, size_t channels, bool channel_is_last,
                                    std::vector<std::int8_t>& out) {
   std::vector<float> scale(channels, 0.0f);
@@ -896,7 +964,8 @@ std::vector<float> QuantizeWeights(const float* data, size_t count, size_t chann
     const size_t c = channel_is_last ? i % channels : i / (count / channels);
     scale[c] = std::max(scale[c], std::abs(data[i]));
   }
-  for (float& s : scale) s = s > 0 ? s / 127.0f : 1.0f;
+  const float largest = *std::max_element(scale.begin(), scale.end());
+  for (float& s : scale) s = s > 0 ? s / 127.0f : (largest > 0 ? largest / 127.0f : 1.0f);
   out.resize(count);
   for (size_t i = 0; i < count; ++i) {
     const size_t c = channel_is_last ? i % channels : i / (count / channels);
@@ -905,46 +974,20 @@ std::vector<float> QuantizeWeights(const float* data, size_t count, size_t chann
   return scale;
 }
 
-// Adds the three steps of an int8 node: quantize the input into `qx`, run `op` via `setup` into
-// `qy`, dequantize into the output.
-Status AddInt8Steps(Ctx& ctx, const Graph& graph, const Node& node, xnn_operator_t op,
-                    std::function<xnn_status(const std::int8_t*, std::int8_t*)> setup) {
-  const size_t in_n = Elements(graph.tensor(node.inputs[0])), out_n = Elements(graph.tensor(node.outputs[0]));
-  std::int8_t* qx = ctx.node->KeepBytes(in_n + XNN_EXTRA_BYTES);
-  std::int8_t* qy = ctx.node->KeepBytes(out_n + XNN_EXTRA_BYTES);
-  xnn_operator_t quantize = nullptr, dequantize = nullptr;
-  LATTE_RETURN_IF_ERROR(Check(xnn_create_convert_nc_f32_qs8(in_n, in_n, in_n, kInt8ActivationScale, 0, -128, 127, 0, &quantize),
-                              "xnn_create_convert_nc_f32_qs8"));
-  ctx.node->Own(quantize);
-  LATTE_RETURN_IF_ERROR(
-      Check(xnn_create_convert_nc_qs8_f32(out_n, out_n, out_n, kInt8ActivationScale, 0, 0, &dequantize), "xnn_create_convert_nc_qs8_f32"));
-  ctx.node->Own(dequantize);
-  ctx.node->AddStep([self = ctx.node, quantize, op, dequantize, setup, qx, qy, in = node.inputs[0], out = node.outputs[0],
-                     pool = ctx.pool](TensorBuffers& b) -> Status {
-    LATTE_ASSIGN_OR_RETURN(const XnnNode::InOut io, self->Buffers(b, in, out));
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_f32_qs8(quantize, 1, io.x, qx, pool), "xnn_setup_convert_nc_f32_qs8"));
-    LATTE_RETURN_IF_ERROR(RunOp(quantize, pool));
-    LATTE_RETURN_IF_ERROR(Check(setup(qx, qy), "xnn_setup (int8)"));
-    LATTE_RETURN_IF_ERROR(RunOp(op, pool));
-    LATTE_RETURN_IF_ERROR(Check(xnn_setup_convert_nc_qs8_f32(dequantize, 1, qy, io.y, pool), "xnn_setup_convert_nc_qs8_f32"));
-    return RunOp(dequantize, pool);
-  });
-  return Status::Ok();
-}
-
-Status Int8Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
-  LATTE_RETURN_IF_ERROR(Conv(graph, node, range, nullptr));  // the fp32 checks: layout, weights, shapes
-  if (ctx == nullptr) return Status::Ok();
-  const ConvParams p = *GetConvParams(graph, node);
-  const bool depthwise = node.kind == OpKind::kDepthwiseConv2D;
-  const Tensor& w = graph.tensor(node.inputs[1]);
+// A qc8 convolution (the int8 conv2d, depthwise_conv2d and fully_connected): weights `w` in OHWI
+// (or 1HWO when depthwise), quantized per output channel; the bias as int32 at x_scale × w_scale.
+Status AddQc8Convolution(Ctx& ctx, const Graph& graph, const Node& node, const ConvParams& p, const float* w, size_t w_count,
+                         bool depthwise, Range range) {
+  const Q8 qx = Q8Of(graph.tensor(node.inputs[0])), qy = Q8Of(graph.tensor(node.outputs[0]));
   std::vector<std::int8_t> qw;
-  // OHWI: output channel first; 1HWO (depthwise): output channel last.
-  const std::vector<float> w_scale = QuantizeWeights(ConstData(graph, node.inputs[1]), Elements(w), static_cast<size_t>(p.out_c), depthwise, qw);
+  const std::vector<float> w_scale = QuantizeWeights(w, w_count, static_cast<size_t>(p.out_c), depthwise, qw);
   std::vector<std::int32_t> qb(static_cast<size_t>(p.out_c), 0);
   if (p.has_bias) {
     const float* bias = ConstData(graph, node.inputs[2]);
-    for (size_t c = 0; c < qb.size(); ++c) qb[c] = static_cast<std::int32_t>(std::lround(bias[c] / (kInt8ActivationScale * w_scale[c])));
+    for (size_t c = 0; c < qb.size(); ++c) {
+      const double b = std::round(static_cast<double>(bias[c]) / (static_cast<double>(qx.scale) * w_scale[c]));
+      qb[c] = static_cast<std::int32_t>(std::clamp(b, -2147483647.0, 2147483647.0));
+    }
   }
   const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
   const size_t group_in = static_cast<size_t>(p.in_c / p.groups), group_out = static_cast<size_t>(p.out_c / p.groups);
@@ -953,50 +996,366 @@ Status Int8Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
       xnn_create_convolution2d_nhwc_qc8(u32(p.pads.top), u32(p.pads.right), u32(p.pads.bottom), u32(p.pads.left), u32(p.kernel_h),
                                         u32(p.kernel_w), u32(p.stride_h), u32(p.stride_w), u32(p.dilation_h), u32(p.dilation_w),
                                         u32(p.groups), depthwise ? 1 : group_in, group_out, static_cast<size_t>(p.in_c),
-                                        static_cast<size_t>(p.out_c), 0, kInt8ActivationScale, w_scale.data(), qw.data(), qb.data(),
-                                        0, kInt8ActivationScale, QuantizeBound(range.min), QuantizeBound(range.max),
+                                        static_cast<size_t>(p.out_c), qx.zero, qx.scale, w_scale.data(), qw.data(), qb.data(),
+                                        qy.zero, qy.scale, QuantizeValue(range.min, qy), QuantizeValue(range.max, qy),
                                         depthwise ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0, &op),
       "xnn_create_convolution2d_nhwc_qc8"));
-  ctx->node->Own(op);
+  ctx.node->Own(op);
   const auto n = static_cast<size_t>(p.batch), h = static_cast<size_t>(p.in_h), wd = static_cast<size_t>(p.in_w);
-  return AddInt8Steps(*ctx, graph, node, op, [op, n, h, wd, pool = ctx->pool](const std::int8_t* x, std::int8_t* y) {
-    return xnn_setup_convolution2d_nhwc_qc8(op, n, h, wd, x, y, pool);
+  AddInt8Step(ctx, node, op, [n, h, wd](xnn_operator_t o, const std::int8_t* x, std::int8_t* y, pthreadpool_t pool) {
+    return xnn_setup_convolution2d_nhwc_qc8(o, n, h, wd, x, y, pool);
   });
+  return Status::Ok();
+}
+
+Status Int8Conv(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  if (node.kind == OpKind::kTransposeConv2D)
+    return Unsupported("xnnpack has no per-channel int8 transpose_conv2d (its qs8 deconvolution takes one weight scale)");
+  LATTE_RETURN_IF_ERROR(Conv(graph, node, range, nullptr));  // the fp32 checks: layout, weights, shapes
+  if (ctx == nullptr) return Status::Ok();
+  const ConvParams p = *GetConvParams(graph, node);
+  return AddQc8Convolution(*ctx, graph, node, p, ConstData(graph, node.inputs[1]), Elements(graph.tensor(node.inputs[1])),
+                           node.kind == OpKind::kDepthwiseConv2D, range);
 }
 
 Status Int8FullyConnected(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   LATTE_RETURN_IF_ERROR(FullyConnected(graph, node, range, nullptr));
   if (ctx == nullptr) return Status::Ok();
-  const FullyConnectedParams p = *GetFullyConnectedParams(graph, node);
-  const auto in = static_cast<size_t>(p.in_features), out = static_cast<size_t>(p.out_features);
+  const FullyConnectedParams f = *GetFullyConnectedParams(graph, node);
+  const auto in = static_cast<size_t>(f.in_features), out = static_cast<size_t>(f.out_features);
   std::vector<float> weights(ConstData(graph, node.inputs[1]), ConstData(graph, node.inputs[1]) + in * out);
-  if (node.attrs.GetString("weights_layout", "OI") == "IO") {  // XNNPACK packs [out, in]
+  if (node.attrs.GetString("weights_layout", "OI") == "IO") {  // OHWI with H = W = 1 is [out, in]
     std::vector<float> t(in * out);
     for (size_t i = 0; i < in; ++i)
       for (size_t o = 0; o < out; ++o) t[o * in + i] = weights[i * out + o];
     weights = std::move(t);
   }
-  std::vector<std::int8_t> qw;
-  const float w_scale = QuantizeWeights(weights.data(), weights.size(), 1, false, qw)[0];
-  std::vector<std::int32_t> qb(out, 0);
-  if (p.has_bias) {
-    const float* bias = ConstData(graph, node.inputs[2]);
-    for (size_t o = 0; o < out; ++o) qb[o] = static_cast<std::int32_t>(std::lround(bias[o] / (kInt8ActivationScale * w_scale)));
-  }
+  // rows × in as a batch of 1x1 images: a 1x1 convolution with one scale per output channel.
+  ConvParams p;
+  p.batch = f.rows, p.in_h = p.in_w = p.out_h = p.out_w = 1, p.in_c = f.in_features, p.out_c = f.out_features;
+  p.kernel_h = p.kernel_w = p.stride_h = p.stride_w = p.dilation_h = p.dilation_w = p.groups = 1;
+  p.has_bias = f.has_bias;
+  return AddQc8Convolution(*ctx, graph, node, p, weights.data(), weights.size(), false, range);
+}
+
+Status Convert(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  if (!range.full()) return Unsupported(Name(node) + " with a fused activation");
+  const bool quantize = node.kind == OpKind::kQuantize;
+  const Tensor& x = graph.tensor(node.inputs.at(0));
+  const Tensor& y = graph.tensor(node.outputs.at(0));
+  if (quantize ? (x.dtype != DataType::kFloat32 || !IsInt8Activation(y)) : (!IsInt8Activation(x) || y.dtype != DataType::kFloat32))
+    return Unsupported(Name(node) + (quantize ? " from float32 to int8" : " from int8 to float32") + " only");
+  if (Elements(x) != Elements(y)) return Unsupported(Name(node) + " changes the number of elements");
+  if (ctx == nullptr) return Status::Ok();
+  const size_t n = Elements(x);
   xnn_operator_t op = nullptr;
-  LATTE_RETURN_IF_ERROR(Check(xnn_create_fully_connected_nc_qs8(in, out, in, out, 0, kInt8ActivationScale, w_scale, qw.data(),
-                                                                qb.data(), 0, kInt8ActivationScale, QuantizeBound(range.min),
-                                                                QuantizeBound(range.max), 0, &op),
-                              "xnn_create_fully_connected_nc_qs8"));
+  if (quantize) {
+    const Q8 q = Q8Of(y);
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_convert_nc_f32_qs8(n, n, n, q.scale, q.zero, -128, 127, 0, &op), "xnn_create_convert_nc_f32_qs8"));
+  } else {
+    const Q8 q = Q8Of(x);
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_convert_nc_qs8_f32(n, n, n, q.scale, q.zero, 0, &op), "xnn_create_convert_nc_qs8_f32"));
+  }
   ctx->node->Own(op);
-  return AddInt8Steps(*ctx, graph, node, op, [op, rows = static_cast<size_t>(p.rows), pool = ctx->pool](const std::int8_t* x, std::int8_t* y) {
-    return xnn_setup_fully_connected_nc_qs8(op, rows, x, y, pool);
+  ctx->node->AddStep([op, quantize, in = node.inputs[0], out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const std::uint8_t* x = b.data(in);
+    std::uint8_t* y = b.mutable_data(out);
+    if (x == nullptr) return NoBuffer(in);
+    if (y == nullptr) return NoBuffer(out);
+    const xnn_status s = quantize ? xnn_setup_convert_nc_f32_qs8(op, 1, reinterpret_cast<const float*>(x), reinterpret_cast<std::int8_t*>(y), pool)
+                                  : xnn_setup_convert_nc_qs8_f32(op, 1, reinterpret_cast<const std::int8_t*>(x), reinterpret_cast<float*>(y), pool);
+    LATTE_RETURN_IF_ERROR(Check(s, quantize ? "xnn_setup_convert_nc_f32_qs8" : "xnn_setup_convert_nc_qs8_f32"));
+    return RunOp(op, pool);
   });
+  return Status::Ok();
+}
+
+// add, sub, mul on int8 (broadcasting as the fp32 ones). A constant operand is quantized here with
+// its own parameters (Int8ParamsFor its values).
+Status Int8Binary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
+  if (ctx == nullptr) return Status::Ok();
+  Q8 q[2];
+  const std::int8_t* constant[2] = {nullptr, nullptr};
+  for (int i = 0; i < 2; ++i) {
+    const Tensor& t = graph.tensor(node.inputs[static_cast<size_t>(i)]);
+    if (!t.is_constant()) {
+      q[i] = Q8Of(t);
+      continue;
+    }
+    const float* v = ConstData(graph, node.inputs[static_cast<size_t>(i)]);
+    const size_t n = Elements(t);
+    ValueRange r;
+    for (size_t k = 0; k < n; ++k) r.Add(v[k]);
+    const QuantParams p = Int8ParamsFor(r);
+    q[i] = {p.scale[0], static_cast<std::int8_t>(p.zero_point[0])};
+    std::int8_t* data = ctx->node->KeepBytes(n + XNN_EXTRA_BYTES);
+    for (size_t k = 0; k < n; ++k) data[k] = QuantizeValue(v[k], q[i]);
+    constant[i] = data;
+  }
+  const Q8 qy = Q8Of(graph.tensor(node.outputs[0]));
+  const std::int8_t lo = QuantizeValue(range.min, qy), hi = QuantizeValue(range.max, qy);
+  using Setup = xnn_status (*)(xnn_operator_t, size_t, const size_t*, size_t, const size_t*, const std::int8_t*, const std::int8_t*,
+                               std::int8_t*, pthreadpool_t);
+  xnn_operator_t op = nullptr;
+  Setup setup = nullptr;
+  xnn_status created = xnn_status_success;
+  switch (node.kind) {
+    case OpKind::kAdd: created = xnn_create_add_nd_qs8(q[0].zero, q[0].scale, q[1].zero, q[1].scale, qy.zero, qy.scale, lo, hi, 0, &op), setup = xnn_setup_add_nd_qs8; break;
+    case OpKind::kSub: created = xnn_create_subtract_nd_qs8(q[0].zero, q[0].scale, q[1].zero, q[1].scale, qy.zero, qy.scale, lo, hi, 0, &op), setup = xnn_setup_subtract_nd_qs8; break;
+    case OpKind::kMul: created = xnn_create_multiply_nd_qs8(q[0].zero, q[0].scale, q[1].zero, q[1].scale, qy.zero, qy.scale, lo, hi, 0, &op), setup = xnn_setup_multiply_nd_qs8; break;
+    default: return Internal("Int8Binary called on " + Name(node));
+  }
+  LATTE_RETURN_IF_ERROR(Check(created, "xnn_create_*_nd_qs8"));
+  ctx->node->Own(op);
+  ctx->node->AddStep([op, setup, a_dims = Dims(graph.tensor(node.inputs[0])), b_dims = Dims(graph.tensor(node.inputs[1])), c0 = constant[0],
+                      c1 = constant[1], a_id = node.inputs[0], b_id = node.inputs[1], y_id = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+    const auto* a = c0 ? c0 : reinterpret_cast<const std::int8_t*>(b.data(a_id));
+    const auto* c = c1 ? c1 : reinterpret_cast<const std::int8_t*>(b.data(b_id));
+    auto* y = reinterpret_cast<std::int8_t*>(b.mutable_data(y_id));
+    if (a == nullptr) return NoBuffer(a_id);
+    if (c == nullptr) return NoBuffer(b_id);
+    if (y == nullptr) return NoBuffer(y_id);
+    LATTE_RETURN_IF_ERROR(Check(setup(op, a_dims.size(), a_dims.data(), b_dims.size(), b_dims.data(), a, c, y, pool), "xnn_setup_*_nd_qs8"));
+    return RunOp(op, pool);
+  });
+  return Status::Ok();
+}
+
+// The int8 forms that keep their input's parameters need the executor to have given input and
+// output the same ones (run/int8_plan does).
+Status NeedSameParams(const Graph& graph, const Node& node) {
+  for (TensorId in : node.inputs)
+    if (in != kNoTensor && IsInt8Activation(graph.tensor(in)) && !SameQ8(graph.tensor(in), graph.tensor(node.outputs[0])))
+      return Unsupported("int8 " + Name(node) + " needs the same scale and zero point on its inputs and output");
+  return Status::Ok();
+}
+
+// sigmoid, tanh, elu and the clamps (relu, relu6, relu_n1_to_1, clip) on int8.
+Status Int8Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  if (node.inputs.size() != 1) return Unsupported(Name(node) + " with several inputs");
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (x.shape != y.shape) return Unsupported(Name(node) + " output shape differs from its input");
+  const bool is_clamp = node.kind == OpKind::kRelu || node.kind == OpKind::kRelu6 || node.kind == OpKind::kReluN1To1 ||
+                        node.kind == OpKind::kClip;
+  if (is_clamp) {
+    LATTE_RETURN_IF_ERROR(Unary(graph, node, range, nullptr));  // the bounds' checks
+    LATTE_RETURN_IF_ERROR(NeedSameParams(graph, node));
+  }
+  if (ctx == nullptr) return Status::Ok();
+  const size_t c = LastDim(x);
+  const Q8 qx = Q8Of(x), qy = Q8Of(y);
+  xnn_operator_t op = nullptr;
+  using Setup = xnn_status (*)(xnn_operator_t, size_t, const std::int8_t*, std::int8_t*, pthreadpool_t);
+  Setup setup = nullptr;
+  xnn_status created = xnn_status_success;
+  const std::int8_t lo = QuantizeValue(range.min, qy), hi = QuantizeValue(range.max, qy);
+  switch (node.kind) {
+    case OpKind::kSigmoid: created = xnn_create_sigmoid_nc_qs8(c, c, c, qx.zero, qx.scale, qy.zero, qy.scale, lo, hi, 0, &op), setup = xnn_setup_sigmoid_nc_qs8; break;
+    case OpKind::kTanh: created = xnn_create_tanh_nc_qs8(c, c, c, qx.zero, qx.scale, qy.zero, qy.scale, lo, hi, 0, &op), setup = xnn_setup_tanh_nc_qs8; break;
+    case OpKind::kElu:
+      created = xnn_create_elu_nc_qs8(c, c, c, static_cast<float>(node.attrs.GetFloat("alpha", 1.0)), qx.zero, qx.scale, qy.zero, qy.scale, lo, hi, 0, &op);
+      setup = xnn_setup_elu_nc_qs8;
+      break;
+    default: {  // a clamp: its bounds (and a fused range) as int8 under the shared parameters
+      float min = -kInf, max = kInf;
+      if (node.kind != OpKind::kClip) min = node.kind == OpKind::kReluN1To1 ? -1.0f : 0.0f;
+      if (node.kind == OpKind::kRelu6) max = 6.0f;
+      if (node.kind == OpKind::kReluN1To1) max = 1.0f;
+      if (node.kind == OpKind::kClip)
+        min = static_cast<float>(node.attrs.GetFloat("min", -kInf)), max = static_cast<float>(node.attrs.GetFloat("max", kInf));
+      created = xnn_create_clamp_nc_s8(c, c, c, QuantizeValue(std::max(min, range.min), qy), QuantizeValue(std::min(max, range.max), qy), 0, &op);
+      setup = xnn_setup_clamp_nc_s8;
+    }
+  }
+  LATTE_RETURN_IF_ERROR(Check(created, "xnn_create_*_nc_qs8"));
+  ctx->node->Own(op);
+  const size_t batch = Elements(x) / c;
+  AddInt8Step(*ctx, node, op, [setup, batch](xnn_operator_t o, const std::int8_t* in, std::int8_t* out, pthreadpool_t pool) {
+    return setup(o, batch, in, out, pool);
+  });
+  return Status::Ok();
+}
+
+// max_pool2d and global_max_pool (same parameters in and out), global_avg_pool and mean (over
+// adjacent axes, as XNNPACK's global average pooling).
+Status Int8Pool(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const Q8 qx = Q8Of(x), qy = Q8Of(y);
+  const std::int8_t lo = QuantizeValue(range.min, qy), hi = QuantizeValue(range.max, qy);
+  if (node.kind == OpKind::kMaxPool2D || node.kind == OpKind::kGlobalMaxPool) {
+    LATTE_RETURN_IF_ERROR(Pool(graph, node, range, nullptr));
+    LATTE_RETURN_IF_ERROR(NeedSameParams(graph, node));
+    if (ctx == nullptr) return Status::Ok();
+    PoolParams p = *GetPoolParams(graph, node);  // as Pool widens the end padding for ceil_mode
+    p.pads.bottom = std::max(p.pads.bottom, (p.out_h - 1) * p.stride_h + p.kernel_h - p.in_h - p.pads.top);
+    p.pads.right = std::max(p.pads.right, (p.out_w - 1) * p.stride_w + p.kernel_w - p.in_w - p.pads.left);
+    const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+    const auto c = static_cast<size_t>(p.channels);
+    xnn_operator_t op = nullptr;
+    LATTE_RETURN_IF_ERROR(Check(xnn_create_max_pooling2d_nhwc_s8(u32(p.pads.top), u32(p.pads.right), u32(p.pads.bottom), u32(p.pads.left),
+                                                                 u32(p.kernel_h), u32(p.kernel_w), u32(p.stride_h), u32(p.stride_w), 1, 1,
+                                                                 c, c, c, lo, hi, 0, &op),
+                                "xnn_create_max_pooling2d_nhwc_s8"));
+    ctx->node->Own(op);
+    const auto n = static_cast<size_t>(p.batch), h = static_cast<size_t>(p.in_h), w = static_cast<size_t>(p.in_w);
+    AddInt8Step(*ctx, node, op, [n, h, w](xnn_operator_t o, const std::int8_t* in, std::int8_t* out, pthreadpool_t pool) {
+      return xnn_setup_max_pooling2d_nhwc_s8(o, n, h, w, in, out, pool);
+    });
+    return Status::Ok();
+  }
+  // The fp32 handler checks the shapes and axes; its (null-context) answer says what it would reduce.
+  size_t outer = 0, reduced = 0, inner = 0;
+  if (node.kind == OpKind::kGlobalAvgPool) {
+    LATTE_RETURN_IF_ERROR(GlobalPool(graph, node, range, nullptr));
+    const PoolParams p = *GetPoolParams(graph, node);
+    outer = static_cast<size_t>(p.batch), reduced = static_cast<size_t>(p.in_h * p.in_w), inner = static_cast<size_t>(p.channels);
+  } else {
+    LATTE_RETURN_IF_ERROR(Mean(graph, node, range, nullptr));
+    std::vector<std::int64_t> axes = node.attrs.GetInts("axes").value_or(std::vector<std::int64_t>{});
+    const auto rank = static_cast<std::int64_t>(x.shape.size());
+    if (axes.empty())
+      for (std::int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    for (auto& a : axes) a = a < 0 ? a + rank : a;
+    const auto [first, last] = std::minmax_element(axes.begin(), axes.end());
+    outer = reduced = inner = 1;
+    for (std::int64_t a = 0; a < rank; ++a) {
+      const auto d = static_cast<size_t>(x.shape[static_cast<size_t>(a)]);
+      (a < *first ? outer : a <= *last ? reduced : inner) *= d;
+    }
+  }
+  if (ctx == nullptr) return Status::Ok();
+  xnn_operator_t op = nullptr;
+  LATTE_RETURN_IF_ERROR(Check(xnn_create_global_average_pooling_nwc_qs8(inner, inner, inner, qx.zero, qx.scale, qy.zero, qy.scale, lo, hi, 0, &op),
+                              "xnn_create_global_average_pooling_nwc_qs8"));
+  ctx->node->Own(op);
+  AddInt8Step(*ctx, node, op, [outer, reduced](xnn_operator_t o, const std::int8_t* in, std::int8_t* out, pthreadpool_t pool) {
+    return xnn_setup_global_average_pooling_nwc_qs8(o, outer, reduced, in, out, pool);
+  });
+  return Status::Ok();
+}
+
+// Data movement on int8 (reshape and friends, concat, constant pad) and bilinear resize: the same
+// bytes moved as the fp32 forms move floats, under one shared scale and zero point.
+Status Int8Move(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
+  if (!range.full()) return Unsupported("int8 " + Name(node) + " with a fused activation");
+  for (TensorId in : node.inputs)
+    if (in != kNoTensor && graph.tensor(in).is_constant() && !(node.kind == OpKind::kReshape && in == node.input(1)))
+      return Unsupported("int8 " + Name(node) + " of a constant input is not implemented");
+  LATTE_RETURN_IF_ERROR(NeedSameParams(graph, node));
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  const Q8 qy = Q8Of(y);
+  switch (node.kind) {
+    case OpKind::kResize: {
+      LATTE_RETURN_IF_ERROR(Resize(graph, node, range, nullptr));
+      if (node.attrs.GetString("mode", "") != "bilinear") return Unsupported("int8 nearest resize is not implemented (bilinear is)");
+      if (ctx == nullptr) return Status::Ok();
+      const std::string coords = node.attrs.GetString("coordinate_transformation", "asymmetric");
+      const std::uint32_t flags = coords == "align_corners" ? XNN_FLAG_ALIGN_CORNERS : coords == "asymmetric" ? XNN_FLAG_TENSORFLOW_LEGACY_MODE : 0;
+      const auto c = static_cast<size_t>(x.shape[3]);
+      xnn_operator_t op = nullptr;
+      LATTE_RETURN_IF_ERROR(Check(xnn_create_resize_bilinear2d_nhwc_s8(c, c, c, flags, &op), "xnn_create_resize_bilinear2d_nhwc_s8"));
+      ctx->node->Own(op);
+      AddInt8Step(*ctx, node, op, [xd = Dims(x), yd = Dims(y)](xnn_operator_t o, const std::int8_t* in, std::int8_t* out, pthreadpool_t pool) {
+        return xnn_setup_resize_bilinear2d_nhwc_s8(o, xd[0], xd[1], xd[2], yd[1], yd[2], in, out, pool);
+      });
+      return Status::Ok();
+    }
+    case OpKind::kPad: {
+      LATTE_RETURN_IF_ERROR(Pad(graph, node, range, nullptr));
+      if (ctx == nullptr) return Status::Ok();
+      const std::vector<std::int64_t> pads = *CheckedConstantPads(graph, node);
+      const size_t rank = x.shape.size();
+      std::vector<size_t> pre(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+      std::vector<size_t> post(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
+      std::int8_t* value = ctx->node->KeepBytes(1);
+      *value = QuantizeValue(static_cast<float>(node.attrs.GetFloat("value", 0.0)), qy);
+      xnn_operator_t op = nullptr;
+      LATTE_RETURN_IF_ERROR(Check(xnn_create_constant_pad_nd_x8(value, 0, &op), "xnn_create_constant_pad_nd_x8"));
+      ctx->node->Own(op);
+      AddInt8Step(*ctx, node, op, [pre, post, xd = Dims(x)](xnn_operator_t o, const std::int8_t* in, std::int8_t* out, pthreadpool_t pool) {
+        return xnn_setup_constant_pad_nd_x8(o, xd.size(), xd.data(), pre.data(), post.data(), in, out, pool);
+      });
+      return Status::Ok();
+    }
+    case OpKind::kConcat: {
+      LATTE_RETURN_IF_ERROR(Concat(graph, node, range, nullptr));
+      if (ctx == nullptr) return Status::Ok();
+      const auto rank = static_cast<std::int64_t>(y.shape.size());
+      std::int64_t axis = node.attrs.GetInt("axis", 0);
+      if (axis < 0) axis += rank;
+      size_t outer = 1;
+      for (std::int64_t a = 0; a < axis; ++a) outer *= static_cast<size_t>(y.shape[static_cast<size_t>(a)]);
+      const size_t total = Elements(y) / outer;
+      size_t offset = 0;
+      for (TensorId in : node.inputs) {
+        const size_t inner = Elements(graph.tensor(in)) / outer;
+        xnn_operator_t op = nullptr;
+        LATTE_RETURN_IF_ERROR(Check(xnn_create_copy_nc_x8(inner, inner, total, 0, &op), "xnn_create_copy_nc_x8"));
+        ctx->node->Own(op);
+        ctx->node->AddStep([op, outer, offset, in, out = node.outputs[0], pool = ctx->pool](TensorBuffers& b) -> Status {
+          LATTE_ASSIGN_OR_RETURN(const Int8Io io, Int8Buffers(b, in, out));
+          LATTE_RETURN_IF_ERROR(Check(xnn_setup_copy_nc_x8(op, outer, io.x, io.y + offset, pool), "xnn_setup_copy_nc_x8"));
+          return RunOp(op, pool);
+        });
+        offset += inner;
+      }
+      return Status::Ok();
+    }
+    default: {  // reshape, flatten, squeeze, unsqueeze, identity: one copy of every byte
+      LATTE_RETURN_IF_ERROR(SameElements(graph, node));
+      if (ctx == nullptr) return Status::Ok();
+      const size_t n = Elements(y);
+      xnn_operator_t op = nullptr;
+      LATTE_RETURN_IF_ERROR(Check(xnn_create_copy_nc_x8(n, n, n, 0, &op), "xnn_create_copy_nc_x8"));
+      ctx->node->Own(op);
+      AddInt8Step(*ctx, node, op, [](xnn_operator_t o, const std::int8_t* in, std::int8_t* out, pthreadpool_t pool) {
+        return xnn_setup_copy_nc_x8(o, 1, in, out, pool);
+      });
+      return Status::Ok();
+    }
+  }
+}
+
+// The kinds this backend runs in int8, and what analyzes and creates each: the one list of them.
+using Int8Handler = Status (*)(const Graph&, const Node&, Range, Ctx*);
+const KindTable<Int8Handler>& Int8Handlers() {
+  using K = OpKind;
+  static const KindTable<Int8Handler> handlers = [] {
+    KindTable<Int8Handler> h;
+    h.Add({K::kConv2D, K::kDepthwiseConv2D, K::kTransposeConv2D}, Int8Conv);
+    h.Add({K::kFullyConnected}, Int8FullyConnected);
+    h.Add({K::kQuantize, K::kDequantize}, Convert);
+    h.Add({K::kAdd, K::kSub, K::kMul}, Int8Binary);
+    h.Add({K::kSigmoid, K::kTanh, K::kElu, K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip}, Int8Unary);
+    h.Add({K::kMaxPool2D, K::kGlobalMaxPool, K::kGlobalAvgPool, K::kMean}, Int8Pool);
+    h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity, K::kConcat, K::kPad, K::kResize}, Int8Move);
+    return h;
+  }();
+  return handlers;
+}
+
+// Why a kind has no int8 form here: what this XNNPACK lacks, or what Latte has not built on it.
+std::string NoInt8(OpKind kind) {
+  const std::string name(OpName(kind));
+  switch (kind) {
+    case OpKind::kAvgPool2D: return "xnnpack has no int8 avg_pool2d (its average pooling is qu8 only)";
+    case OpKind::kLeakyRelu: return "xnnpack has no int8 leaky_relu (qu8 only)";
+    case OpKind::kSoftmax: return "xnnpack has no int8 softmax (qu8 only)";
+    case OpKind::kDepthToSpace: return "xnnpack has no int8 depth_to_space (x32 only)";
+    case OpKind::kTranspose:
+      return "int8 transpose is not implemented in Latte's xnnpack backend (XNNPACK's x8 channel shuffle could run it)";
+    default: return "xnnpack has no int8 " + name;
+  }
 }
 
 // What analyzes and creates each kind this backend runs: the one list of them.
 using Handler = Status (*)(const Graph&, const Node&, Range, Ctx*, Precision);
-// A handler for a kind that runs at fp32 only (Analyze refuses int8 for the others first).
+// A handler of an fp32 node (at --precision int8 too, for the nodes kept at fp32).
 template <Status (*F)(const Graph&, const Node&, Range, Ctx*)>
 Status AnyPrecision(const Graph& graph, const Node& node, Range range, Ctx* ctx, Precision) {
   return F(graph, node, range, ctx);
@@ -1005,12 +1364,8 @@ const KindTable<Handler>& Handlers() {
   using K = OpKind;
   static const KindTable<Handler> handlers = [] {
     KindTable<Handler> h;
-    h.Add({K::kConv2D, K::kDepthwiseConv2D, K::kTransposeConv2D}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
-      return p == Precision::kInt8 ? Int8Conv(g, n, r, c) : Conv(g, n, r, c);
-    });
-    h.Add({K::kFullyConnected}, [](const Graph& g, const Node& n, Range r, Ctx* c, Precision p) {
-      return p == Precision::kInt8 ? Int8FullyConnected(g, n, r, c) : FullyConnected(g, n, r, c);
-    });
+    h.Add({K::kConv2D, K::kDepthwiseConv2D, K::kTransposeConv2D}, AnyPrecision<Conv>);
+    h.Add({K::kFullyConnected}, AnyPrecision<FullyConnected>);
     // A global max pool is a max pool with the whole image as window.
     h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalMaxPool}, AnyPrecision<Pool>);
     h.Add({K::kGlobalAvgPool}, AnyPrecision<GlobalPool>);
@@ -1057,8 +1412,22 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
       return Unsupported(std::string(OpName(graph.node(id).kind)) + " is unsupported on xnnpack, because " + missing);
   LATTE_ASSIGN_OR_RETURN(const Node* checked, NhwcNode(graph, id, "xnnpack"));
   const Node& node = *checked;
-  if (precision == Precision::kInt8 && !RunsInt8(node.kind))
-    return Unsupported("int8 not implemented for " + Name(node) + " (conv2d, depthwise_conv2d, fully_connected only)");
+  if (IsInt8Node(graph, node)) {
+    if (precision != Precision::kInt8) return Unsupported("an int8 node runs at --precision int8 only");
+    const Int8Handler* handler = Int8Handlers().Find(node.kind);
+    if (handler == nullptr) return Unsupported(NoInt8(node.kind));
+    LATTE_RETURN_IF_ERROR(CheckInt8Tensors(graph, node));
+    LATTE_ASSIGN_OR_RETURN(const Range range, FusedActivation(node));
+    if (ctx != nullptr) return (*handler)(graph, node, range, ctx);
+    // Without weights to pack, creating the operators is cheap: Supports then knows XNNPACK's own
+    // limits (scale ratios) too. A conv's are found when it is prepared.
+    const bool packs_weights = node.kind == OpKind::kConv2D || node.kind == OpKind::kDepthwiseConv2D ||
+                               node.kind == OpKind::kFullyConnected;
+    if (packs_weights) return (*handler)(graph, node, range, nullptr);
+    XnnNode scratch;
+    Ctx trial{nullptr, &scratch};
+    return (*handler)(graph, node, range, &trial);
+  }
   const Handler* handler = Handlers().Find(node.kind);
   if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the xnnpack backend");
   LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1));
@@ -1096,6 +1465,12 @@ std::string XnnpackBackend::Version() const {
   const int n = options_.num_threads;
   return std::string("XNNPACK ") + LATTE_XNNPACK_VERSION + " (pthreadpool, " + std::to_string(n) +
          (n == 1 ? " thread)" : " threads)");
+}
+
+Support XnnpackBackend::RunsPrecision(Precision precision) const {
+  if (precision != Precision::kBf16) return Support::Yes();
+  return Support::No(std::string("bf16 unsupported on xnnpack, because XNNPACK ") + LATTE_XNNPACK_VERSION +
+                     " has no bf16 operators (none in xnnpack.h)");
 }
 
 Support XnnpackBackend::Supports(const Graph& graph, NodeId node) const {

@@ -1,5 +1,5 @@
 #pragma once
-// The XNNPACK backend: runs single fp32 NHWC nodes with XNNPACK's operator API (create once,
+// The XNNPACK backend: runs single fp32 (or, lowered by the executor, int8) NHWC nodes with XNNPACK's operator API (create once,
 // weights packed; setup + run on every call), threads from a pthreadpool.
 
 #include <memory>
@@ -24,7 +24,11 @@ class XnnpackBackend : public Backend {
   std::string_view Name() const override { return "xnnpack"; }
   /// "XNNPACK <Debian package version> (pthreadpool, N threads)".
   std::string Version() const override;
-  /// Yes only for fp32 NHWC nodes this backend runs correctly; else the precise reason.
+  /// fp32 and int8 (the nodes the executor lowered; see Supports); not bf16.
+  Support RunsPrecision(Precision precision) const override;
+  /// Yes only for fp32 NHWC nodes this backend runs correctly, and at --precision int8 for the
+  /// int8 nodes of a lowered graph (run/int8_plan) of the kinds it has int8 operators for; else
+  /// the precise reason ("xnnpack has no int8 softmax (qu8 only)").
   Support Supports(const Graph& graph, NodeId node) const override;
   /// Creates the XNNPACK operators for `node` (weights packed here); kUnsupported when
   /// Supports() says no.
