@@ -51,10 +51,11 @@ Outputs RunOn(const Graph& graph, const std::string& backend) {
     return {};
   }
   for (NodeId n = 0; n < static_cast<NodeId>(run->assignments.size()); ++n)
-    if (run->assignments[static_cast<size_t>(n)].fell_back)
+    if (run->assignments[static_cast<size_t>(n)].fell_back) {
       EXPECT_TRUE(graph.node(n).kind == OpKind::kGather || graph.node(n).kind == OpKind::kCast ||
                   graph.node(n).kind == OpKind::kSub || graph.node(n).kind == OpKind::kUnsqueeze)
           << backend << " fell back on " << DescribeNode(graph, n);
+    }
   return std::move(run->outputs);
 }
 
