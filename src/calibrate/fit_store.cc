@@ -13,6 +13,8 @@
 #include "calibrate/drift_correction.h"
 #include "core/stats.h"
 #include "ir/fusion_rules.h"
+#include "ir/kernel_graph.h"
+#include "ir/nchwc_layout.h"
 #include "predict/context_model.h"
 #include "predict/network_interval.h"
 #include "predict/predictors.h"
@@ -57,10 +59,17 @@ Expected<std::set<std::int64_t>> EncoderCampaigns(const Store& store) {
 // Fits an in-graph context on `layers` (one family's networks) into `context`, then calibrates
 // `interval` on those networks with it; says in the notes what it did or why not.
 void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expected<ContextCaches>& caches, const Pack& pack,
-                      std::optional<ContextModel>& context, std::optional<NetworkInterval>& interval,
+                      int nchwc_block, std::optional<ContextModel>& context, std::optional<NetworkInterval>& interval,
                       std::string& context_note, std::string& interval_note) {
-  const std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
-  auto model = caches.ok() ? FitContextModel(networks, *caches) : Expected<ContextModel>(caches.status());
+  std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
+  std::string layout_note;
+  if (nchwc_block > 0) {
+    const std::size_t unread = CountNchwcReorders(networks, nchwc_block);
+    layout_note = fmt::format(" + {{:.4f}} ms per MiB ONNX Runtime reorders between layouts (NCHWc, block {})", nchwc_block);
+    if (unread > 0) layout_note += fmt::format(" ({} of {} networks not rebuilt: their reorders not counted)", unread, networks.size());
+  }
+  auto model = caches.ok() ? FitContextModel(networks, *caches, {TensorMemory::kArena}, nchwc_block)
+                           : Expected<ContextModel>(caches.status());
   if (model.ok()) context = *model;
 
   // After the context: the interval is calibrated on the pack's predictions as PredictModel makes them.
@@ -79,19 +88,21 @@ void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expecte
     context_note = "no in-graph context: " + model.status().message();
     return;
   }
+  if (!layout_note.empty()) layout_note = fmt::format(fmt::runtime(layout_note), model->layout_ms_per_mib);
   context_note = fmt::format(
       "in-graph context: {} + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
-      "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}; fitted on {} "
+      "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}{}; fitted on {} "
       "layers of {} random networks, minimising each {}'s error; held-out networks' layer sums {:.1f}% RMSPE alone, {:.1f}% with it",
       model->ShareText(), model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
-      TensorMemoryName(model->memory), model->weightless_l2_ms_per_mib, model->weightless_l3_ms_per_mib, model->layers,
+      TensorMemoryName(model->memory), model->weightless_l2_ms_per_mib, model->weightless_l3_ms_per_mib, layout_note, model->layers,
       model->graphs, model->objective == ContextObjective::kNetworks ? "network" : "layer", model->cv_alone_rmspe_pct,
       model->cv_rmspe_pct);
 }
 
 // Fits the pack's in-graph contexts and intervals: one on the CNN families' networks, and one on
 // the transformer encoders' when they were measured (a model with attention is predicted with it).
-Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLayer>& layers, StoreFit& result) {
+Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLayer>& layers, int nchwc_block,
+                             StoreFit& result) {
   if (layers.empty()) {
     result.context_note = "no layers measured in context on this configuration (latte calibrate measures them): "
                           "the pack predicts each layer as its kernel alone";
@@ -104,10 +115,11 @@ Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLa
   std::vector<StoredGraphLayer> cnn, encoders;
   for (const StoredGraphLayer& layer : layers) (encoder_campaigns.count(layer.campaign) ? encoders : cnn).push_back(layer);
   Pack& pack = result.fit.pack;
-  FitFamilyContext(cnn, caches, pack, pack.context, pack.interval, result.context_note, result.interval_note);
+  FitFamilyContext(cnn, caches, pack, nchwc_block, pack.context, pack.interval, result.context_note, result.interval_note);
   if (!encoders.empty()) {
     std::string context_note, interval_note;
-    FitFamilyContext(encoders, caches, pack, pack.transformer_context, pack.transformer_interval, context_note, interval_note);
+    FitFamilyContext(encoders, caches, pack, nchwc_block, pack.transformer_context, pack.transformer_interval, context_note,
+                     interval_note);
     result.context_note += "\nfor models with attention, from transformer encoders: " + context_note;
     result.interval_note += "\nfor models with attention, from transformer encoders: " + interval_note;
   }
@@ -156,6 +168,31 @@ std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& 
   std::vector<MeasuredNetwork> networks;
   for (auto& [key, network] : by_graph) networks.push_back(std::move(network));
   return networks;
+}
+
+std::size_t CountNchwcReorders(std::vector<MeasuredNetwork>& networks, int block) {
+  std::size_t unread = 0;
+  for (MeasuredNetwork& network : networks) {
+    // The network again from its kernels and who reads whom (the traffic keeps each layer's
+    // activation inputs in the order its kernel's graph takes them).
+    std::vector<JoinedKernel> joined;
+    for (std::size_t i = 0; i < network.kernels.size(); ++i) {
+      JoinedKernel& k = joined.emplace_back();
+      k.kernel = network.kernels[i];
+      if (i < network.traffic.size())
+        for (const auto& [from, bytes] : network.traffic[i].inputs) k.from.push_back(from);
+    }
+    std::vector<std::vector<NodeId>> nodes;
+    Expected<Graph> graph = joined.empty() ? Expected<Graph>(InvalidInput("no layers")) : JoinKernels(joined, &nodes);
+    Expected<NchwcPlan> plan = graph.ok() ? PlanNchwc(*graph, block) : Expected<NchwcPlan>(graph.status());
+    if (!plan.ok()) {
+      ++unread;
+      continue;
+    }
+    const std::vector<std::int64_t> bytes = NchwcReorderBytes(*graph, *plan, nodes);
+    for (std::size_t i = 0; i < bytes.size() && i < network.traffic.size(); ++i) network.traffic[i].layout_bytes = bytes[i];
+  }
+  return unread;
 }
 
 
@@ -332,7 +369,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);
   if (result.fit.interrupted) return result;
-  LATTE_RETURN_IF_ERROR(FitContextAndInterval(*store, layers, result));
+  LATTE_RETURN_IF_ERROR(FitContextAndInterval(*store, layers, request.nchwc_block, result));
   return result;
 }
 

@@ -71,6 +71,11 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request);
 /// `layers` (as QueryGraphLayers returns them: by campaign, graph, layer) grouped by network.
 std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers);
 
+/// Sets each layer's LayerTraffic::layout_bytes: what ONNX Runtime's NCHWc pass (of `block`)
+/// reorders around it in its network, rebuilt from the stored kernels (ir/nchwc_layout). Returns
+/// how many networks could not be rebuilt (their layers keep 0).
+std::size_t CountNchwcReorders(std::vector<MeasuredNetwork>& networks, int block);
+
 /// The caches the campaigns of `layers` ran on, from their spaces; {0, 0} when a space does not
 /// say. kInvalidInput when the campaigns ran with different cache sizes; the store's errors name
 /// its file.

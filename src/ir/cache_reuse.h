@@ -26,6 +26,9 @@ struct LayerTraffic {
   std::int64_t output_bytes = 0;
   /// Activation inputs: (index of the producing layer, bytes); -1 for a graph input.
   std::vector<std::pair<int, std::int64_t>> inputs;
+  /// Bytes a runtime's layout pass moves between layouts around the layer in its graph, which the
+  /// layer alone does not (ONNX Runtime's NCHWc reorders: ir/nchwc_layout); 0 where none is known.
+  std::int64_t layout_bytes = 0;
   bool operator==(const LayerTraffic& other) const = default;
 };
 

@@ -510,8 +510,9 @@ Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
 }
 
 
-Expected<Graph> JoinKernels(const std::vector<JoinedKernel>& kernels) {
+Expected<Graph> JoinKernels(const std::vector<JoinedKernel>& kernels, std::vector<std::vector<NodeId>>* kernel_nodes) {
   if (kernels.empty()) return InvalidInput("no kernels to join");
+  if (kernel_nodes != nullptr) kernel_nodes->assign(kernels.size(), {});
   Graph joined;
   std::vector<TensorId> outputs;
   for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
@@ -548,6 +549,7 @@ Expected<Graph> JoinKernels(const std::vector<JoinedKernel>& kernels) {
       for (TensorId& t : copy.inputs)
         if (t != kNoTensor) t = map[t];
       for (TensorId& t : copy.outputs) t = map[t];
+      if (kernel_nodes != nullptr) (*kernel_nodes)[ki].push_back(static_cast<NodeId>(joined.num_nodes()));
       joined.AddNode(copy);
     }
     outputs.push_back(map[g.outputs.front()]);

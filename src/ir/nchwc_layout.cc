@@ -24,15 +24,16 @@ struct ConvState {
   bool sum = false;         // an add already runs inside it
 };
 
-// ORT's rule for converting a conv (weights [out, in/groups, kh, kw]).
+// ORT's rule for converting a conv (weights [out, in/groups, kh, kw]), as ONNX Runtime 1.29 runs
+// it (seen in its profiles: an 8- or 24-channel conv runs blocked, its channels padded to a whole
+// block, where older releases left it in NCHW): a plain conv always converts (under a block of
+// input channels it reads the NCHW input directly), a depthwise one too; another grouped conv
+// only with whole blocks per group.
 bool ConvConverts(std::int64_t in_c, std::int64_t out_c, std::int64_t groups, std::int64_t block) {
-  if (groups > 1) {
-    if (out_c % block != 0) return false;
-    const std::int64_t per_group_in = in_c / groups;
-    if (per_group_in == 1 && out_c == groups) return true;  // depthwise
-    return per_group_in % block == 0 && out_c % groups == 0 && (out_c / groups) % block == 0;
-  }
-  return in_c < block || in_c % block == 0;  // under a block: the NCHW input is read directly
+  if (groups <= 1) return true;
+  const std::int64_t per_group_in = in_c / groups;
+  if (per_group_in == 1 && out_c == groups) return true;  // depthwise
+  return out_c % block == 0 && per_group_in % block == 0 && out_c % groups == 0 && (out_c / groups) % block == 0;
 }
 
 class Walk {
@@ -41,6 +42,7 @@ class Walk {
     plan_.block = block;
     plan_.blocked.assign(graph.num_tensors(), false);
     plan_.fused_into.assign(graph.num_nodes(), -1);
+    plan_.runs_blocked.assign(graph.num_nodes(), false);
     args_.resize(graph.num_tensors());
     convs_.resize(graph.num_nodes());
     readers_.assign(graph.num_tensors(), 0);
@@ -71,6 +73,7 @@ class Walk {
   }
   void Write(const Node& node, Arg arg) {
     if (node.outputs.empty() || !Valid(node.outputs[0])) return;
+    if (arg.blocked && Channels(node.outputs[0]) >= 0) plan_.runs_blocked[static_cast<std::size_t>(&node - g_.nodes().data())] = true;
     const auto t = static_cast<std::size_t>(node.outputs[0]);
     arg.uses = std::max<std::size_t>(readers_[t], 1);  // ORT counts a graph output with no reader as one use
     if (Channels(node.outputs[0]) < 0) arg = Arg{};
@@ -239,6 +242,66 @@ bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain) {
     if (node >= plan.fused_into.size() || plan.fused_into[node] != chain[0]) return false;
   }
   return true;
+}
+
+std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan& plan,
+                                            const std::vector<std::vector<NodeId>>& layers) {
+  std::vector<std::int64_t> bytes(layers.size(), 0);
+  const bool nchw = IsNchwGraph(graph);
+  const std::size_t tensors = graph.num_tensors();
+  auto valid = [&](TensorId t) { return t >= 0 && static_cast<std::size_t>(t) < tensors; };
+  auto blocked = [&](TensorId t) { return valid(t) && static_cast<std::size_t>(t) < plan.blocked.size() && plan.blocked[t]; };
+  auto runs_blocked = [&](NodeId n) {
+    return n >= 0 && static_cast<std::size_t>(n) < plan.runs_blocked.size() && plan.runs_blocked[static_cast<std::size_t>(n)];
+  };
+  // A rank-4 activation's bytes with its channels rounded up to a whole block.
+  auto block_bytes = [&](TensorId t) -> std::int64_t {
+    const Tensor& tensor = graph.tensor(t);
+    const std::int64_t all = tensor.num_bytes().value_or(0);
+    if (!tensor.shape_known || tensor.shape.size() != 4) return all;
+    const std::int64_t c = tensor.shape[nchw ? 1 : 3];
+    if (c <= 0) return all;
+    return all / c * ((c + plan.block - 1) / plan.block * plan.block);
+  };
+  std::vector<bool> reordered_in(tensors, false), reordered_out(tensors, false);
+  std::vector<std::vector<NodeId>> readers(tensors);
+  for (std::size_t n = 0; n < graph.num_nodes(); ++n)
+    for (TensorId t : graph.node(static_cast<NodeId>(n)).inputs)
+      if (valid(t)) readers[static_cast<std::size_t>(t)].push_back(static_cast<NodeId>(n));
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    for (NodeId id : layers[i]) {
+      if (id < 0 || static_cast<std::size_t>(id) >= graph.num_nodes()) continue;
+      const Node& node = graph.node(id);
+      const bool spatial = node.kind == OpKind::kConv2D || node.kind == OpKind::kDepthwiseConv2D ||
+                           node.kind == OpKind::kMaxPool2D || node.kind == OpKind::kAvgPool2D;
+      if (spatial && runs_blocked(id) && !node.inputs.empty()) {
+        const TensorId x = node.inputs[0];
+        bool direct = false;  // a plain conv with under a block of input channels reads NCHW as it is
+        if (node.kind == OpKind::kConv2D) {
+          Expected<ConvParams> p = GetConvParams(graph, node);
+          direct = p.ok() && p->groups <= 1 && p->in_c < plan.block;
+        }
+        if (valid(x) && !blocked(x) && !direct && !reordered_in[static_cast<std::size_t>(x)]) {
+          reordered_in[static_cast<std::size_t>(x)] = true;
+          bytes[i] += block_bytes(x);
+        }
+      }
+      if (!runs_blocked(id)) continue;
+      for (TensorId t : node.outputs) {
+        if (!valid(t) || reordered_out[static_cast<std::size_t>(t)]) continue;
+        // Plain again after a clamp the node carries (the exporter's Clip after it runs in NCHW);
+        // or blocked, and read by a node that runs in the plain layout, or a graph output.
+        const std::vector<NodeId>& r = readers[static_cast<std::size_t>(t)];
+        const bool output = std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end();
+        const bool plain_reader = std::any_of(r.begin(), r.end(), [&](NodeId n) { return !runs_blocked(n); });
+        if (!blocked(t) || output || plain_reader) {
+          reordered_out[static_cast<std::size_t>(t)] = true;
+          bytes[i] += block_bytes(t);
+        }
+      }
+    }
+  }
+  return bytes;
 }
 
 namespace {

@@ -19,6 +19,7 @@ namespace latte {
 struct NchwcPlan {
   int block = 0;
   std::vector<bool> blocked;       // per tensor: held in the blocked layout
+  std::vector<bool> runs_blocked;  // per node: runs on blocked data (its output may be plain again after a clamp it carries)
   std::vector<NodeId> fused_into;  // per node: the conv that runs this add or activation inside it, or -1
   std::size_t fused_adds = 0;      // residual adds run inside a conv
 };
@@ -36,6 +37,17 @@ Expected<NchwcPlan> PlanNchwc(const Graph& graph, int block);
 /// True when ORT runs every follower of `chain` (its main node first) inside the main node,
 /// a conv: the add that the pass fused into it, and a relu it fused after the add.
 bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain);
+
+/// Per layer (each a list of `graph`'s nodes), the bytes ONNX Runtime moves between the plain and
+/// the blocked layout around it in this graph, as `plan` places them: a ReorderInput into a
+/// converted conv or pool whose input is plain (a plain conv with under a block of input channels
+/// reads NCHW as it is), counted at the first layer that needs it; a ReorderOutput of a blocked
+/// tensor the layer writes that a node running in the plain layout reads, or that leaves the
+/// graph, once per tensor. Bytes at whole blocks of channels (what the blocked side holds). A
+/// kernel measured alone has its layout changes taken out (profile/campaign): these are the ones a
+/// graph adds, which ORT's profile charges to the layer after (inputs) and before (outputs).
+std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan& plan,
+                                            const std::vector<std::vector<NodeId>>& layers);
 
 /// The one-kernel graph of a residual kind (IsResidualFusion; in "conv2d+add+relu6" ORT runs the
 /// add inside the conv and the clamp as a node of its own) as ORT runs it in a model: BuildKernelGraph's, with the

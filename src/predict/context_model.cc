@@ -30,9 +30,11 @@ namespace {
 
 // A layer's features and target (extra ms in the graph). Features: its time alone in its class's
 // slot (the first kContextClasses), then the MiB it loses from L2 and from L3, in the next two
-// slots if it has weights and in the last two if not.
+// slots if it has weights and in the two after if not, then the MiB a layout pass reorders around
+// it (zero on a backend without one: the fit then leaves that coefficient at zero).
 constexpr std::size_t kAloneSlots = kContextClasses;
-constexpr std::size_t kFeatures = kAloneSlots + 4;
+constexpr std::size_t kLayoutSlot = kAloneSlots + 4;
+constexpr std::size_t kFeatures = kAloneSlots + 5;
 using Features = std::array<double, kFeatures>;
 struct Row {
   Features x;
@@ -48,6 +50,7 @@ Features LayerFeatures(const LayerTraffic& traffic, double alone_ms, OpKind op, 
   x[kAloneSlots + 1] = weights ? l3 : 0;
   x[kAloneSlots + 2] = weights ? 0 : l2;
   x[kAloneSlots + 3] = weights ? 0 : l3;
+  x[kLayoutSlot] = static_cast<double>(traffic.layout_bytes) / kMiB;
   return x;
 }
 
@@ -177,6 +180,7 @@ ContextModel WithCoefficients(const Features& coef, bool per_class, std::int64_t
   model.l3_ms_per_mib = coef[kAloneSlots + 1];
   model.weightless_l2_ms_per_mib = coef[kAloneSlots + 2];
   model.weightless_l3_ms_per_mib = coef[kAloneSlots + 3];
+  model.layout_ms_per_mib = coef[kLayoutSlot];
   model.l2_bytes = l2;
   model.l3_bytes = l3;
   return model;
@@ -278,6 +282,7 @@ std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traff
   coef[kAloneSlots + 1] = l3_ms_per_mib;
   coef[kAloneSlots + 2] = weightless_l2_ms_per_mib;
   coef[kAloneSlots + 3] = weightless_l3_ms_per_mib;
+  coef[kLayoutSlot] = layout_ms_per_mib;
   for (std::size_t i = 0; i < traffic.size(); ++i) {
     const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
     const OpKind op = i < ops.size() ? ops[i] : OpKind::kOpaque;
@@ -297,6 +302,7 @@ nlohmann::json ContextModel::ToJson() const {
           {"graphs", graphs},
           {"layers", layers},
           {"cv", {{"folds", folds}, {"alone_rmspe_pct", cv_alone_rmspe_pct}, {"rmspe_pct", cv_rmspe_pct}}}};
+  if (layout_block > 0) json["layout"] = {{"nchwc_block", layout_block}, {"ms_per_mib", layout_ms_per_mib}};
   if (class_shares) {
     nlohmann::json& shares = json["class_shares"];
     for (std::size_t i = 0; i < kContextClasses; ++i) shares[ContextClassName(static_cast<ContextClass>(i))] = (*class_shares)[i];
@@ -342,6 +348,16 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
       LATTE_ASSIGN_OR_RETURN(model.weightless_l2_ms_per_mib, field("l2_ms_per_mib"));
       LATTE_ASSIGN_OR_RETURN(model.weightless_l3_ms_per_mib, field("l3_ms_per_mib"));
     }
+    // Packs before the layout term do not say: no layout changes counted.
+    if (json.contains("layout")) {
+      const nlohmann::json& layout = json.at("layout");
+      LATTE_ASSIGN_OR_RETURN(const std::int64_t block, JsonInteger(layout.at("nchwc_block"), "context: layout nchwc_block", 8, 16));
+      if (block != 8 && block != 16) return InvalidInput("context: layout nchwc_block is " + std::to_string(block) + ", not 8 or 16");
+      model.layout_block = static_cast<int>(block);
+      Expected<double> value = JsonNonNegative(layout, "ms_per_mib");
+      if (!value.ok()) return value.status().WithContext("context: layout");
+      model.layout_ms_per_mib = *value;
+    }
     constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
     LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 1, kMaxBytes));
     LATTE_ASSIGN_OR_RETURN(model.l3_bytes, JsonInteger(json.at("l3_bytes"), "context: l3_bytes", 1, kMaxBytes));
@@ -381,7 +397,7 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
 }
 
 Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
-                                       const std::vector<TensorMemory>& memories) {
+                                       const std::vector<TensorMemory>& memories, int layout_block) {
   if (caches.l2_bytes <= 0 || caches.l3_bytes <= 0) {
     return InvalidInput("the graph-context measurements do not say the machine's L2 and L3 sizes");
   }
@@ -434,6 +450,7 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
   if (!per_class) coef = Spread(coef);
   ContextModel model = WithCoefficients(coef, per_class, caches.l2_bytes, chosen.l3, chosen.memory);
   model.objective = chosen.objective;
+  model.layout_block = layout_block;
   model.graphs = networks.size();
   for (const MeasuredNetwork& network : networks) model.layers += network.kernels.size();
   model.folds = static_cast<int>(folds);

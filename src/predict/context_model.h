@@ -6,6 +6,7 @@
 // ir/cache_reuse counts, per layer, the bytes a cache of each level loses inside the graph
 // against alone; the extra time is
 //   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
+//     + layout_ms_per_mib · (bytes a layout pass reorders around the layer)
 // where the share is one for every layer or, when the held-out networks say it predicts them
 // better, one per class of kernel (convolutions, dense products, data movement, the rest: a
 // transformer's matmuls lose less of their time in a graph than a CNN's convs),
@@ -59,6 +60,10 @@ struct ContextModel {
   double l3_ms_per_mib = 0;   // per MiB lost from L3
   // The same for layers without weights (packs before the split: the coefficients above).
   double weightless_l2_ms_per_mib = 0, weightless_l3_ms_per_mib = 0;
+  /// ONNX Runtime's NCHWc block the layout changes were counted with (LayerTraffic::layout_bytes,
+  /// ir/nchwc_layout), 0 for a backend without such a pass; and the ms per MiB reordered.
+  int layout_block = 0;
+  double layout_ms_per_mib = 0;
   std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
   std::int64_t l3_bytes = 0;
   TensorMemory memory = TensorMemory::kOwnBuffers;  // where the simulated activations live
@@ -112,7 +117,10 @@ struct ContextCaches {
 /// calibrations by a point of RMSPE and then more than doubled the context of real models,
 /// which have more and larger tensors than the random networks.
 inline constexpr double kClassSharesMinGainPct = 0.1;
+/// `layout_block`: the NCHWc block the networks' LayerTraffic::layout_bytes were counted with (0:
+/// none; the model records it, and predictions count a model's layout changes with it).
 Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
-                                       const std::vector<TensorMemory>& memories = {TensorMemory::kArena});
+                                       const std::vector<TensorMemory>& memories = {TensorMemory::kArena},
+                                       int layout_block = 0);
 
 }  // namespace latte

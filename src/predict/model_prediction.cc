@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "ir/cache_reuse.h"
-
+#include "ir/nchwc_layout.h"
 
 namespace latte {
 
@@ -112,7 +112,14 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
       alone_ms.push_back(predicted ? result.layers[static_cast<std::size_t>(unit.layer)].prediction.ms : 0.0);
       ops.push_back(predicted ? result.layers[static_cast<std::size_t>(unit.layer)].kernel.op : OpKind::kOpaque);
     }
-    const std::vector<double> extra = context_model->ExtraMs(LayerTrafficOf(graph, nodes), alone_ms, ops);
+    std::vector<LayerTraffic> traffic = LayerTrafficOf(graph, nodes);
+    if (context_model->layout_block > 0) {
+      // ONNX Runtime's reorders between the plain and the blocked layout, where this graph has them.
+      LATTE_ASSIGN_OR_RETURN(const NchwcPlan plan, PlanNchwc(graph, context_model->layout_block));
+      const std::vector<std::int64_t> bytes = NchwcReorderBytes(graph, plan, nodes);
+      for (std::size_t i = 0; i < traffic.size(); ++i) traffic[i].layout_bytes = bytes[i];
+    }
+    const std::vector<double> extra = context_model->ExtraMs(traffic, alone_ms, ops);
     for (std::size_t i = 0; i < units.size(); ++i) {
       if (units[i].layer < 0) continue;  // not predicted: neither is its context
       result.layers[static_cast<std::size_t>(units[i].layer)].context_ms = extra[i];

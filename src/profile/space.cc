@@ -1050,6 +1050,9 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
   const I r = Pick<I>(rng, {64, 96, 128, 160, 192, 224, 256});
   I c = Pick<I>(rng, {8, 16, 24, 32});
   const I stem_stride = Pick<I>(rng, {1, 2});
+  // MobileNet v2's residual is a plain add; MediaPipe's blocks (BlazeFace, BlazePose) clamp it with
+  // a relu6, which ONNX Runtime runs outside its blocked layout, reordering around it.
+  const bool clamped_residual = rng.Below(2) == 0;
   net.push_back({relu6(ConvKernel(OpKind::kConv2D, r, r, 3, c, 3, stem_stride)), {-1}});
   I h = (r + stem_stride - 1) / stem_stride;
   const int blocks = 4 + static_cast<int>(rng.Below(9));
@@ -1064,7 +1067,11 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
     net.push_back({relu6(ConvKernel(OpKind::kDepthwiseConv2D, h, h, mid, mid, k, stride)), {last()}});
     h = (h + stride - 1) / stride;
     net.push_back({ConvKernel(OpKind::kConv2D, h, h, mid, cout, 1, 1), {last()}});
-    if (stride == 1 && cout == c) net.push_back({BinaryKernel(OpKind::kAdd, h, h, c), {last(), in}});
+    if (stride == 1 && cout == c) {
+      Kernel add = BinaryKernel(OpKind::kAdd, h, h, c);
+      if (clamped_residual) add.fused = {OpKind::kRelu6};
+      net.push_back({add, {last(), in}});
+    }
     c = cout;
   }
   const int ups = static_cast<int>(rng.Below(3));

@@ -138,7 +138,8 @@ class SplitMix64;
 /// A random MobileNet-like network for measuring layers in context: a 3×3 stem conv (stride 1 or
 /// 2) on a square RGB input of 64–256, 4–12 inverted-residual blocks (1×1 expand by 1, 2, 4 or 6,
 /// 3×3 or 5×5 depthwise with stride 2 a third of the time while the map is over 8, 1×1 project,
-/// a residual add when the shape allows; relu6 after expand and depthwise), then up to two decoder
+/// a residual add when the shape allows, clamped by a relu6 in half the networks; relu6 after
+/// expand and depthwise), then up to two decoder
 /// steps (bilinear ×2 resize and a 1×1 conv), like segmentation and landmark heads. Drawn from `rng`.
 std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng);
 

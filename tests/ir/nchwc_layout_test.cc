@@ -19,10 +19,12 @@ namespace {
 class Nchw {
  public:
   TensorId Input(std::int64_t c, std::int64_t hw = 8) { return b_.Input(fmt::format("x{}", n_++), {1, c, hw, hw}); }
-  TensorId Conv(TensorId x, std::int64_t out_c, const std::string& activation = "none", std::int64_t k = 1) {
+  TensorId Conv(TensorId x, std::int64_t out_c, const std::string& activation = "none", std::int64_t k = 1,
+                std::int64_t groups = 1) {
     const std::int64_t in_c = b_.graph().tensor(x).shape[1];
-    TensorId w = b_.Constant(fmt::format("w{}", n_), {out_c, in_c, k, k});
+    TensorId w = b_.Constant(fmt::format("w{}", n_), {out_c, in_c / groups, k, k});
     Attributes a;
+    if (groups > 1) a.Set("groups", groups);
     a.Set("layout", std::string("NCHW"));
     a.Set("filter_layout", std::string("OIHW"));
     a.Set("padding", std::string("same"));
@@ -108,10 +110,79 @@ TEST(NchwcLayout, AResidualAddAndTheReluAfterItRunInsideTheConvBeforeThem) {
   EXPECT_TRUE(plan->blocked[block.graph.node(block.relu).outputs[0]]);
 }
 
-TEST(NchwcLayout, ChannelsUnderOneBlockAreReadDirectlyButUnalignedOnesAreNotConverted) {
+// ONNX Runtime 1.29 pads a conv's channels to a whole block (its profile shows a 24-channel conv
+// reading 32 blocked channels), so any plain or depthwise conv converts; a grouped conv needs whole
+// blocks per group.
+TEST(NchwcLayout, UnalignedChannelsArePaddedToAWholeBlockButGroupsNeedWholeBlocks) {
   EXPECT_EQ(PlanNchwc(Residual(8).graph, 16)->fused_adds, 1u);   // under 16: the conv reads NCHW directly
-  EXPECT_EQ(PlanNchwc(Residual(24).graph, 16)->fused_adds, 0u);  // 24: neither under 16 nor a multiple
+  EXPECT_EQ(PlanNchwc(Residual(24).graph, 16)->fused_adds, 1u);  // 24: padded to 32
   EXPECT_EQ(PlanNchwc(Residual(24).graph, 8)->fused_adds, 1u);   // a multiple of 8 (AVX2's block)
+  for (auto [groups, blocked] : {std::pair{2, false}, std::pair{48, true}}) {  // 24 per group; depthwise
+    Nchw g;
+    const TensorId x = g.Input(48);
+    const TensorId y = g.Conv(x, 48, "none", 3, groups);
+    const Graph graph = g.Finish(y);
+    auto plan = PlanNchwc(graph, 16);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->blocked[y], blocked) << groups << " groups";
+    EXPECT_EQ(plan->runs_blocked[0], blocked) << groups << " groups";
+  }
+}
+
+// What ORT reorders between layouts around each layer, in bytes at whole blocks of 16 channels
+// (8×8 maps of float: 256 bytes a channel).
+TEST(NchwcReorders, IntoAConvFromThePlainLayoutAndOutToAPlainReaderOrTheGraphOutput) {
+  constexpr std::int64_t kChannel = 8 * 8 * 4;
+  Nchw g;
+  const TensorId x = g.Input(32);
+  const TensorId a = g.Conv(x, 32);  // reads the graph input: a ReorderInput
+  const NodeId conv_a = g.Last();
+  const TensorId padded = g.Pad(a);   // a pad runs in the plain layout: a ReorderOutput of a
+  const NodeId pad = g.Last();
+  const TensorId b = g.Conv(padded, 24);  // from the plain layout again; 24 channels held as 32
+  const NodeId conv_b = g.Last();
+  const Graph graph = g.Finish(b);  // leaves the graph: a ReorderOutput
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{conv_a}, {pad}, {conv_b}}),
+            (std::vector<std::int64_t>{2 * 32 * kChannel, 0, 32 * kChannel + 32 * kChannel}));
+  // One layer of all three: the same bytes, all its own.
+  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{conv_a, pad, conv_b}}), (std::vector<std::int64_t>{4 * 32 * kChannel}));
+}
+
+TEST(NchwcReorders, NoneInsideABlockedResidualBlockAndNoneIntoAConvReadingFewChannelsDirectly) {
+  constexpr std::int64_t kChannel = 8 * 8 * 4;
+  ResidualBlock block = Residual(32);
+  auto plan = PlanNchwc(block.graph, 16);
+  ASSERT_TRUE(plan.ok());
+  // conv_a reads the graph input (a ReorderInput); conv_b, the add and the relu stay blocked until
+  // the relu's output leaves the graph.
+  EXPECT_EQ(NchwcReorderBytes(block.graph, *plan, {{0}, {block.conv_b, block.add, block.relu}}),
+            (std::vector<std::int64_t>{32 * kChannel, 32 * kChannel}));
+
+  Nchw g;  // 8 input channels: read as NCHW; 8 output channels held as 16
+  const TensorId y = g.Conv(g.Input(8), 8);
+  const Graph few = g.Finish(y);
+  auto few_plan = PlanNchwc(few, 16);
+  ASSERT_TRUE(few_plan.ok());
+  EXPECT_EQ(NchwcReorderBytes(few, *few_plan, {{0}}), (std::vector<std::int64_t>{16 * kChannel}));
+}
+
+// An add carrying a relu6 runs blocked, and the exporter's clip after it in the plain layout: its
+// output is reordered once, in the add's layer; its blocked operands are not.
+TEST(NchwcReorders, AnAddCarryingAClampIsReorderedAfterItOnce) {
+  constexpr std::int64_t kChannel = 8 * 8 * 4;
+  Operands o = ResidualOperands(32, "relu", "relu");  // both operands end in an activation: no fused add
+  TensorId sum = o.g.Op(OpKind::kAdd, {o.b, o.y}, Act("relu6"));
+  const NodeId add = o.g.Last();
+  const TensorId next = o.g.Conv(sum, 32, "relu");
+  const Graph graph = o.g.Finish(next);
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->runs_blocked[add]);
+  EXPECT_FALSE(plan->blocked[sum]);
+  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{0}, {o.conv_b}, {add}, {add + 1}}),
+            (std::vector<std::int64_t>{32 * kChannel, 0, 32 * kChannel, 2 * 32 * kChannel}));
 }
 
 TEST(NchwcLayout, AConvWithItsOwnActivationTakesNoAdd) {
@@ -206,8 +277,13 @@ TEST(NchwcFusionRules, GroupingFusesTheResidualWhereThePassDoesAndNowhereElse) {
     return out;
   };
   EXPECT_EQ(kinds(Residual(32).graph), (std::vector<std::string>{"conv2d+relu", "conv2d+add+relu"}));
-  EXPECT_EQ(kinds(Residual(24).graph), (std::vector<std::string>{"conv2d+relu", "conv2d", "add", "relu"}))
-      << "24 channels: ORT does not convert the conv, so the add runs apart";
+  EXPECT_EQ(kinds(Residual(24).graph), (std::vector<std::string>{"conv2d+relu", "conv2d+add+relu"}))
+      << "24 channels: ORT pads them to 32 and fuses the add as for 32";
+  // A pad between the conv and the add: the operand is not blocked, so the add runs apart.
+  Operands o = ResidualOperands(32);
+  const TensorId padded = o.g.Pad(o.b);
+  const TensorId sum = o.g.Op(OpKind::kAdd, {padded, o.y});
+  EXPECT_EQ(kinds(o.g.Finish(sum)), (std::vector<std::string>{"conv2d+relu", "conv2d", "pad", "add"}));
 }
 
 Kernel ResidualKernel(std::int64_t channels) {
@@ -247,7 +323,12 @@ TEST(NchwcResidualGraph, FeedsTheAddABlockedOperandFromAHelperNodeTheKernelDoesN
   EXPECT_EQ(plan->fused_adds, 1u);
   EXPECT_TRUE(NchwcRunsAsOne(*plan, kernel_nodes));
 
-  EXPECT_EQ(BuildBlockedResidualGraph(ResidualKernel(24), 16).status().code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(BuildBlockedResidualGraph(ResidualKernel(24), 16).ok()) << "24 channels: padded to a whole block";
+  Kernel grouped = ResidualKernel(48);
+  ConvKernelParams p = ReadParams<ConvKernelParams>(grouped);
+  p.g = 2;  // 24 channels a group: not whole blocks
+  WriteParams(p, grouped);
+  EXPECT_EQ(BuildBlockedResidualGraph(grouped, 16).status().code(), StatusCode::kUnsupported);
 }
 
 }  // namespace
