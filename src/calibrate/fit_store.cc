@@ -62,12 +62,7 @@ void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expecte
                       int nchwc_block, std::optional<ContextModel>& context, std::optional<NetworkInterval>& interval,
                       std::string& context_note, std::string& interval_note) {
   std::vector<MeasuredNetwork> networks = GroupNetworks(layers);
-  std::string layout_note;
-  if (nchwc_block > 0) {
-    const std::size_t unread = CountNchwcReorders(networks, nchwc_block);
-    layout_note = fmt::format(" + {{:.4f}} ms per MiB ONNX Runtime reorders between layouts (NCHWc, block {})", nchwc_block);
-    if (unread > 0) layout_note += fmt::format(" ({} of {} networks not rebuilt: their reorders not counted)", unread, networks.size());
-  }
+  const std::size_t unread = nchwc_block > 0 ? CountNchwcReorders(networks, nchwc_block) : 0;
   auto model = caches.ok() ? FitContextModel(networks, *caches, {TensorMemory::kArena}, nchwc_block)
                            : Expected<ContextModel>(caches.status());
   if (model.ok()) context = *model;
@@ -88,7 +83,14 @@ void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expecte
     context_note = "no in-graph context: " + model.status().message();
     return;
   }
-  if (!layout_note.empty()) layout_note = fmt::format(fmt::runtime(layout_note), model->layout_ms_per_mib);
+  std::string layout_note;
+  if (nchwc_block > 0) {
+    layout_note = fmt::format(" + {:.4f} ms per MiB ONNX Runtime reorders between layouts (NCHWc, block {}; {})",
+                              model->layout_ms_per_mib, nchwc_block,
+                              model->layout_measured ? "measured: the networks' reorders timed over their bytes"
+                                                     : "fitted: networks that did not record their reorders' time");
+    if (unread > 0) layout_note += fmt::format(" ({} of {} networks not rebuilt: their reorders not counted)", unread, networks.size());
+  }
   context_note = fmt::format(
       "in-graph context: {} + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
       "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}{}; fitted on {} "
@@ -164,6 +166,7 @@ std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& 
     network.traffic.push_back(layer.record.traffic);
     network.alone_ms.push_back(layer.record.alone_us / 1000);
     network.in_graph_ms.push_back(layer.record.in_graph_us / 1000);
+    network.layout_ms = layer.record.graph_layout_us / 1000;  // the same on every layer
   }
   std::vector<MeasuredNetwork> networks;
   for (auto& [key, network] : by_graph) networks.push_back(std::move(network));
@@ -327,6 +330,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
     const double factor = layer_corrector.Factor(layer.campaign, layer.record.time);
     layer.record.in_graph_us *= factor;
     layer.record.alone_us *= factor;
+    layer.record.graph_layout_us *= factor;
   }
 
   StoreFit result;

@@ -159,6 +159,10 @@ CREATE TABLE lab_jobs(
 CREATE INDEX lab_jobs_open ON lab_jobs(id) WHERE state IN ('queued', 'claimed');
 CREATE INDEX lab_jobs_by_device ON lab_jobs(device_id, submission_id);
 )sql",
+    // 5 -> 6: a graph's own layout changes per run, on each of its layers (NULL before).
+    R"sql(
+ALTER TABLE graph_layers ADD COLUMN graph_layout_us REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion);
 
@@ -234,7 +238,7 @@ Status FillCampaignKeys(sql::Connection& db) {
 }
 
 // What each migration does beyond its SQL (nullptr: nothing), by the version it migrates from.
-constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys, nullptr};
+constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys, nullptr, nullptr};
 static_assert(std::size(kMigrationSteps) == kStoreSchemaVersion);
 
 std::string ParamsJson(const Kernel& kernel) {
@@ -708,15 +712,22 @@ Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int6
   std::size_t inserted = 0;
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
     Statement insert(*db_);
-    LATTE_RETURN_IF_ERROR(insert.Prepare(
+    // A file kept at an older schema (Open's schema_version) has no column for the graph's layout time.
+    const bool layout_column = version_ >= 6;
+    LATTE_RETURN_IF_ERROR(insert.Prepare(fmt::format(
         "INSERT INTO graph_layers(campaign_id, device_id, backend_id, graph, layer, kernel_id, in_graph_us, alone_us, "
-        "weight_bytes, output_bytes, inputs, time) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-        "ON CONFLICT(campaign_id, graph, layer) DO NOTHING"));
+        "weight_bytes, output_bytes, inputs, time{}) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12{}) "
+        "ON CONFLICT(campaign_id, graph, layer) DO NOTHING",
+        layout_column ? ", graph_layout_us" : "", layout_column ? ", ?13" : "")));
     const std::string now = NowIso();
     for (const GraphLayerRecord& layer : layers) {
       if (!(layer.in_graph_us >= 0) || !(layer.alone_us > 0)) {
         return InvalidInput(fmt::format("graph {} layer {} ({}): times must be positive (in graph {} us, alone {} us)",
                                         layer.graph, layer.layer, layer.kernel.Key(), layer.in_graph_us, layer.alone_us));
+      }
+      if (layer.graph_layout_us < 0 || std::isinf(layer.graph_layout_us)) {  // NaN: not recorded
+        return InvalidInput(fmt::format("graph {} layer {}: the graph's layout changes took {} us, not a time",
+                                        layer.graph, layer.layer, layer.graph_layout_us));
       }
       LATTE_ASSIGN_OR_RETURN(std::int64_t kernel_id, UpsertKernel(layer.kernel));
       insert.Reset();
@@ -732,6 +743,7 @@ Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int6
       insert.Bind(10, layer.traffic.output_bytes);
       insert.Bind(11, InputsToText(layer.traffic));
       insert.Bind(12, layer.time.empty() ? now : layer.time);
+      if (layout_column) insert.Bind(13, layer.graph_layout_us);  // NaN: NULL
       LATTE_RETURN_IF_ERROR(insert.Run());
       inserted += static_cast<std::size_t>(insert.Changes());
     }
@@ -747,10 +759,10 @@ Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const Measuremen
   Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
       "SELECT x.id, k.key, x.graph, x.layer, x.in_graph_us, x.alone_us, x.weight_bytes, x.output_bytes, x.inputs, "
-      "x.time, x.campaign_id, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision "
+      "x.time, x.campaign_id, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision{} "
       "FROM graph_layers x JOIN devices d ON d.id = x.device_id JOIN backends b ON b.id = x.backend_id "
       "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
-      where.where)));
+      version_ >= 6 ? ", x.graph_layout_us" : "", where.where)));
   BindFilter(select, where);
   while (true) {
     LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
@@ -775,6 +787,10 @@ Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const Measuremen
     stored.campaign = select.Int(10);
     stored.device = {select.Text(11), select.Text(12), select.Text(13)};
     stored.backend = {select.Text(14), select.Text(15), static_cast<int>(select.Int(16)), select.Text(17)};
+    if (version_ >= 6) {
+      why = ReadStatistic(select, 18, "graph_layout_us", /*required=*/false, r.graph_layout_us);
+      if (!why.empty()) return InvalidInput(fmt::format("{}: graph layer {}: {}", path_, select.Int(0), why));
+    }
     rows.push_back(std::move(stored));
   }
   // By campaign, graph and layer, the graph's name compared byte by byte: a server's collation

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -35,7 +36,7 @@ class Connection;
 /// The schema version this binary writes (PRAGMA user_version; on a server, the latte_schema
 /// table). Older stores are migrated
 /// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
-inline constexpr int kStoreSchemaVersion = 5;
+inline constexpr int kStoreSchemaVersion = 6;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
 std::string DefaultStorePath();
@@ -133,6 +134,10 @@ struct GraphLayerRecord {
   double in_graph_us = 0;  // the layer's nodes in the graph's per-node profile
   double alone_us = 0;     // the kernel alone under the campaigns' protocol (p50)
   LayerTraffic traffic;    // what it touches (inputs by producing layer)
+  /// The whole graph's own layout changes per run (ONNX Runtime's reorders between its blocked and
+  /// plain layouts; 0 on a backend without them), the same on each of its layers: what a fit sets
+  /// against the bytes ir/nchwc_layout says the graph reorders. NaN: not recorded (before schema 6).
+  double graph_layout_us = std::numeric_limits<double>::quiet_NaN();
   std::string time;        // ISO 8601 UTC; empty = now
 };
 

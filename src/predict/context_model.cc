@@ -103,24 +103,29 @@ std::vector<std::vector<Row>> Rows(const std::vector<MeasuredNetwork>& networks,
 }
 
 // Weighted least squares with non-negative coefficients, exactly: every subset of coefficients
-// allowed to be non-zero is solved, and the best whose solution is non-negative wins.
-Features FitNonNegative(const std::vector<std::vector<Row>>& rows, const std::vector<bool>& use) {
+// allowed to be non-zero is solved, and the best whose solution is non-negative wins. A finite
+// `fixed_layout` is the layout slot's coefficient, known: the others are fitted to what it leaves.
+Features FitNonNegative(const std::vector<std::vector<Row>>& rows, const std::vector<bool>& use, double fixed_layout) {
+  const bool fixed = std::isfinite(fixed_layout);
   std::array<Features, kFeatures> a{};
   Features b{};
   double yy = 0;
   for (std::size_t g = 0; g < rows.size(); ++g) {
     if (!use[g]) continue;
     for (const Row& r : rows[g]) {
+      const double y = fixed ? r.y - fixed_layout * r.x[kLayoutSlot] : r.y;
       for (std::size_t i = 0; i < kFeatures; ++i) {
-        b[i] += r.weight * r.x[i] * r.y;
+        b[i] += r.weight * r.x[i] * y;
         for (std::size_t j = 0; j < kFeatures; ++j) a[i][j] += r.weight * r.x[i] * r.x[j];
       }
-      yy += r.weight * r.y * r.y;
+      yy += r.weight * y * y;
     }
   }
   Features best{};
-  double best_loss = yy;  // all coefficients zero
+  if (fixed) best[kLayoutSlot] = fixed_layout;
+  double best_loss = yy;  // all coefficients zero (but a fixed one)
   for (unsigned mask = 1; mask < (1u << kFeatures); ++mask) {
+    if (fixed && (mask & (1u << kLayoutSlot))) continue;
     std::vector<std::size_t> free;
     for (std::size_t i = 0; i < kFeatures; ++i)
       if (mask & (1u << i)) free.push_back(i);
@@ -163,6 +168,7 @@ Features FitNonNegative(const std::vector<std::vector<Row>>& rows, const std::ve
     if (loss < best_loss) {
       best_loss = loss;
       best = coef;
+      if (fixed) best[kLayoutSlot] = fixed_layout;
     }
   }
   return best;
@@ -302,7 +308,8 @@ nlohmann::json ContextModel::ToJson() const {
           {"graphs", graphs},
           {"layers", layers},
           {"cv", {{"folds", folds}, {"alone_rmspe_pct", cv_alone_rmspe_pct}, {"rmspe_pct", cv_rmspe_pct}}}};
-  if (layout_block > 0) json["layout"] = {{"nchwc_block", layout_block}, {"ms_per_mib", layout_ms_per_mib}};
+  if (layout_block > 0)
+    json["layout"] = {{"nchwc_block", layout_block}, {"ms_per_mib", layout_ms_per_mib}, {"measured", layout_measured}};
   if (class_shares) {
     nlohmann::json& shares = json["class_shares"];
     for (std::size_t i = 0; i < kContextClasses; ++i) shares[ContextClassName(static_cast<ContextClass>(i))] = (*class_shares)[i];
@@ -357,6 +364,10 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
       Expected<double> value = JsonNonNegative(layout, "ms_per_mib");
       if (!value.ok()) return value.status().WithContext("context: layout");
       model.layout_ms_per_mib = *value;
+      if (layout.contains("measured")) {
+        if (!layout.at("measured").is_boolean()) return InvalidInput("context: layout measured is not true or false");
+        model.layout_measured = layout.at("measured").get<bool>();
+      }
     }
     constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
     LATTE_ASSIGN_OR_RETURN(model.l2_bytes, JsonInteger(json.at("l2_bytes"), "context: l2_bytes", 1, kMaxBytes));
@@ -406,6 +417,21 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
     return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
   }
   const std::size_t folds = std::min(kMaxFolds, networks.size());
+  // The layout changes' cost per MiB, measured: every network that reorders recorded its time.
+  double fixed_layout = std::numeric_limits<double>::quiet_NaN();
+  if (layout_block > 0) {
+    double ms = 0, mib = 0;
+    bool recorded = true;
+    for (const MeasuredNetwork& network : networks) {
+      double bytes = 0;
+      for (const LayerTraffic& t : network.traffic) bytes += static_cast<double>(t.layout_bytes);
+      if (bytes <= 0) continue;
+      recorded &= std::isfinite(network.layout_ms);
+      ms += network.layout_ms;
+      mib += bytes / kMiB;
+    }
+    if (recorded && mib > 0) fixed_layout = ms / mib;
+  }
   // Choose the memory, the L3 size and what is minimised by the held-out networks' error, for one
   // share and for shares per class apart.
   struct Choice {
@@ -431,7 +457,7 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
           for (std::size_t fold = 0; fold < folds; ++fold) {
             std::vector<bool> train(networks.size());
             for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
-            Features coef = FitNonNegative(fitted, train);
+            Features coef = FitNonNegative(fitted, train, fixed_layout);
             if (per_class == 0) coef = Spread(coef);
             for (std::size_t g = 0; g < networks.size(); ++g)
               if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
@@ -446,11 +472,12 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
   if (best[0].l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
   const bool per_class = best[1].rmspe < best[0].rmspe - kClassSharesMinGainPct;
   const Choice& chosen = best[per_class ? 1 : 0];
-  Features coef = FitNonNegative(chosen.fitted, std::vector<bool>(networks.size(), true));
+  Features coef = FitNonNegative(chosen.fitted, std::vector<bool>(networks.size(), true), fixed_layout);
   if (!per_class) coef = Spread(coef);
   ContextModel model = WithCoefficients(coef, per_class, caches.l2_bytes, chosen.l3, chosen.memory);
   model.objective = chosen.objective;
   model.layout_block = layout_block;
+  model.layout_measured = std::isfinite(fixed_layout);
   model.graphs = networks.size();
   for (const MeasuredNetwork& network : networks) model.layers += network.kernels.size();
   model.folds = static_cast<int>(folds);

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ struct ContextModel {
   /// ir/nchwc_layout), 0 for a backend without such a pass; and the ms per MiB reordered.
   int layout_block = 0;
   double layout_ms_per_mib = 0;
+  /// How layout_ms_per_mib was found: measured (the networks' layout changes as their profiles
+  /// timed them, over the bytes they reorder) or fitted with the other coefficients (networks
+  /// that did not record theirs).
+  bool layout_measured = false;
   std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
   std::int64_t l3_bytes = 0;
   TensorMemory memory = TensorMemory::kOwnBuffers;  // where the simulated activations live
@@ -97,6 +102,9 @@ struct MeasuredNetwork {
   std::vector<Kernel> kernels;
   std::vector<LayerTraffic> traffic;
   std::vector<double> alone_ms, in_graph_ms;
+  /// The network's own layout changes per run, as its profile measured them (ONNX Runtime's
+  /// reorders; NaN: not recorded), against the layers' LayerTraffic::layout_bytes.
+  double layout_ms = std::numeric_limits<double>::quiet_NaN();
   /// Each layer's kernel's main op, as ExtraMs takes them.
   std::vector<OpKind> Ops() const;
 };
@@ -118,7 +126,10 @@ struct ContextCaches {
 /// which have more and larger tensors than the random networks.
 inline constexpr double kClassSharesMinGainPct = 0.1;
 /// `layout_block`: the NCHWc block the networks' LayerTraffic::layout_bytes were counted with (0:
-/// none; the model records it, and predictions count a model's layout changes with it).
+/// none; the model records it, and predictions count a model's layout changes with it). When every
+/// network that reorders recorded its layout time, the cost per MiB is that time over those bytes,
+/// summed over the networks, and the other coefficients are fitted on what is left: a fitted cost
+/// per MiB competes with the class shares, which the same networks' other ops can stand in for.
 Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
                                        const std::vector<TensorMemory>& memories = {TensorMemory::kArena},
                                        int layout_block = 0);

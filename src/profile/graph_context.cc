@@ -75,6 +75,7 @@ Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, c
     }
     record.alone_us = alone_us[key];
     record.traffic = traffic[i];
+    record.graph_layout_us = result.layout_avg_us;
     records.push_back(std::move(record));
   }
   return records;

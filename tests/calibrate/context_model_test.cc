@@ -36,6 +36,8 @@ std::vector<StoredGraphLayer> SyntheticNetwork(const std::string& name, SplitMix
     alone.push_back(0.05 + 2 * rng.Uniform());
   }
   const std::vector<double> extra = truth.ExtraMs(traffic, alone, ops);
+  double layout_bytes = 0;
+  for (const LayerTraffic& t : traffic) layout_bytes += static_cast<double>(t.layout_bytes);
   std::vector<StoredGraphLayer> rows;
   for (int i = 0; i < layers; ++i) {
     StoredGraphLayer row;
@@ -46,6 +48,8 @@ std::vector<StoredGraphLayer> SyntheticNetwork(const std::string& name, SplitMix
     row.record.traffic = traffic[static_cast<std::size_t>(i)];
     row.record.alone_us = 1000 * alone[static_cast<std::size_t>(i)];
     row.record.in_graph_us = 1000 * (alone[static_cast<std::size_t>(i)] + extra[static_cast<std::size_t>(i)]);
+    // The network's reorders as its profile timed them, when the truth says they were recorded.
+    if (truth.layout_measured) row.record.graph_layout_us = 1000 * truth.layout_ms_per_mib * layout_bytes / kMiB;
     rows.push_back(std::move(row));
   }
   return rows;
@@ -134,6 +138,34 @@ TEST(ContextModel, RecoversTheCostOfLayoutChangesWhereTheNetworksHaveThem) {
   bad = json;
   bad["layout"]["ms_per_mib"] = -1;
   EXPECT_FALSE(ContextModel::FromJson(bad).ok());
+}
+
+// The networks recorded their reorders' time: the cost per MiB is that time over their bytes, not
+// a coefficient fitted beside the shares, and the rest is fitted to what it leaves.
+TEST(ContextModel, TakesTheLayoutCostTheNetworksMeasured) {
+  ContextModel truth = Truth();
+  truth.class_shares = std::array<double, kContextClasses>{0.2, 0.0, 0.5, 0.05};
+  truth.layout_block = 16;
+  truth.layout_ms_per_mib = 0.08;
+  truth.layout_measured = true;
+  auto model = FitContextModel(GroupNetworks(Networks(12, truth)), {kMiB, 32 * kMiB}, {TensorMemory::kOwnBuffers}, 16);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_TRUE(model->layout_measured);
+  EXPECT_NEAR(model->layout_ms_per_mib, 0.08, 1e-12);
+  ASSERT_TRUE(model->class_shares.has_value());
+  for (std::size_t i = 0; i < kContextClasses; ++i) EXPECT_NEAR((*model->class_shares)[i], (*truth.class_shares)[i], 1e-9) << i;
+  EXPECT_LT(model->cv_rmspe_pct, 0.01);
+  EXPECT_EQ(model->ToJson().at("layout").at("measured"), true);
+  auto back = ContextModel::FromJson(nlohmann::json::parse(model->ToJson().dump()));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->layout_measured);
+
+  // The same networks timing their reorders twice as long: the rate is what they timed.
+  std::vector<StoredGraphLayer> doubled = Networks(12, truth);
+  for (StoredGraphLayer& row : doubled) row.record.graph_layout_us *= 2;
+  auto twice = FitContextModel(GroupNetworks(doubled), {kMiB, 32 * kMiB}, {TensorMemory::kOwnBuffers}, 16);
+  ASSERT_TRUE(twice.ok());
+  EXPECT_NEAR(twice->layout_ms_per_mib, 0.16, 1e-12);
 }
 
 // One share for every layer fits these networks exactly: shares per class would fit them no

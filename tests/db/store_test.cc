@@ -429,6 +429,46 @@ TEST_P(StoreTest, GraphLayersRoundTripOncePerCampaignGraphAndLayer) {
   EXPECT_EQ(store->QueryGraphLayers()->size(), 2u);
 }
 
+// A graph's own layout changes (ONNX Runtime's reorders) ride on each of its layers; a layer of a
+// file from before them reads as not recorded (NaN), and a negative time is refused.
+TEST_P(StoreTest, GraphLayersKeepTheirGraphsLayoutTimeAndOlderFilesReadItAsNotRecorded) {
+  const std::string path = NewStore("v5.db");
+  Ids ids;
+  std::int64_t campaign_id = 0;
+  {
+    auto old = Store::Open(path, {.schema_version = 5});
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    ids = AddDeviceAndBackend(*old);
+    auto campaign = old->FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
+    ASSERT_TRUE(campaign.ok());
+    campaign_id = campaign->id;
+    ASSERT_EQ(*old->InsertGraphLayers(ids.device, ids.backend, campaign_id, TwoGraphLayers()), 2u);
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  EXPECT_EQ(*store->SchemaVersion(), kStoreSchemaVersion);
+  std::vector<GraphLayerRecord> layers = TwoGraphLayers();
+  for (GraphLayerRecord& r : layers) {
+    r.graph = "random-net 1";
+    r.graph_layout_us = 312.5;
+  }
+  ASSERT_EQ(*store->InsertGraphLayers(ids.device, ids.backend, campaign_id, layers), 2u);
+  auto rows = store->QueryGraphLayers();
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 4u);
+  EXPECT_TRUE(std::isnan((*rows)[0].record.graph_layout_us));  // stored before the column
+  EXPECT_TRUE(std::isnan((*rows)[1].record.graph_layout_us));
+  EXPECT_EQ((*rows)[2].record.graph_layout_us, 312.5);
+  EXPECT_EQ((*rows)[3].record.graph_layout_us, 312.5);
+  layers[0].graph = layers[1].graph = "random-net 2";
+  layers[1].graph_layout_us = -1;
+  auto refused = store->InsertGraphLayers(ids.device, ids.backend, campaign_id, layers);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("graph random-net 2 layer 1: the graph's layout changes took -1 us"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(store->QueryGraphLayers()->size(), 4u);
+}
+
 TEST_P(StoreTest, AVersionTwoFileGainsGraphLayers) {
   const std::string path = NewStore("v2.db");
   {
