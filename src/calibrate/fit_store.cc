@@ -88,7 +88,7 @@ void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expecte
     layout_note = fmt::format(" + {:.4f} ms per MiB ONNX Runtime reorders between layouts (NCHWc, block {}; {})",
                               model->layout_ms_per_mib, nchwc_block,
                               model->layout_measured ? "measured: the networks' reorders timed over their bytes"
-                                                     : "fitted: networks that did not record their reorders' time");
+                                                     : "fitted with the rest");
     if (unread > 0) layout_note += fmt::format(" ({} of {} networks not rebuilt: their reorders not counted)", unread, networks.size());
   }
   context_note = fmt::format(

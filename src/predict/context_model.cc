@@ -418,7 +418,9 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
   }
   const std::size_t folds = std::min(kMaxFolds, networks.size());
   // The layout changes' cost per MiB, measured: every network that reorders recorded its time.
-  double fixed_layout = std::numeric_limits<double>::quiet_NaN();
+  // Whether to take it or to fit the cost with the rest is the held-out networks' choice.
+  constexpr double kFitted = std::numeric_limits<double>::quiet_NaN();
+  double measured_layout = kFitted;
   if (layout_block > 0) {
     double ms = 0, mib = 0;
     bool recorded = true;
@@ -430,8 +432,12 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
       ms += network.layout_ms;
       mib += bytes / kMiB;
     }
-    if (recorded && mib > 0) fixed_layout = ms / mib;
+    if (recorded && mib > 0) measured_layout = ms / mib;
   }
+  // The measured rate first: where the held-out networks cannot tell them apart, it is kept.
+  std::vector<double> layouts;
+  if (std::isfinite(measured_layout)) layouts.push_back(measured_layout);
+  layouts.push_back(kFitted);
   // Choose the memory, the L3 size and what is minimised by the held-out networks' error, for one
   // share and for shares per class apart.
   struct Choice {
@@ -439,6 +445,7 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
     std::int64_t l3 = 0;
     TensorMemory memory = TensorMemory::kArena;
     ContextObjective objective = ContextObjective::kLayers;
+    double fixed_layout = kFitted;
     std::vector<std::vector<Row>> rows, fitted;
   };
   std::array<Choice, 2> best;  // [0]: one share, [1]: per class
@@ -453,18 +460,20 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
         for (int per_class = 0; per_class < 2; ++per_class) {
           std::vector<std::vector<Row>> fitted = objective == ContextObjective::kNetworks ? PerNetwork(rows) : rows;
           if (per_class == 0) fitted = OneShare(std::move(fitted));
-          std::vector<double> errors;
-          for (std::size_t fold = 0; fold < folds; ++fold) {
-            std::vector<bool> train(networks.size());
-            for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
-            Features coef = FitNonNegative(fitted, train, fixed_layout);
-            if (per_class == 0) coef = Spread(coef);
-            for (std::size_t g = 0; g < networks.size(); ++g)
-              if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
+          for (double fixed_layout : layouts) {
+            std::vector<double> errors;
+            for (std::size_t fold = 0; fold < folds; ++fold) {
+              std::vector<bool> train(networks.size());
+              for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
+              Features coef = FitNonNegative(fitted, train, fixed_layout);
+              if (per_class == 0) coef = Spread(coef);
+              for (std::size_t g = 0; g < networks.size(); ++g)
+                if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
+            }
+            const double rmspe = Rms(errors);
+            Choice& choice = best[static_cast<std::size_t>(per_class)];
+            if (choice.l3 == 0 || rmspe < choice.rmspe) choice = {rmspe, l3, memory, objective, fixed_layout, rows, fitted};
           }
-          const double rmspe = Rms(errors);
-          Choice& choice = best[static_cast<std::size_t>(per_class)];
-          if (choice.l3 == 0 || rmspe < choice.rmspe) choice = {rmspe, l3, memory, objective, rows, std::move(fitted)};
         }
       }
     }
@@ -472,12 +481,12 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
   if (best[0].l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
   const bool per_class = best[1].rmspe < best[0].rmspe - kClassSharesMinGainPct;
   const Choice& chosen = best[per_class ? 1 : 0];
-  Features coef = FitNonNegative(chosen.fitted, std::vector<bool>(networks.size(), true), fixed_layout);
+  Features coef = FitNonNegative(chosen.fitted, std::vector<bool>(networks.size(), true), chosen.fixed_layout);
   if (!per_class) coef = Spread(coef);
   ContextModel model = WithCoefficients(coef, per_class, caches.l2_bytes, chosen.l3, chosen.memory);
   model.objective = chosen.objective;
   model.layout_block = layout_block;
-  model.layout_measured = std::isfinite(fixed_layout);
+  model.layout_measured = std::isfinite(chosen.fixed_layout);
   model.graphs = networks.size();
   for (const MeasuredNetwork& network : networks) model.layers += network.kernels.size();
   model.folds = static_cast<int>(folds);

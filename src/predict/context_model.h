@@ -66,8 +66,8 @@ struct ContextModel {
   int layout_block = 0;
   double layout_ms_per_mib = 0;
   /// How layout_ms_per_mib was found: measured (the networks' layout changes as their profiles
-  /// timed them, over the bytes they reorder) or fitted with the other coefficients (networks
-  /// that did not record theirs).
+  /// timed them, over the bytes they reorder) or fitted with the other coefficients (the
+  /// held-out networks preferred it, or the networks did not record their layout time).
   bool layout_measured = false;
   std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
   std::int64_t l3_bytes = 0;
@@ -126,10 +126,11 @@ struct ContextCaches {
 /// which have more and larger tensors than the random networks.
 inline constexpr double kClassSharesMinGainPct = 0.1;
 /// `layout_block`: the NCHWc block the networks' LayerTraffic::layout_bytes were counted with (0:
-/// none; the model records it, and predictions count a model's layout changes with it). When every
-/// network that reorders recorded its layout time, the cost per MiB is that time over those bytes,
-/// summed over the networks, and the other coefficients are fitted on what is left: a fitted cost
-/// per MiB competes with the class shares, which the same networks' other ops can stand in for.
+/// none; the model records it, and predictions count a model's layout changes with it). The cost
+/// per MiB is fitted with the other coefficients, or, when every network that reorders recorded
+/// its layout time, may be that time over those bytes summed over the networks with the others
+/// fitted to what it leaves (a fitted cost competes with the class shares, which the same
+/// networks' other ops can stand in for): the held-out networks choose.
 Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
                                        const std::vector<TensorMemory>& memories = {TensorMemory::kArena},
                                        int layout_block = 0);
