@@ -159,6 +159,63 @@ CREATE TABLE lab_jobs(
 CREATE INDEX lab_jobs_open ON lab_jobs(id) WHERE state IN ('queued', 'claimed');
 CREATE INDEX lab_jobs_by_device ON lab_jobs(device_id, submission_id);
 )sql",
+    // 5 -> 6: the runs of `latte validate` and `latte compare` (db/run_history.h), a lab's history of
+    // accuracy per device: one row per run (validate's configuration is the pack's; compare's rows
+    // each name theirs), its models' figures in run_validations or run_comparisons. A figure a run
+    // did not have (a configuration that could not run, no RAPL) is NULL.
+    R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  command TEXT NOT NULL,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  time TEXT NOT NULL,
+  arguments TEXT NOT NULL,
+  pack TEXT,
+  pack_hash TEXT,
+  pack_device TEXT,
+  backend TEXT,
+  threads INTEGER,
+  precision TEXT,
+  drift_ratio REAL);
+CREATE INDEX runs_by_device ON runs(device_id, id);
+CREATE TABLE run_validations(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  predicted_ms REAL,
+  measured_ms REAL,
+  interval_lo_ms REAL,
+  interval_hi_ms REAL,
+  error_pct REAL,
+  covered_nodes INTEGER NOT NULL,
+  total_nodes INTEGER NOT NULL,
+  uncovered_measured_ms REAL,
+  UNIQUE(run_id, seq));
+CREATE TABLE run_comparisons(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  backend_version TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  precision TEXT NOT NULL,
+  ok INTEGER NOT NULL,
+  why TEXT NOT NULL,
+  p50_us REAL,
+  mean_us REAL,
+  throughput_per_s REAL,
+  timed_runs INTEGER,
+  model_bytes INTEGER NOT NULL,
+  peak_rss_kb INTEGER,
+  energy_mj REAL,
+  host_other_cores REAL,
+  contended INTEGER,
+  drift_max_abs_diff REAL,
+  drift_cosine REAL,
+  UNIQUE(run_id, seq));
+)sql",
 };
 static_assert(std::size(kMigrations) == kStoreSchemaVersion);
 
@@ -234,7 +291,8 @@ Status FillCampaignKeys(sql::Connection& db) {
 }
 
 // What each migration does beyond its SQL (nullptr: nothing), by the version it migrates from.
-constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys, nullptr};
+constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys, nullptr,
+                                                             nullptr};
 static_assert(std::size(kMigrationSteps) == kStoreSchemaVersion);
 
 std::string ParamsJson(const Kernel& kernel) {

@@ -35,7 +35,7 @@ class Connection;
 /// The schema version this binary writes (PRAGMA user_version; on a server, the latte_schema
 /// table). Older stores are migrated
 /// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
-inline constexpr int kStoreSchemaVersion = 5;
+inline constexpr int kStoreSchemaVersion = 6;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
 std::string DefaultStorePath();
@@ -231,7 +231,8 @@ class Store {
   bool OnServer() const { return IsServerUrl(path_); }
 
  private:
-  friend class LabQueue;  // db/lab_queue.h: the lab's jobs, written in the store's SQL seam
+  friend class LabQueue;    // db/lab_queue.h: the lab's jobs, written in the store's SQL seam
+  friend class RunHistory;  // db/run_history.h: the runs of validate and compare, likewise
   explicit Store(std::unique_ptr<sql::Connection> db);
   static Expected<Store> OpenDatabase(const std::string& target, const StoreOptions& options, bool read_only);
   std::unique_ptr<sql::Connection> db_;
