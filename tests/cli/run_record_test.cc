@@ -3,7 +3,7 @@
 // back through the store and through `latte export --runs`), under the device the run names; a
 // store that cannot be reached or is damaged stops the command before it measures, one line and
 // exit 2; a URL's password appears in no output and no stored row; a store of the previous schema
-// is migrated.
+// is migrated. Also `fit --device` and `export --device` on a store of two devices.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -302,6 +302,59 @@ TEST(RunRecord, AStoreOfThePreviousSchemaIsMigratedByTheFirstRecordedRun) {
     ASSERT_EQ(devices->size(), 2u);
     EXPECT_EQ((*devices)[0].key, "v100");  // kept
     EXPECT_EQ(Runs(db).size(), 1u);
+  }
+}
+
+// Issue 24's "fit --device KEY makes one device's pack; export filters by device", on a store of
+// two devices (the same table imported for each, one twice as slow).
+TEST(RunRecord, FitAndExportChooseOneDeviceOfTwo) {
+  TempDir dir;
+  std::string fast, slow;
+  for (int h : {7, 14, 28})
+    for (int oc : {16, 32, 64}) {
+      const std::string key = "{Regular,1,32," + std::to_string(h) + "," + std::to_string(h) + "," + std::to_string(oc) + ",3,1,0} ";
+      fast += key + std::to_string(0.001 * h * h * oc / 64.0 + 0.01) + "\n";
+      slow += key + std::to_string(2 * (0.001 * h * h * oc / 64.0 + 0.01)) + "\n";
+    }
+  const std::string fast_table = dir.Write("fast.out", fast), slow_table = dir.Write("slow.out", slow);
+  for (const std::string& db : Stores(dir, "two.db")) {
+    for (const auto& [table, device] : {std::pair{fast_table, "v100"}, std::pair{slow_table, "t4"}}) {
+      RunResult r = RunLatte({"import", "--format", "tensorrt-conv", table, "--device", device, "--backend", "tensorrt",
+                              "--db", db},
+                             dir.path());
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    const std::string pack = (dir.path() / "t4.json").string();
+    RunResult mixed = RunLatte({"fit", "--backend", "tensorrt", "--folds", "3", "--db", db, "-o", pack}, dir.path(), 120);
+    EXPECT_EQ(mixed.exit_code, 2);
+    EXPECT_NE(mixed.err.find("measurements from 2 devices; choose one with --device (t4; v100)"), std::string::npos)
+        << mixed.err;
+    RunResult fit = RunLatte({"fit", "--backend", "tensorrt", "--device", "t4", "--folds", "3", "--db", db, "-o", pack},
+                             dir.path(), 300);
+    ASSERT_EQ(fit.exit_code, 0) << fit.err;
+    const nlohmann::json t4 = nlohmann::json::parse(ReadAll(pack));
+    EXPECT_EQ(t4["device"]["key"], "t4") << t4["device"].dump();
+    EXPECT_NE(t4["provenance"]["command"].get<std::string>().find(" --device t4 "), std::string::npos);
+    RunResult none = RunLatte({"fit", "--backend", "tensorrt", "--device", "a100", "-o", pack, "--db", db}, dir.path());
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("no measurements of backend 'tensorrt' match"), std::string::npos) << none.err;
+
+    RunResult exported = RunLatte({"export", "--format", "jsonl", "--device", "t4", "--db", db}, dir.path());
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    std::vector<nlohmann::json> lines = JsonLines(exported.out);
+    ASSERT_EQ(lines.size(), 9u);
+    for (const nlohmann::json& line : lines) EXPECT_EQ(line["device"], "t4");
+    RunResult both = RunLatte({"export", "--format", "jsonl", "--db", db}, dir.path());
+    ASSERT_EQ(both.exit_code, 0) << both.err;
+    EXPECT_EQ(JsonLines(both.out).size(), 18u);
+    // t4's times are twice v100's, kernel for kernel.
+    std::map<std::string, double> v100;
+    RunResult other = RunLatte({"export", "--format", "jsonl", "--device", "v100", "--db", db}, dir.path());
+    for (const nlohmann::json& line : JsonLines(other.out)) v100[line["kernel"]["key"]] = line["stats"]["p50_us"];
+    ASSERT_EQ(v100.size(), 9u);
+    for (const nlohmann::json& line : lines) {
+      EXPECT_NEAR(line["stats"]["p50_us"].get<double>(), 2 * v100[line["kernel"]["key"]], 1e-6) << line.dump();
+    }
   }
 }
 
