@@ -859,11 +859,27 @@ Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) 
 
 Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter,
                                                                   std::vector<DamagedMeasurement>* damaged) const {
+  // Devices and backends are few, measurements many: each row names its device and backend by id,
+  // read once here, rather than repeating a device's fingerprint (a kilobyte) on every row.
+  std::map<std::int64_t, DeviceInfo> devices;
+  std::map<std::int64_t, BackendInfo> backends;
+  // Read again when a row names one added since (by another process; rows are never deleted).
+  auto read_devices_and_backends = [&]() -> Status {
+    Statement select(*db_);
+    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id, key, description, fingerprint FROM devices"));
+    LATTE_RETURN_IF_ERROR(select.ForEachRow(
+        [&] { devices[select.Int(0)] = {select.Text(1), select.Text(2), select.Text(3)}; }));
+    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id, name, version, threads, precision FROM backends"));
+    return select.ForEachRow([&] {
+      backends[select.Int(0)] = {select.Text(1), select.Text(2), static_cast<int>(select.Int(3)), select.Text(4)};
+    });
+  };
+  LATTE_RETURN_IF_ERROR(read_devices_and_backends());
   FilterSql where = BuildFilter(filter);
   Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
       "SELECT x.id, k.id, k.key, x.n, x.p0, x.p10, x.p50, x.p90, x.p100, x.mean, x.std, {}, x.campaign_id, x.time, "
-      "x.source, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision "
+      "x.source, x.device_id, x.backend_id "
       "FROM measurements x JOIN devices d ON d.id = x.device_id JOIN backends b ON b.id = x.backend_id "
       "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
       version_ >= 2 ? "x.p99" : "NULL", where.where)));
@@ -904,8 +920,18 @@ Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const Measurem
     if (!select.IsNull(12)) m.campaign = select.Int(12);
     m.time = select.Text(13);
     m.source = select.Text(14);
-    m.device = {select.Text(15), select.Text(16), select.Text(17)};
-    m.backend = {select.Text(18), select.Text(19), static_cast<int>(select.Int(20)), select.Text(21)};
+    auto device = devices.find(select.Int(15));
+    auto backend = backends.find(select.Int(16));
+    if (device == devices.end() || backend == backends.end()) {
+      LATTE_RETURN_IF_ERROR(read_devices_and_backends());
+      device = devices.find(select.Int(15));
+      backend = backends.find(select.Int(16));
+      if (device == devices.end() || backend == backends.end()) {
+        return Internal(fmt::format("{}: measurement {}: its device or backend vanished", path_, m.id));
+      }
+    }
+    m.device = device->second;
+    m.backend = backend->second;
     rows.push_back(std::move(m));
   }
   return rows;
