@@ -1,5 +1,6 @@
 // `latte compare MODEL...`: one table over models × backends × threads × precisions (p50,
-// throughput, model size, peak memory, energy), each configuration in its own child process.
+// throughput, model size, peak memory, energy), each configuration in its own child process; with
+// --db, the run recorded in a store.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <set>
@@ -10,6 +11,7 @@
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/run_record.h"
 #include "import/import.h"
 #include "report/compare_view.h"
 #include "report/inspect_view.h"
@@ -23,6 +25,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
     std::vector<int> threads = {1};
     std::string format = "text", output;
     MeasureOptions measure;
+    RunRecordFlags record;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -43,6 +46,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
   AddReportOutputFlag(*cmd, flags->output);
   AddProtocolFlags(*cmd, flags->measure, " of each configuration");
   AddModelInputFlags(*cmd, flags->inputs, "; applies to the models with an input NAME");
+  AddRunRecordFlags(*cmd, flags->record, "the run (each configuration's p50, throughput, memory and drift)");
   OnRun(cmd, result, [flags]() -> Status {
     // A configuration listed twice would be measured twice and shown twice.
     auto twice = [](const auto& values) -> std::string {
@@ -60,6 +64,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       }
     }
     LATTE_RETURN_IF_ERROR(CheckReportOutput(flags->format, flags->output));
+    LATTE_RETURN_IF_ERROR(CheckRunStore(flags->record));
     BackendRegistry registry;
     RegisterBuiltinBackends(registry);
     CompareOptions options;
@@ -107,10 +112,24 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       return result.status();
     }
     CompareView view(*result);
-    if (flags->format == "json") return EmitReport(flags->output, DumpJson(view.Json()) + "\n");
-    if (flags->format == "csv") return EmitReport(flags->output, view.Csv());
-    if (flags->format == "html") return EmitReport(flags->output, view.Html());
-    return EmitReport(flags->output, view.Text());
+    // The report first: a store that fails now (a lost connection) loses no figure a user waited for.
+    LATTE_RETURN_IF_ERROR(EmitReport(flags->output, flags->format == "json"  ? DumpJson(view.Json()) + "\n"
+                                                    : flags->format == "csv"  ? view.Csv()
+                                                    : flags->format == "html" ? view.Html()
+                                                                              : view.Text()));
+    if (flags->record.db.empty()) return Status::Ok();
+    RunInfo run;
+    run.command = "compare";
+    run.arguments = "latte compare";
+    for (const std::string& model : flags->models) run.arguments += " " + model;
+    auto list = [](const auto& values) {
+      std::string text;
+      for (const auto& value : values) text += fmt::format("{}{}", text.empty() ? "" : ",", value);
+      return text;
+    };
+    run.arguments += " --backends " + list(flags->backends) + " --num-threads " + list(flags->threads) +
+                     " --precision " + list(flags->precisions) + ProtocolArguments(flags->measure);
+    return RecordRunIn(flags->record, result->device, run, {}, view.Records());
   });
 }
 

@@ -1,4 +1,5 @@
-// `latte export --format csv|jsonl [--db FILE] [-o FILE]`: stored measurements out, one row each.
+// `latte export --format csv|jsonl [--db FILE] [-o FILE]`: stored measurements out, one row each;
+// `--runs validate|compare`: the recorded runs of those commands instead (db/run_history.h).
 #include <CLI/CLI.hpp>
 #include <sstream>
 #include <iostream>
@@ -13,11 +14,11 @@ namespace latte::cli {
 
 void AddExportCommand(CLI::App& app, Status& result) {
   struct Flags {
-    std::string format = "csv", db, output, backend, precision, device, kind;
+    std::string format = "csv", db, output, backend, precision, device, kind, runs;
     int threads = -1;
   };
   auto flags = std::make_shared<Flags>();
-  CLI::App* cmd = app.add_subcommand("export", "Write stored measurements as CSV or JSON lines");
+  CLI::App* cmd = app.add_subcommand("export", "Write stored measurements (or the runs validate and compare recorded) as CSV or JSON lines");
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"csv", "jsonl"}));
   AddStoreFlag(*cmd, flags->db, "Store");
   cmd->add_option("-o,--output", flags->output, "Output file (default: standard output)");
@@ -26,7 +27,19 @@ void AddExportCommand(CLI::App& app, Status& result) {
   cmd->add_option("--precision", flags->precision, "Only this precision")->check(CLI::IsMember({"fp32", "fp16", "int8"}));
   cmd->add_option("--device", flags->device, "Only this device key");
   cmd->add_option("--kind", flags->kind, "Only this kernel kind (e.g. conv2d+relu)");
+  cmd->add_option("--runs", flags->runs,
+                  "Instead of measurements, the runs `latte validate --db` or `latte compare --db` recorded: one row per "
+                  "model or configuration, with the run's time, device and pack (--device filters them)")
+      ->check(CLI::IsMember({"validate", "compare"}));
   OnRun(cmd, result, [flags]() -> Status {
+    if (!flags->runs.empty()) {
+      for (const auto& [flag, given] : {std::pair<const char*, bool>{"--backend", !flags->backend.empty()},
+                                        {"--num-threads", flags->threads >= 0},
+                                        {"--precision", !flags->precision.empty()},
+                                        {"--kind", !flags->kind.empty()}}) {
+        if (given) return InvalidInput(std::string(flag) + ": filters measurements, not --runs (which --device filters)");
+      }
+    }
     const std::string db = flags->db.empty() ? DefaultStorePath() : flags->db;
     auto store = Store::OpenReadOnly(db);  // exporting never creates, migrates or writes a store
     if (!store.ok()) {
@@ -41,7 +54,11 @@ void AddExportCommand(CLI::App& app, Status& result) {
     // -o: the export is written whole once complete, so a failed one leaves an earlier file as it was.
     std::ostringstream file;
     std::ostream& out = flags->output.empty() ? std::cout : file;
-    auto written = ExportMeasurements(*store, filter, flags->format, out);
+    RunFilter runs;
+    if (!flags->device.empty()) runs.device = flags->device;
+    runs.command = flags->runs;
+    auto written = flags->runs.empty() ? ExportMeasurements(*store, filter, flags->format, out)
+                                       : ExportRuns(*store, runs, flags->format, out);
     if (!written.ok()) {
       return written.status();  // the store's errors name the store
     }
@@ -50,7 +67,9 @@ void AddExportCommand(CLI::App& app, Status& result) {
         return saved.WithContext(flags->output);  // its messages do not name the file
       }
     }
-    if (!flags->output.empty()) std::cerr << flags->output << ": " << *written << " measurements\n";
+    if (!flags->output.empty()) {
+      std::cerr << flags->output << ": " << *written << (flags->runs.empty() ? " measurements\n" : " rows of runs\n");
+    }
     return Status::Ok();
   });
 }

@@ -1,11 +1,14 @@
 // `latte validate MODEL... --pack PACK.json`: each model predicted and measured for real in the
-// same run; predicted vs measured per model and per kernel, ±5% / ±10% shares, RMSPE, SVG scatter.
+// same run; predicted vs measured per model and per kernel, ±5% / ±10% shares, RMSPE, SVG scatter;
+// with --db, the run recorded in a store (the lab's history of accuracy per device).
 #include <CLI/CLI.hpp>
 
 #include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/run_record.h"
 #include "core/file.h"
+#include "db/table_io.h"
 #include "report/inspect_view.h"
 #include "report/validate_view.h"
 
@@ -19,6 +22,7 @@ void AddValidateCommand(CLI::App& app, Status& result) {
     MeasureOptions measure = ValidationMeasureOptions();
     bool layers = false;
     ModelInputFlags inputs;
+    RunRecordFlags record;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("validate", "Predict models with a pack and measure them for real: predicted vs measured");
@@ -35,10 +39,12 @@ void AddValidateCommand(CLI::App& app, Status& result) {
   AddReportOutputFlag(*cmd, flags->output);
   cmd->add_option("--plot", flags->plot, "Write an SVG scatter of predicted vs measured to FILE");
   AddModelInputFlags(*cmd, flags->inputs, "; applies to every model that has the input");
+  AddRunRecordFlags(*cmd, flags->record, "the run (the pack, each model's predicted, measured, interval and error)");
   OnRun(cmd, result, [flags]() -> Status {
     // Before loading the pack and measuring.
     LATTE_RETURN_IF_ERROR(CheckOutputFile(flags->plot));
     LATTE_RETURN_IF_ERROR(CheckReportOutput(flags->format, flags->output));
+    LATTE_RETURN_IF_ERROR(CheckRunStore(flags->record));
     // Every model read before the pack (tens of MB) and before anything is measured: a bad file or
     // a typo fails at once.
     std::vector<Graph> graphs;
@@ -46,6 +52,10 @@ void AddValidateCommand(CLI::App& app, Status& result) {
     auto pack = Pack::Load(flags->pack);
     if (!pack.ok()) {
       return pack.status();
+    }
+    std::string pack_hash;  // the pack's identity, of the bytes just loaded
+    if (!flags->record.db.empty()) {
+      LATTE_ASSIGN_OR_RETURN(pack_hash, FileDigest(flags->pack));
     }
     // A pack predicts one backend at one thread count: measuring another would compare apples to pears.
     if (!flags->backend.empty() && flags->backend != pack->info.backend) {
@@ -75,15 +85,32 @@ void AddValidateCommand(CLI::App& app, Status& result) {
       }
       results.push_back(std::move(validated).value());
     }
-    ValidateView view(results, *pack, CompareMachine(*pack, ReadDeviceFingerprint()), drift);
+    const DeviceFingerprint here = ReadDeviceFingerprint();
+    ValidateView view(results, *pack, CompareMachine(*pack, here), drift);
     if (!flags->plot.empty()) {
       if (Status written = WriteFileAtomically(flags->plot, view.Svg()); !written.ok()) {
         return written.WithContext(flags->plot);
       }
     }
-    if (flags->format == "json") return EmitReport(flags->output, DumpJson(view.Json()) + "\n");
-    if (flags->format == "html") return EmitReport(flags->output, view.Html(graphs));
-    return EmitReport(flags->output, view.Text(flags->layers));
+    // The report first: a store that fails now (a lost connection) loses no figure a user waited for.
+    LATTE_RETURN_IF_ERROR(EmitReport(flags->output, flags->format == "json"   ? DumpJson(view.Json()) + "\n"
+                                                    : flags->format == "html" ? view.Html(graphs)
+                                                                              : view.Text(flags->layers)));
+    if (flags->record.db.empty()) return Status::Ok();
+    RunInfo run;
+    run.command = "validate";
+    run.arguments = "latte validate";
+    for (const std::string& model : flags->models) run.arguments += " " + model;
+    run.arguments += " --pack " + flags->pack + " --num-threads " + std::to_string(pack->info.threads) +
+                     ProtocolArguments(flags->measure);
+    run.pack = flags->pack;
+    run.pack_hash = pack_hash;
+    run.pack_device = pack->info.device.is_object() ? pack->info.device.value("key", "") : "";
+    run.backend = pack->info.backend;
+    run.threads = pack->info.threads;
+    run.precision = pack->info.precision;
+    if (drift.measured) run.drift_ratio = drift.Ratio();
+    return RecordRunIn(flags->record, here, run, view.Records(), {});
   });
 }
 

@@ -158,6 +158,9 @@ class PostgresConnection final : public Connection {
 
   std::string_view BeginSql() const override { return begin_sql_; }
   std::string_view BeginRowsSql() const override { return "BEGIN"; }
+  std::string_view NowSql() const override {
+    return "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
+  }
 
   // Outside a transaction, read in one snapshot: another process may be creating the schema.
   Expected<Header> ReadHeader() override {

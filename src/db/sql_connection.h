@@ -68,6 +68,9 @@ class Connection {
   /// The statement that starts a write transaction locking only the rows it touches, where the
   /// engine has row locks (a server); else the same as BeginSql.
   virtual std::string_view BeginRowsSql() const { return BeginSql(); }
+  /// An SQL expression for the current time as ISO 8601 UTC with milliseconds
+  /// ("2026-11-23T09:34:00.123Z"), by the database's clock: a server's, never a client's.
+  virtual std::string_view NowSql() const = 0;
 
   /// The schema bookkeeping each engine keeps its own way (SQLite: PRAGMA user_version and
   /// application_id; a server: the latte_schema table).

@@ -113,6 +113,7 @@ class SqliteConnection final : public Connection {
   }
 
   std::string_view BeginSql() const override { return "BEGIN IMMEDIATE"; }  // the file's write lock
+  std::string_view NowSql() const override { return "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"; }
 
   // One statement: one snapshot, even while another process is creating the schema of a new file.
   Expected<Header> ReadHeader() override {

@@ -159,7 +159,64 @@ CREATE TABLE lab_jobs(
 CREATE INDEX lab_jobs_open ON lab_jobs(id) WHERE state IN ('queued', 'claimed');
 CREATE INDEX lab_jobs_by_device ON lab_jobs(device_id, submission_id);
 )sql",
-    // 5 -> 6: a graph's own layout changes per run, on each of its layers (NULL before).
+    // 5 -> 6: the runs of `latte validate` and `latte compare` (db/run_history.h), a lab's history of
+    // accuracy per device: one row per run (validate's configuration is the pack's; compare's rows
+    // each name theirs), its models' figures in run_validations or run_comparisons. A figure a run
+    // did not have (a configuration that could not run, no RAPL) is NULL.
+    R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  command TEXT NOT NULL,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  time TEXT NOT NULL,
+  arguments TEXT NOT NULL,
+  pack TEXT,
+  pack_hash TEXT,
+  pack_device TEXT,
+  backend TEXT,
+  threads INTEGER,
+  precision TEXT,
+  drift_ratio REAL);
+CREATE INDEX runs_by_device ON runs(device_id, id);
+CREATE TABLE run_validations(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  predicted_ms REAL,
+  measured_ms REAL,
+  interval_lo_ms REAL,
+  interval_hi_ms REAL,
+  error_pct REAL,
+  covered_nodes INTEGER NOT NULL,
+  total_nodes INTEGER NOT NULL,
+  uncovered_measured_ms REAL,
+  UNIQUE(run_id, seq));
+CREATE TABLE run_comparisons(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL,
+  model TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  backend_version TEXT NOT NULL,
+  threads INTEGER NOT NULL,
+  precision TEXT NOT NULL,
+  ok INTEGER NOT NULL,
+  why TEXT NOT NULL,
+  p50_us REAL,
+  mean_us REAL,
+  throughput_per_s REAL,
+  timed_runs INTEGER,
+  model_bytes INTEGER NOT NULL,
+  peak_rss_kb INTEGER,
+  energy_mj REAL,
+  host_other_cores REAL,
+  contended INTEGER,
+  drift_max_abs_diff REAL,
+  drift_cosine REAL,
+  UNIQUE(run_id, seq));
+)sql",
+    // 6 -> 7: a graph's own layout changes per run, on each of its layers (NULL before).
     R"sql(
 ALTER TABLE graph_layers ADD COLUMN graph_layout_us REAL;
 )sql",
@@ -238,7 +295,8 @@ Status FillCampaignKeys(sql::Connection& db) {
 }
 
 // What each migration does beyond its SQL (nullptr: nothing), by the version it migrates from.
-constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys, nullptr, nullptr};
+constexpr Status (*kMigrationSteps[])(sql::Connection&) = {nullptr, nullptr, nullptr, FillCampaignKeys, nullptr,
+                                                             nullptr, nullptr};
 static_assert(std::size(kMigrationSteps) == kStoreSchemaVersion);
 
 std::string ParamsJson(const Kernel& kernel) {
@@ -713,7 +771,7 @@ Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int6
   LATTE_RETURN_IF_ERROR(Transaction([&]() -> Status {
     Statement insert(*db_);
     // A file kept at an older schema (Open's schema_version) has no column for the graph's layout time.
-    const bool layout_column = version_ >= 6;
+    const bool layout_column = version_ >= 7;
     LATTE_RETURN_IF_ERROR(insert.Prepare(fmt::format(
         "INSERT INTO graph_layers(campaign_id, device_id, backend_id, graph, layer, kernel_id, in_graph_us, alone_us, "
         "weight_bytes, output_bytes, inputs, time{}) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12{}) "
@@ -762,7 +820,7 @@ Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const Measuremen
       "x.time, x.campaign_id, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision{} "
       "FROM graph_layers x JOIN devices d ON d.id = x.device_id JOIN backends b ON b.id = x.backend_id "
       "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
-      version_ >= 6 ? ", x.graph_layout_us" : "", where.where)));
+      version_ >= 7 ? ", x.graph_layout_us" : "", where.where)));
   BindFilter(select, where);
   while (true) {
     LATTE_ASSIGN_OR_RETURN(bool row, select.Step());
@@ -787,7 +845,7 @@ Expected<std::vector<StoredGraphLayer>> Store::QueryGraphLayers(const Measuremen
     stored.campaign = select.Int(10);
     stored.device = {select.Text(11), select.Text(12), select.Text(13)};
     stored.backend = {select.Text(14), select.Text(15), static_cast<int>(select.Int(16)), select.Text(17)};
-    if (version_ >= 6) {
+    if (version_ >= 7) {
       why = ReadStatistic(select, 18, "graph_layout_us", /*required=*/false, r.graph_layout_us);
       if (!why.empty()) return InvalidInput(fmt::format("{}: graph layer {}: {}", path_, select.Int(0), why));
     }
@@ -817,11 +875,27 @@ Expected<std::set<std::string>> Store::CampaignGraphs(std::int64_t campaign_id) 
 
 Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const MeasurementFilter& filter,
                                                                   std::vector<DamagedMeasurement>* damaged) const {
+  // Devices and backends are few, measurements many: each row names its device and backend by id,
+  // read once here, rather than repeating a device's fingerprint (a kilobyte) on every row.
+  std::map<std::int64_t, DeviceInfo> devices;
+  std::map<std::int64_t, BackendInfo> backends;
+  // Read again when a row names one added since (by another process; rows are never deleted).
+  auto read_devices_and_backends = [&]() -> Status {
+    Statement select(*db_);
+    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id, key, description, fingerprint FROM devices"));
+    LATTE_RETURN_IF_ERROR(select.ForEachRow(
+        [&] { devices[select.Int(0)] = {select.Text(1), select.Text(2), select.Text(3)}; }));
+    LATTE_RETURN_IF_ERROR(select.Prepare("SELECT id, name, version, threads, precision FROM backends"));
+    return select.ForEachRow([&] {
+      backends[select.Int(0)] = {select.Text(1), select.Text(2), static_cast<int>(select.Int(3)), select.Text(4)};
+    });
+  };
+  LATTE_RETURN_IF_ERROR(read_devices_and_backends());
   FilterSql where = BuildFilter(filter);
   Statement select(*db_);
   LATTE_RETURN_IF_ERROR(select.Prepare(fmt::format(
       "SELECT x.id, k.id, k.key, x.n, x.p0, x.p10, x.p50, x.p90, x.p100, x.mean, x.std, {}, x.campaign_id, x.time, "
-      "x.source, d.key, d.description, d.fingerprint, b.name, b.version, b.threads, b.precision "
+      "x.source, x.device_id, x.backend_id "
       "FROM measurements x JOIN devices d ON d.id = x.device_id JOIN backends b ON b.id = x.backend_id "
       "JOIN kernels k ON k.id = x.kernel_id{} ORDER BY x.id",
       version_ >= 2 ? "x.p99" : "NULL", where.where)));
@@ -862,8 +936,18 @@ Expected<std::vector<StoredMeasurement>> Store::QueryMeasurements(const Measurem
     if (!select.IsNull(12)) m.campaign = select.Int(12);
     m.time = select.Text(13);
     m.source = select.Text(14);
-    m.device = {select.Text(15), select.Text(16), select.Text(17)};
-    m.backend = {select.Text(18), select.Text(19), static_cast<int>(select.Int(20)), select.Text(21)};
+    auto device = devices.find(select.Int(15));
+    auto backend = backends.find(select.Int(16));
+    if (device == devices.end() || backend == backends.end()) {
+      LATTE_RETURN_IF_ERROR(read_devices_and_backends());
+      device = devices.find(select.Int(15));
+      backend = backends.find(select.Int(16));
+      if (device == devices.end() || backend == backends.end()) {
+        return Internal(fmt::format("{}: measurement {}: its device or backend vanished", path_, m.id));
+      }
+    }
+    m.device = device->second;
+    m.backend = backend->second;
     rows.push_back(std::move(m));
   }
   return rows;

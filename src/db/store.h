@@ -36,7 +36,7 @@ class Connection;
 /// The schema version this binary writes (PRAGMA user_version; on a server, the latte_schema
 /// table). Older stores are migrated
 /// forward when opened for writing (read as they are when opened read-only); newer ones are refused.
-inline constexpr int kStoreSchemaVersion = 6;
+inline constexpr int kStoreSchemaVersion = 7;
 
 /// `~/.cache/latte/latte.db` ($XDG_CACHE_HOME/latte/latte.db when that is set).
 std::string DefaultStorePath();
@@ -136,7 +136,7 @@ struct GraphLayerRecord {
   LayerTraffic traffic;    // what it touches (inputs by producing layer)
   /// The whole graph's own layout changes per run (ONNX Runtime's reorders between its blocked and
   /// plain layouts; 0 on a backend without them), the same on each of its layers: what a fit sets
-  /// against the bytes ir/nchwc_layout says the graph reorders. NaN: not recorded (before schema 6).
+  /// against the bytes ir/nchwc_layout says the graph reorders. NaN: not recorded (before schema 7).
   double graph_layout_us = std::numeric_limits<double>::quiet_NaN();
   std::string time;        // ISO 8601 UTC; empty = now
 };
@@ -236,7 +236,8 @@ class Store {
   bool OnServer() const { return IsServerUrl(path_); }
 
  private:
-  friend class LabQueue;  // db/lab_queue.h: the lab's jobs, written in the store's SQL seam
+  friend class LabQueue;    // db/lab_queue.h: the lab's jobs, written in the store's SQL seam
+  friend class RunHistory;  // db/run_history.h: the runs of validate and compare, likewise
   explicit Store(std::unique_ptr<sql::Connection> db);
   static Expected<Store> OpenDatabase(const std::string& target, const StoreOptions& options, bool read_only);
   std::unique_ptr<sql::Connection> db_;

@@ -1,6 +1,8 @@
 #include "db/table_io.h"
 
 #include <cmath>
+#include <optional>
+#include <span>
 #include <fstream>
 #include <vector>
 
@@ -14,12 +16,17 @@
 namespace latte {
 namespace {
 
-// FNV-1a over the file's bytes: the import's identity follows the content, not the path.
-Expected<std::string> ContentDigest(const std::string& path, std::uint64_t& bytes) {
+std::string CsvNumber(double value) { return std::isnan(value) ? std::string() : fmt::format("{}", value); }
+
+nlohmann::json JsonNumber(double value) { return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value); }
+
+}  // namespace
+
+// FNV-1a over the file's bytes: an identity that follows the content, not the path.
+Expected<std::string> FileDigest(const std::string& path, std::uint64_t* size) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError(path + ": cannot open for reading");
-  std::uint64_t hash = 1469598103934665603ull;
-  bytes = 0;
+  std::uint64_t hash = 1469598103934665603ull, bytes = 0;
   char buffer[1 << 16];
   while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
     for (std::streamsize i = 0; i < in.gcount(); ++i) {
@@ -28,14 +35,9 @@ Expected<std::string> ContentDigest(const std::string& path, std::uint64_t& byte
     bytes += static_cast<std::uint64_t>(in.gcount());
   }
   if (in.bad()) return IoError(path + ": read error");
+  if (size != nullptr) *size = bytes;
   return fmt::format("{:016x}", hash);
 }
-
-std::string CsvNumber(double value) { return std::isnan(value) ? std::string() : fmt::format("{}", value); }
-
-nlohmann::json JsonNumber(double value) { return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value); }
-
-}  // namespace
 
 std::size_t ImportReport::SkippedLines() const {
   std::size_t n = 0;
@@ -101,7 +103,7 @@ Expected<ImportReport> ImportTable(Store& store, const std::string& path, const 
   }
 
   std::uint64_t bytes = 0;
-  LATTE_ASSIGN_OR_RETURN(std::string digest, ContentDigest(path, bytes));
+  LATTE_ASSIGN_OR_RETURN(std::string digest, FileDigest(path, &bytes));
   // The import campaign's identity: the table's origin and backend configuration, and the file's digest.
   const CampaignKey key{std::string(kImportCampaign),
                         options.backend,
@@ -180,6 +182,115 @@ Expected<std::size_t> ExportMeasurements(const Store& store, const MeasurementFi
   out.flush();
   if (!out) return IoError("writing the export failed");
   return rows.size();
+}
+
+namespace {
+
+// An integer a run may not have: empty when it has none, as CsvNumber's NaN.
+std::string CsvInteger(const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : ""; }
+
+}  // namespace
+
+Expected<std::size_t> ExportRuns(const Store& store, const RunFilter& filter, std::string_view format, std::ostream& out) {
+  if (format != "csv" && format != "jsonl") {
+    return InvalidInput("unknown export format '" + std::string(format) + "' (csv or jsonl)");
+  }
+  const std::string command = filter.command.value_or("");
+  if (command != "validate" && command != "compare") {
+    return InvalidInput("runs of '" + command + "': validate or compare");
+  }
+  const bool validate = command == "validate";
+  LATTE_ASSIGN_OR_RETURN(std::vector<StoredRun> runs, RunHistory::Read(store, filter));
+  if (format == "csv") {
+    bool first = true;
+    for (const char* column : validate ? std::span<const char* const>(kValidateRunColumns)
+                                       : std::span<const char* const>(kCompareRunColumns)) {
+      out << (first ? "" : ",") << column;
+      first = false;
+    }
+    out << "\n";
+  }
+  std::size_t rows = 0;
+  for (const StoredRun& run : runs) {
+    const RunInfo& info = run.info;
+    for (const ValidationRecord& v : run.validations) {
+      ++rows;
+      if (format == "csv") {
+        out << run.id << ',' << CsvField(run.time) << ',' << CsvField(run.device.key) << ',' << CsvField(info.pack) << ','
+            << CsvField(info.pack_hash) << ',' << CsvField(info.pack_device) << ',' << CsvField(info.backend) << ','
+            << (info.threads > 0 ? std::to_string(info.threads) : "") << ',' << CsvField(info.precision) << ','
+            << CsvNumber(info.drift_ratio) << ',' << CsvField(v.model) << ',' << CsvNumber(v.predicted_ms) << ','
+            << CsvNumber(v.measured_ms) << ',' << CsvNumber(v.interval_lo_ms) << ',' << CsvNumber(v.interval_hi_ms)
+            << ',' << CsvNumber(v.error_pct) << ',' << v.covered_nodes << ',' << v.total_nodes << ','
+            << CsvNumber(v.uncovered_measured_ms) << ',' << CsvField(info.arguments) << "\n";
+      } else {
+        nlohmann::json line = {{"run", run.id},
+                               {"time", run.time},
+                               {"device", run.device.key},
+                               {"command", info.command},
+                               {"pack", info.pack},
+                               {"pack_hash", info.pack_hash},
+                               {"pack_device", info.pack_device},
+                               {"backend", info.backend},
+                               {"threads", info.threads},
+                               {"precision", info.precision},
+                               {"drift_ratio", JsonNumber(info.drift_ratio)},
+                               {"model", v.model},
+                               {"predicted_ms", JsonNumber(v.predicted_ms)},
+                               {"measured_ms", JsonNumber(v.measured_ms)},
+                               {"interval_ms", {JsonNumber(v.interval_lo_ms), JsonNumber(v.interval_hi_ms)}},
+                               {"error_pct", JsonNumber(v.error_pct)},
+                               {"covered_nodes", v.covered_nodes},
+                               {"total_nodes", v.total_nodes},
+                               {"uncovered_measured_ms", JsonNumber(v.uncovered_measured_ms)},
+                               {"arguments", info.arguments}};
+        out << line.dump() << "\n";
+      }
+    }
+    for (const ComparisonRecord& c : run.comparisons) {
+      ++rows;
+      const std::optional<std::int64_t> contended =
+          c.contended ? std::optional<std::int64_t>(*c.contended ? 1 : 0) : std::nullopt;
+      if (format == "csv") {
+        out << run.id << ',' << CsvField(run.time) << ',' << CsvField(run.device.key) << ',' << CsvField(c.model) << ','
+            << CsvField(c.backend) << ',' << CsvField(c.backend_version) << ',' << c.threads << ','
+            << CsvField(c.precision) << ',' << (c.ok ? 1 : 0) << ',' << CsvNumber(c.p50_us) << ','
+            << CsvNumber(c.mean_us) << ',' << CsvNumber(c.throughput_per_s) << ',' << CsvInteger(c.timed_runs) << ','
+            << c.model_bytes << ',' << CsvInteger(c.peak_rss_kb) << ',' << CsvNumber(c.energy_mj) << ','
+            << CsvNumber(c.host_other_cores) << ',' << CsvInteger(contended) << ',' << CsvNumber(c.drift_max_abs_diff)
+            << ',' << CsvNumber(c.drift_cosine) << ',' << CsvField(c.why) << ',' << CsvField(info.arguments) << "\n";
+      } else {
+        auto integer = [](const std::optional<std::int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+        nlohmann::json line = {{"run", run.id},
+                               {"time", run.time},
+                               {"device", run.device.key},
+                               {"command", info.command},
+                               {"model", c.model},
+                               {"backend", c.backend},
+                               {"backend_version", c.backend_version},
+                               {"threads", c.threads},
+                               {"precision", c.precision},
+                               {"ok", c.ok},
+                               {"p50_us", JsonNumber(c.p50_us)},
+                               {"mean_us", JsonNumber(c.mean_us)},
+                               {"throughput_per_s", JsonNumber(c.throughput_per_s)},
+                               {"timed_runs", integer(c.timed_runs)},
+                               {"model_bytes", c.model_bytes},
+                               {"peak_rss_kb", integer(c.peak_rss_kb)},
+                               {"energy_mj_per_inference", JsonNumber(c.energy_mj)},
+                               {"host_other_cores", JsonNumber(c.host_other_cores)},
+                               {"contended", c.contended ? nlohmann::json(*c.contended) : nlohmann::json(nullptr)},
+                               {"drift_max_abs_diff", JsonNumber(c.drift_max_abs_diff)},
+                               {"drift_cosine", JsonNumber(c.drift_cosine)},
+                               {"why", c.why},
+                               {"arguments", info.arguments}};
+        out << line.dump() << "\n";
+      }
+    }
+  }
+  out.flush();
+  if (!out) return IoError("writing the export failed");
+  return rows;
 }
 
 }  // namespace latte

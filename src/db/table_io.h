@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "db/run_history.h"
 #include "db/store.h"
 
 namespace latte {
@@ -51,6 +52,28 @@ Expected<ImportReport> ImportTable(Store& store, const std::string& path, const 
 /// line; null for such a figure). Returns how many measurements were written.
 Expected<std::size_t> ExportMeasurements(const Store& store, const MeasurementFilter& filter, std::string_view format,
                                          std::ostream& out);
+
+/// FNV-1a (64 bits) of a file's bytes in hex: an identity that follows the content, not the path
+/// (an import's, a validated pack's). `size`, when given, gets the file's size in bytes.
+Expected<std::string> FileDigest(const std::string& path, std::uint64_t* size = nullptr);
+
+/// Writes the stored runs of `command` ("validate" or "compare", db/run_history.h) matching
+/// `filter` as "csv" or "jsonl", one row per model (validate) or per configuration (compare) with
+/// its run's columns (kValidateRunColumns, kCompareRunColumns); a figure the run did not have is an
+/// empty cell or null. Returns how many rows were written.
+Expected<std::size_t> ExportRuns(const Store& store, const RunFilter& filter, std::string_view format, std::ostream& out);
+
+/// The CSV columns ExportRuns writes for validate and for compare runs.
+inline constexpr const char* kValidateRunColumns[] = {
+    "run",        "time",           "device",         "pack",        "pack_hash",     "pack_device",
+    "backend",    "threads",        "precision",      "drift_ratio", "model",         "predicted_ms",
+    "measured_ms", "interval_lo_ms", "interval_hi_ms", "error_pct",  "covered_nodes", "total_nodes",
+    "uncovered_measured_ms", "arguments"};
+inline constexpr const char* kCompareRunColumns[] = {
+    "run",        "time",     "device",  "model",         "backend",     "backend_version", "threads",
+    "precision",  "ok",       "p50_us",  "mean_us",       "throughput_per_s", "timed_runs", "model_bytes",
+    "peak_rss_kb", "energy_mj_per_inference", "host_other_cores", "contended", "drift_max_abs_diff",
+    "drift_cosine", "why",    "arguments"};
 
 /// The CSV columns ExportMeasurements writes (ReadCsvTable reads the file back by kernel_key).
 inline constexpr const char* kExportCsvColumns[] = {

@@ -93,6 +93,28 @@ nlohmann::json CompareView::Json() const {
           {"rows", rows}};
 }
 
+std::vector<ComparisonRecord> CompareView::Records() const {
+  std::vector<ComparisonRecord> records;
+  for (const CompareRow& r : result_.rows) {
+    ComparisonRecord& c = records.emplace_back();
+    c.model = r.model, c.backend = r.backend, c.threads = r.threads, c.precision = r.precision, c.ok = r.ok;
+    c.model_bytes = r.model_bytes;
+    if (!r.ok) {
+      c.why = r.why;
+      continue;
+    }
+    c.backend_version = r.backend_version;
+    c.p50_us = r.p50_us, c.mean_us = r.mean_us, c.timed_runs = r.runs;
+    c.throughput_per_s = r.mean_us > 0 ? 1e6 / r.mean_us : 0.0;  // as CompareRowToJson
+    c.peak_rss_kb = r.peak_rss_kb;
+    if (r.energy_mj) c.energy_mj = *r.energy_mj;
+    if (r.host_other_cores >= 0) c.host_other_cores = r.host_other_cores;
+    c.contended = r.contended;
+    if (r.drift.measured) c.drift_max_abs_diff = r.drift.max_abs_diff, c.drift_cosine = r.drift.cosine;
+  }
+  return records;
+}
+
 std::string CompareView::Csv() const {
   std::string out =
       "model,backend,threads,precision,ok,p50_us,mean_us,throughput_per_s,model_bytes,peak_rss_kb,energy_mj_per_inference,"

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/run_history.h"
 #include "run/compare.h"
 
 namespace latte {
@@ -16,6 +17,8 @@ class CompareView {
   explicit CompareView(const CompareResult& result) : result_(result) {}
   std::string Text() const;
   nlohmann::json Json() const;
+  /// Each row's figures as Json() prints them, as the store keeps a run (db/run_history.h).
+  std::vector<ComparisonRecord> Records() const;
   std::string Csv() const;
   /// A self-contained HTML page: a bar per configuration, grouped by model, and the table.
   std::string Html() const;

@@ -169,6 +169,16 @@ nlohmann::json ValidateView::Json() const {
           {"kernels", layer_metrics.ToJson()}};
 }
 
+std::vector<ValidationRecord> ValidateView::Records() const {
+  std::vector<ValidationRecord> records;
+  for (const ModelValidation& m : models_) {
+    records.push_back({m.model, m.predicted_ms, m.measured_ms, m.prediction.interval_lo_ms, m.prediction.interval_hi_ms,
+                       m.error_pct, static_cast<std::int64_t>(m.prediction.covered_nodes),
+                       static_cast<std::int64_t>(m.prediction.total_nodes), m.uncovered_measured_ms});
+  }
+  return records;
+}
+
 std::string ValidateView::Svg() const {
   ScatterPlot plot;
   plot.title = "Latte: predicted vs measured (" + DescribePack(pack_) + ")";

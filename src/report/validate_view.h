@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/validation.h"
+#include "db/run_history.h"
 
 namespace latte {
 
@@ -18,6 +19,8 @@ class ValidateView {
   /// `per_layer`: also one table of kernels per model.
   std::string Text(bool per_layer) const;
   nlohmann::json Json() const;
+  /// Each model's figures as Json() prints them, as the store keeps a run (db/run_history.h).
+  std::vector<ValidationRecord> Records() const;
   /// Models (and kernels, lighter) as points: predicted (y) against measured (x), log axes.
   std::string Svg() const;
   /// A self-contained HTML page: the models predicted against measured, and for each (picked from
