@@ -4,9 +4,10 @@
 # LayerNormalization whole, and opset 13, decomposed), each run by `latte bench` on each backend,
 # one thread, models and backends alternating, ROUNDS rounds; prints each model's median p50 per
 # backend over the rounds, the rounds' spread, the nodes that fell back, and oneDNN / ORT (≤ 1.0:
-# Latte's executor as fast or faster). oneDNN has no embedding gather: those nodes fall back to
-# ONNX Runtime (--fallback ort), and the table says how many. Run it while nothing else runs.
-# Needs python3.
+# Latte's executor as fast or faster). oneDNN runs the ViTs whole and every node of the BERTs but
+# one: the attention mask's Cast from int64 to float (oneDNN 2.6 has no 64-bit integer type), which
+# falls back to ONNX Runtime (--fallback ort); the table says how many nodes fell back and the
+# lines under it which and why. Run it while nothing else runs. Needs python3.
 #
 # Usage: bench/encoders.sh [ROUNDS=3] [NUM_RUNS=30] [MIN_SECS=1] [BACKENDS=onednn,ort] [MODELS=all|NAME,...]
 set -euo pipefail
@@ -40,7 +41,7 @@ done
 python3 - "$tmp" <<'PY'
 import glob, json, os, statistics, sys
 tmp = sys.argv[1]
-p50, fell, why = {}, {}, {}
+p50, fell, why, fell_why = {}, {}, {}, {}
 for path in glob.glob(os.path.join(tmp, "*.r*.err")):
     model, backend, _ = os.path.basename(path)[:-len(".err")].rsplit(".", 2)
     result = path[:-4] + ".json"
@@ -48,6 +49,8 @@ for path in glob.glob(os.path.join(tmp, "*.r*.err")):
         d = json.load(open(result))
         p50.setdefault((model, backend), []).append(d["latency_us"]["p50"] / 1000)
         fell[(model, backend)] = len(d["fallbacks"])
+        for f in d["fallbacks"]:
+            fell_why.setdefault((model, backend), set()).add(f"node {f['node']} on {f['backend']}: {f['why']}")
     else:
         why[(model, backend)] = open(path).read().strip().splitlines()[-1]
 models = sorted({m for m, _ in list(p50) + list(why)})
@@ -65,4 +68,9 @@ for m in models:
             cells.append("cannot run: " + why.get((m, b), "?"))
     ratio = f"{med['onednn'] / med['ort']:.2f}" if "onednn" in med and "ort" in med else "n/a"
     print(f"| {m} | " + " | ".join(cells) + f" | {ratio} |")
+if fell_why:
+    print()
+    for (m, b), lines in sorted(fell_why.items()):
+        for line in sorted(lines):
+            print(f"- {m} on {b}: {line}")
 PY

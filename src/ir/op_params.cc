@@ -234,4 +234,44 @@ Expected<bool> GeluTanhForm(const std::string& approximate) {
 
 Expected<bool> GeluTanhForm(const Node& node) { return GeluTanhForm(node.attrs.GetString("approximate", "none")); }
 
+Expected<std::vector<SliceAxis>> ResolveSlice(const Node& node, const Shape& x) {
+  const auto starts = node.attrs.GetInts("starts"), ends = node.attrs.GetInts("ends");
+  if (!starts || !ends || starts->size() != ends->size()) return InvalidInput("slice needs 'starts' and 'ends' of one length");
+  const auto rank = static_cast<std::int64_t>(x.size());
+  std::vector<std::int64_t> axes, steps(starts->size(), 1);
+  if (auto a = node.attrs.GetInts("axes")) axes = *a;
+  else for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
+  if (auto s = node.attrs.GetInts("steps")) steps = *s;
+  if (axes.size() != starts->size() || steps.size() != starts->size()) return InvalidInput("slice attributes differ in length");
+  std::vector<SliceAxis> out(x.size());
+  for (size_t d = 0; d < x.size(); ++d) out[d].count = x[d];
+  std::vector<bool> named(x.size(), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    std::int64_t axis = axes[i];
+    if (axis < -rank || axis >= rank)
+      return InvalidInput("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+    if (axis < 0) axis += rank;
+    if (named[static_cast<size_t>(axis)]) return InvalidInput("slice names axis " + std::to_string(axis) + " twice");
+    named[static_cast<size_t>(axis)] = true;
+    const std::int64_t dim = x[static_cast<size_t>(axis)], step = steps[i];
+    if (step == 0) return InvalidInput("slice step is 0");
+    auto clamp = [](std::int64_t v, std::int64_t lo, std::int64_t hi) { return std::min(std::max(v, lo), hi); };
+    std::int64_t start = (*starts)[i], end = (*ends)[i];
+    if (start < 0) start = start < -dim ? 0 : start + dim;
+    if (end < 0) end = end < -dim ? -1 : end + dim;
+    std::int64_t count;
+    if (step > 0) {
+      start = clamp(start, 0, dim);
+      end = clamp(end, 0, dim);
+      count = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      start = clamp(start, 0, dim - 1);
+      end = clamp(end, -1, dim - 1);
+      count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    out[static_cast<size_t>(axis)] = SliceAxis{start, count, step};
+  }
+  return out;
+}
+
 }  // namespace latte

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "ir/graph.h"
@@ -60,5 +61,16 @@ Expected<FullyConnectedParams> GetFullyConnectedParams(const Graph& graph, const
 Expected<bool> GeluTanhForm(const std::string& approximate);
 /// The same for a gelu node ("none" when the attribute is absent).
 Expected<bool> GeluTanhForm(const Node& node);
+
+/// One axis of a slice, resolved as ONNX's Slice defines it: the first element read, how many are
+/// read, and the step between them (negative: walking backwards from `start`).
+struct SliceAxis {
+  std::int64_t start = 0, count = 0, step = 1;
+};
+/// Every axis of a slice node over an input of shape `x` (an axis the node does not name: whole,
+/// step 1). Negative starts and ends count from the end, then both are clamped to the axis, as
+/// ONNX does. Fails on a step of 0, an axis out of range or named twice, or attributes of
+/// different lengths. Shape inference and the backends read slices through this one rule.
+Expected<std::vector<SliceAxis>> ResolveSlice(const Node& node, const Shape& x);
 
 }  // namespace latte

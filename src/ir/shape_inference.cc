@@ -127,34 +127,9 @@ Expected<std::vector<Shape>> Split(const Node& node, const Shape& x) {
 }
 
 Expected<Shape> Slice(const Node& node, const Shape& x) {
-  auto starts = node.attrs.GetInts("starts"), ends = node.attrs.GetInts("ends");
-  if (!starts || !ends || starts->size() != ends->size()) return InvalidInput("slice needs 'starts' and 'ends' of one length");
-  std::vector<std::int64_t> axes, steps(starts->size(), 1);
-  if (auto a = node.attrs.GetInts("axes")) axes = *a;
-  else for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
-  if (auto s = node.attrs.GetInts("steps")) steps = *s;
-  if (axes.size() != starts->size() || steps.size() != starts->size()) return InvalidInput("slice attributes differ in length");
-  Shape out = x;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    LATTE_ASSIGN_OR_RETURN(auto axis, Axis(axes[i], static_cast<std::int64_t>(x.size())));
-    const std::int64_t dim = x[axis], step = steps[i];
-    if (step == 0) return InvalidInput("slice step is 0");
-    auto clampi = [&](std::int64_t v, std::int64_t lo, std::int64_t hi) { return std::min(std::max(v, lo), hi); };
-    std::int64_t start = (*starts)[i], end = (*ends)[i];
-    if (start < 0) start = start < -dim ? 0 : start + dim;
-    if (end < 0) end = end < -dim ? -1 : end + dim;
-    std::int64_t n;
-    if (step > 0) {
-      start = clampi(start, 0, dim);
-      end = clampi(end, 0, dim);
-      n = end > start ? (end - start + step - 1) / step : 0;
-    } else {
-      start = clampi(start, 0, dim - 1);
-      end = clampi(end, -1, dim - 1);
-      n = start > end ? (start - end + (-step) - 1) / (-step) : 0;
-    }
-    out[axis] = n;
-  }
+  LATTE_ASSIGN_OR_RETURN(const std::vector<SliceAxis> axes, ResolveSlice(node, x));
+  Shape out(x.size());
+  for (size_t d = 0; d < x.size(); ++d) out[d] = axes[d].count;
   return out;
 }
 

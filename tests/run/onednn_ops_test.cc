@@ -305,7 +305,7 @@ TEST(OnednnOps, BinaryOpsBroadcast) {
       }
 }
 
-// The first input broadcast: commutative ops swap their inputs; sub/div say no.
+// The first input broadcast: commutative ops swap their inputs (sub: tests/run/onednn_gather_slice_test.cc; div says no).
 TEST(OnednnOps, BroadcastFirstInputOfCommutativeOps) {
   const Shape as{1, 1, 1, 3}, bs{2, 5, 7, 3};
   for (OpKind kind : {OpKind::kAdd, OpKind::kMul}) {
@@ -602,8 +602,8 @@ TEST(OnednnSupport, SaysNoWithTheReason) {
                            Attrs({{"kernel", Ints{3, 3}}, {"padding", std::string("same")}, {"count_include_pad", std::int64_t{1}}}));
             }),
             "avg_pool2d with count_include_pad=1 and padding not implemented");
-  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kSub, "sub", {b.Input("a", {1, 3}), b.Input("b", {4, 3})}); }),
-            "sub broadcasting its first input: onednn broadcasts the second only");
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kDiv, "div", {b.Input("a", {1, 3}), b.Input("b", {4, 3})}); }),
+            "div broadcasting its first input: onednn broadcasts the second only");
 }
 
 TEST(OnednnSupport, PrepareOfAnUnsupportedNodeIsUnsupported) {

@@ -9,9 +9,12 @@
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -41,6 +44,12 @@ std::int64_t Elements(const Tensor& t) { return t.num_elements().value_or(0); }
 Status NoBuffer(TensorId id) { return InvalidInput("tensor " + std::to_string(id) + " has no buffer"); }
 Status Invalid(const Node& node, const Status& status) { return Unsupported(Name(node) + ": " + status.message()); }
 
+// "2.6.3": the oneDNN this process runs.
+std::string LibraryVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
 // Row-major strides of `dims`.
 Dims RowMajorStrides(const Dims& dims) {
   Dims strides(dims.size(), 1);
@@ -64,16 +73,61 @@ Type TypeOf(const Graph& graph, TensorId id) { return TypeOf(graph.tensor(id)); 
 // The type a node computes in: its first output's (bf16 at bf16, else f32).
 Type RunType(const Graph& graph, const Node& node) { return TypeOf(graph, node.outputs[0]); }
 
+// A tensor bound as a primitive's argument on every run, `offset` bytes into its buffer (a
+// strided slice's first element).
+struct Binding {
+  int arg;
+  TensorId id;
+  std::size_t offset = 0;
+};
+
+// A gather whose indices arrive at run time: the step's primitive copies the slab of one index
+// (a table row, or the rows of one index across the outer dims) and runs once per index, its
+// memories pointed at the chosen slab of the table and at the index's place in the output. The
+// indices are read on the host, which is the addressing a gather does; each is checked first.
+struct IndexedSlabs {
+  TensorId indices = kNoTensor;
+  bool int64 = true;
+  std::int64_t count = 0;      // indices
+  std::int64_t axis_size = 0;  // an index must lie in [-axis_size, axis_size)
+  std::size_t src_step = 0;    // bytes from one slab of the table to the next
+  std::size_t dst_step = 0;    // bytes from one index's slab of the output to the next
+  std::string name;            // the indices tensor's, for errors
+};
+
 // One primitive with its arguments: library-owned memories (packed weights) stay bound; the
 // ones tied to tensors are rebound to the buffers on every run.
 struct Step {
   dnnl::primitive primitive;
   std::unordered_map<int, memory> args;
-  std::vector<std::pair<int, TensorId>> inputs, outputs;
+  std::vector<Binding> inputs, outputs;
   bool fill = false;  // pad: fill the output with fill_value before the primitive writes its part
   float fill_value = 0;
   Type fill_type = kF32;
+  std::optional<IndexedSlabs> indexed = std::nullopt;  // gather with run-time indices: input 0 is the table
 };
+
+// The indices of `slabs`, each made non-negative; an error naming the tensor when one lies
+// outside [-axis_size, axis_size) (nothing is read or written then).
+Expected<std::vector<std::int64_t>> CheckedIndices(const IndexedSlabs& slabs, const std::uint8_t* data) {
+  std::vector<std::int64_t> out(static_cast<size_t>(slabs.count));
+  for (size_t j = 0; j < out.size(); ++j) {
+    std::int64_t v;
+    if (slabs.int64) {
+      std::memcpy(&v, data + j * sizeof(std::int64_t), sizeof v);
+    } else {
+      std::int32_t v32;
+      std::memcpy(&v32, data + j * sizeof(std::int32_t), sizeof v32);
+      v = v32;
+    }
+    if (v < -slabs.axis_size || v >= slabs.axis_size)
+      return InvalidInput("gather indices '" + slabs.name + "': index " + std::to_string(v) + " at position " +
+                          std::to_string(j) + " is out of range [" + std::to_string(-slabs.axis_size) + ", " +
+                          std::to_string(slabs.axis_size) + ")");
+    out[j] = v < 0 ? v + slabs.axis_size : v;
+  }
+  return out;
+}
 
 class DnnlNode final : public PreparedNode {
  public:
@@ -84,24 +138,28 @@ class DnnlNode final : public PreparedNode {
     omp_set_num_threads(threads_);
     try {
       for (Step& step : steps_) {
-        for (auto& [arg, id] : step.inputs) {
-          const std::uint8_t* data = buffers.data(id);
-          if (data == nullptr) return NoBuffer(id);
-          step.args.at(arg).set_data_handle(const_cast<std::uint8_t*>(data));
+        for (const Binding& in : step.inputs) {
+          const std::uint8_t* data = buffers.data(in.id);
+          if (data == nullptr) return NoBuffer(in.id);
+          step.args.at(in.arg).set_data_handle(const_cast<std::uint8_t*>(data) + in.offset);
         }
-        for (auto& [arg, id] : step.outputs) {
-          std::uint8_t* data = buffers.mutable_data(id);
-          if (data == nullptr) return NoBuffer(id);
+        for (const Binding& out : step.outputs) {
+          std::uint8_t* data = buffers.mutable_data(out.id);
+          if (data == nullptr) return NoBuffer(out.id);
           if (step.fill && step.fill_type == Type::bf16) {
             auto* values = reinterpret_cast<std::uint16_t*>(data);
-            std::fill(values, values + buffers.bytes(id) / sizeof(std::uint16_t), FloatToBf16(step.fill_value));
+            std::fill(values, values + buffers.bytes(out.id) / sizeof(std::uint16_t), FloatToBf16(step.fill_value));
           } else if (step.fill) {
             float* values = reinterpret_cast<float*>(data);
-            std::fill(values, values + buffers.bytes(id) / sizeof(float), step.fill_value);
+            std::fill(values, values + buffers.bytes(out.id) / sizeof(float), step.fill_value);
           }
-          step.args.at(arg).set_data_handle(data);
+          step.args.at(out.arg).set_data_handle(data + out.offset);
         }
-        step.primitive.execute(stream_, step.args);
+        if (step.indexed) {
+          LATTE_RETURN_IF_ERROR(RunIndexed(step, buffers));
+        } else {
+          step.primitive.execute(stream_, step.args);
+        }
       }
       stream_.wait();
     } catch (const dnnl::error& e) {
@@ -112,6 +170,24 @@ class DnnlNode final : public PreparedNode {
   std::vector<Step> steps_;
 
  private:
+  // The step's primitive once per index (its memories bound to the table and the output above).
+  Status RunIndexed(Step& step, TensorBuffers& buffers) {
+    const IndexedSlabs& slabs = *step.indexed;
+    const std::uint8_t* index_data = buffers.data(slabs.indices);
+    if (index_data == nullptr) return NoBuffer(slabs.indices);
+    LATTE_ASSIGN_OR_RETURN(const std::vector<std::int64_t> indices, CheckedIndices(slabs, index_data));
+    memory& src = step.args.at(DNNL_ARG_FROM);
+    memory& dst = step.args.at(DNNL_ARG_TO);
+    auto* table = static_cast<std::uint8_t*>(src.get_data_handle());
+    auto* out = static_cast<std::uint8_t*>(dst.get_data_handle());
+    for (size_t j = 0; j < indices.size(); ++j) {
+      src.set_data_handle(table + static_cast<size_t>(indices[j]) * slabs.src_step);
+      dst.set_data_handle(out + j * slabs.dst_step);
+      step.primitive.execute(stream_, step.args);
+    }
+    return Status::Ok();
+  }
+
   dnnl::stream stream_;
   int threads_;
 };
@@ -364,17 +440,28 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   LATTE_ASSIGN_OR_RETURN(Dims b, dims_of(node.inputs[1]));
   const Dims y(ys.begin(), ys.end());
   TensorId a_id = node.inputs[0], b_id = node.inputs[1];
+  // a − b with a broadcast: −(b − a), the operands swapped and the difference negated by a linear
+  // post-op (exact: rounding to nearest is symmetric, so b − a is exactly −(a − b)).
+  bool negate = false;
   if (a != y) {  // oneDNN broadcasts its second source only
-    if ((!commutative && mirror == dnnl::algorithm::undef) || b != y)
-      return Unsupported(Name(node) + " broadcasting its first input: onednn broadcasts the second only");
+    const bool swaps = commutative || mirror != dnnl::algorithm::undef || node.kind == OpKind::kSub;
+    if (!swaps || b != y) return Unsupported(Name(node) + " broadcasting its first input: onednn broadcasts the second only");
     std::swap(a, b), std::swap(a_id, b_id);
     if (mirror != dnnl::algorithm::undef) alg = mirror;
+    negate = node.kind == OpKind::kSub;
   }
   if (y.empty()) return Unsupported(Name(node) + " of scalars");
   // Each operand in its own type: oneDNN's binary takes a float32 constant beside a bf16 activation.
   const memory::desc a_md = Plain(a, TypeOf(graph, a_id)), b_md = Plain(b, TypeOf(graph, b_id)),
                      y_md = Plain(y, TypeOf(graph, node.outputs[0]));
-  dnnl::binary::primitive_desc pd({alg, a_md, b_md, y_md}, PostOps(act), ctx.engine);
+  dnnl::primitive_attr attr = PostOps(act);
+  if (negate) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, -1.0f, 0.0f);
+    if (act.present) ops.append_eltwise(1.0f, act.alg, act.alpha, act.beta);
+    attr.set_post_ops(ops);
+  }
+  dnnl::binary::primitive_desc pd({alg, a_md, b_md, y_md}, attr, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{dnnl::binary(pd), {}, {{DNNL_ARG_SRC_0, a_id}, {DNNL_ARG_SRC_1, b_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
   step.args[DNNL_ARG_SRC_0] = Unbound(ctx, a_md);
@@ -497,11 +584,39 @@ Status Softmax(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ct
   return AddOneInputStep(ctx, graph, node, dnnl::softmax_forward(pd), md, md, act);
 }
 
-// Reshape and friends on contiguous data: a reorder (copy) of every element.
+// The kinds that only copy their input's elements in order (Copy's kinds).
+bool CopiesElements(OpKind kind) {
+  return kind == OpKind::kReshape || kind == OpKind::kFlatten || kind == OpKind::kSqueeze || kind == OpKind::kUnsqueeze ||
+         kind == OpKind::kIdentity;
+}
+bool IsInteger(DataType dtype) { return dtype == DataType::kInt32 || dtype == DataType::kInt64; }
+
+// An integer tensor through a copy (a mask's int64 ids unsqueezed): input and output of one
+// integer type, known and non-empty (reshape's shape input is its own).
+Status CheckIntegerCopy(const Graph& graph, const Node& node) {
+  if (node.outputs.size() != 1) return Unsupported(Name(node) + " with " + std::to_string(node.outputs.size()) + " outputs");
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (y.dtype != x.dtype)
+    return Unsupported(Name(node) + " from " + std::string(DataTypeName(x.dtype)) + " to " + std::string(DataTypeName(y.dtype)));
+  for (const Tensor* t : {&x, &y})
+    if (!t->fully_known() || Elements(*t) == 0) return Unsupported(Name(node) + " tensor '" + t->name + "' is unknown or empty");
+  return Status::Ok();
+}
+
+// Reshape and friends on contiguous data: a reorder (copy) of every element. Integers are copied
+// too, as s32: int64 as twice as many s32 (a reorder between two identical descriptors moves the
+// bytes untouched; oneDNN 2.6 has no 64-bit type to name them by).
 Status Copy(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
-  const std::int64_t n = Elements(graph.tensor(node.outputs[0]));
+  std::int64_t n = Elements(graph.tensor(node.outputs[0]));
   if (Elements(graph.tensor(node.inputs[0])) != n) return Unsupported(Name(node) + " changes the number of elements");
-  const memory::desc md = Plain({n}, RunType(graph, node));
+  Type type = RunType(graph, node);
+  if (const DataType dtype = graph.tensor(node.inputs[0]).dtype; IsInteger(dtype)) {
+    if (act.present) return Unsupported(Name(node) + " of integers with a fused activation");
+    type = Type::s32;
+    if (dtype == DataType::kInt64) n *= 2;
+  }
+  const memory::desc md = Plain({n}, type);
   dnnl::reorder::primitive_desc pd(ctx.engine, md, ctx.engine, md);
   if (ctx.node == nullptr) return Status::Ok();
   return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), md, md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
@@ -687,6 +802,38 @@ Status Transpose(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), x_md, y_md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
 }
 
+// depth_to_space and space_to_depth (NHWC) as one reorder: the input seen as six dims, the block's
+// two offsets split out of its channels (depth_to_space: DCR [i, j, c], CRD [c, i, j]) or out of
+// its rows and columns (space_to_depth), written where the output's row-major layout puts them.
+Status DepthSpace(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Shape& xs = graph.tensor(node.inputs[0]).shape;
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const bool to_space = node.kind == OpKind::kDepthToSpace;
+  const std::string mode = node.attrs.GetString("mode", "DCR");
+  if (mode != "DCR" && (mode != "CRD" || !to_space)) return Unsupported(Name(node) + " mode " + mode + " (DCR, or CRD for depth_to_space)");
+  const std::int64_t b = node.attrs.GetInt("block_size", 0);
+  if (xs.size() != 4 || ys.size() != 4 || b < 1) return Unsupported(Name(node) + " of rank " + std::to_string(xs.size()));
+  // The small side (depth_to_space's output, space_to_depth's input): n, h, w rows of c channels.
+  const Shape& big = to_space ? ys : xs;
+  const std::int64_t n = big[0], h = big[1] / b, w = big[2] / b, c = big[3];
+  const Shape small{n, h, w, c * b * b};
+  if ((to_space ? xs : ys) != small || h * b != big[1] || w * b != big[2])
+    return Unsupported(Name(node) + " shapes " + ShapeToString(xs) + " → " + ShapeToString(ys) + " do not match block_size " +
+                       std::to_string(b) + " in NHWC");
+  // Strides of the big side [n, h, i, w, j, c] and of the small side [n, h, w, i, j, c] (DCR) or
+  // [n, h, w, c, i, j] (CRD), each by the six logical dims (n, h, w, i, j, c).
+  const Dims big_strides{h * b * w * b * c, b * w * b * c, b * c, w * b * c, c, 1};
+  const Dims small_strides = mode == "DCR" ? Dims{h * w * b * b * c, w * b * b * c, b * b * c, b * c, c, 1}
+                                           : Dims{h * w * b * b * c, w * b * b * c, b * b * c, b, 1, b * b};
+  const Dims dims{n, h, w, b, b, c};
+  const Type type = RunType(graph, node);
+  const memory::desc x_md(dims, type, to_space ? small_strides : big_strides);
+  const memory::desc y_md(dims, type, to_space ? big_strides : small_strides);
+  dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, y_md);
+  if (ctx.node == nullptr) return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), x_md, y_md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
+}
+
 // hard_sigmoid = clamp(alpha x + beta, 0, 1): oneDNN 2.6 has no hard_sigmoid algorithm, so a
 // linear eltwise, then a clip in place.
 Status HardSigmoid(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
@@ -785,15 +932,138 @@ Status Cast(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
   const Tensor& x = graph.tensor(node.inputs[0]);
   const Tensor& y = graph.tensor(node.outputs.at(0));
   auto is_float = [](const Tensor& t) { return t.dtype == DataType::kFloat32 || t.dtype == DataType::kBFloat16; };
-  if (!is_float(x) || !is_float(y))
-    return Unsupported("cast from " + std::string(DataTypeName(x.dtype)) + " to " + std::string(DataTypeName(y.dtype)) +
-                       ": onednn casts between float32 and bfloat16 only");
+  const std::string what = "cast from " + std::string(DataTypeName(x.dtype)) + " to " + std::string(DataTypeName(y.dtype));
+  if (x.dtype == DataType::kInt64 || y.dtype == DataType::kInt64)
+    return Unsupported(what + " unsupported, because oneDNN " + LibraryVersion() + " has no 64-bit integer type");
+  if (!is_float(x) || !is_float(y)) return Unsupported(what + ": onednn casts between float32 and bfloat16 only");
   if (!x.fully_known() || Elements(x) == 0 || Elements(x) != Elements(y))
     return Unsupported("cast of an unknown or empty shape, or changing the number of elements");
   const memory::desc x_md = Plain({Elements(x)}, TypeOf(x)), y_md = Plain({Elements(y)}, TypeOf(y));
   dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, y_md);
   if (ctx.node == nullptr) return Status::Ok();
   return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), x_md, y_md, act, DNNL_ARG_FROM, DNNL_ARG_TO);
+}
+
+// The bytes of one element of `type`.
+std::size_t ElementBytes(Type type) { return memory::data_type_size(type); }
+
+// slice: a reorder from the window of the input the slice reads into the plain output. Steps of
+// 1 make the window a sub-memory of the input's descriptor; positive steps the input's strides
+// times the steps, the input bound at the window's first element.
+Status Slice(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Shape& xs = graph.tensor(node.inputs[0]).shape;
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  if (node.inputs.size() != 1) return Unsupported("slice with starts, ends, axes or steps as inputs");
+  auto resolved = ResolveSlice(node, xs);
+  if (!resolved.ok()) return Invalid(node, resolved.status());
+  const Dims x_dims(xs.begin(), xs.end());
+  const Dims x_strides = RowMajorStrides(x_dims);
+  Dims dims(xs.size()), starts(xs.size()), strides(xs.size());
+  bool unit_steps = true;
+  std::int64_t first = 0;  // the window's first element, in elements from the input's start
+  for (size_t d = 0; d < xs.size(); ++d) {
+    const SliceAxis& a = (*resolved)[d];
+    if (a.step < 0)
+      return Unsupported("slice with a negative step (" + std::to_string(a.step) +
+                         " on axis " + std::to_string(d) + "): a oneDNN reorder reads with non-negative strides only");
+    dims[d] = a.count, starts[d] = a.start, strides[d] = x_strides[d] * a.step;
+    unit_steps = unit_steps && a.step == 1;
+    first += a.start * x_strides[d];
+  }
+  if (Shape(dims.begin(), dims.end()) != ys)
+    return Unsupported("slice output shape " + ShapeToString(ys) + " disagrees with its starts, ends and steps");
+  const Type type = RunType(graph, node);
+  memory::desc window;
+  try {
+    window = unit_steps ? Plain(x_dims, type).submemory_desc(dims, starts) : memory::desc(dims, type, strides);
+  } catch (const dnnl::error&) {
+    auto list = [](const Dims& v) {
+      std::string out;
+      for (auto d : v) out += (out.empty() ? "" : ",") + std::to_string(d);
+      return out;
+    };
+    return Unsupported("slice with steps: oneDNN " + LibraryVersion() + " refuses its strided window as a memory descriptor (dims " +
+                       list(dims) + ", strides " + list(strides) + ")");
+  }
+  const memory::desc y_md = Plain(dims, type);
+  dnnl::reorder::primitive_desc pd(ctx.engine, window, ctx.engine, y_md);
+  if (ctx.node == nullptr) return Status::Ok();
+  const std::size_t offset = unit_steps ? 0 : static_cast<std::size_t>(first) * ElementBytes(TypeOf(graph, node.inputs[0]));
+  Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0], offset}}, {{DNNL_ARG_TO, node.outputs[0]}}};
+  step.args[DNNL_ARG_FROM] = Unbound(ctx, window);
+  step.args[DNNL_ARG_TO] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+  AddPostEltwise(ctx, graph, node, act);
+  return Status::Ok();
+}
+
+// gather along one axis. The data seen as [outer, axis, inner] and the output as
+// [outer, indices, inner]: each index copies one slab [outer, 1, inner]. Constant indices are
+// slices, one reorder per run of consecutive indices, made here; indices known only at run time
+// make one reorder of one slab, run once per index (IndexedSlabs).
+Status Gather(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  if (node.inputs.size() != 2) return Unsupported("gather with " + std::to_string(node.inputs.size()) + " inputs");
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& idx = graph.tensor(node.inputs[1]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (idx.dtype != DataType::kInt64 && idx.dtype != DataType::kInt32)
+    return Unsupported("gather indices '" + idx.name + "' are " + std::string(DataTypeName(idx.dtype)) + ", not int32 or int64");
+  if (!idx.fully_known()) return Unsupported("gather indices '" + idx.name + "' have unknown shape");
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  std::int64_t axis = node.attrs.GetInt("axis", 0);
+  if (axis < -rank || axis >= rank) return Unsupported("gather axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += rank;
+  std::int64_t outer = 1, inner = 1;
+  for (std::int64_t d = 0; d < rank; ++d)
+    if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
+    else if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
+  const std::int64_t size = x.shape[static_cast<size_t>(axis)], count = Elements(idx);
+  if (outer * count * inner != Elements(y)) return Unsupported("gather output size disagrees with its data and indices");
+  if (act.present) return Unsupported("gather with a fused activation");
+  const Type x_type = TypeOf(x), y_type = TypeOf(y);  // a float32 table read into bf16 at bf16
+  const memory::desc table = Plain({outer, size, inner}, x_type), out = Plain({outer, count, inner}, y_type);
+  if (idx.is_constant()) {
+    // Runs of consecutive indices, each one reorder: [outer, run, inner] from the table's rows
+    // `from` on into the output's rows `to` on.
+    const std::uint8_t* bytes = idx.data->data();
+    IndexedSlabs check{node.inputs[1], idx.dtype == DataType::kInt64, count, size, 0, 0, idx.name};
+    auto indices = CheckedIndices(check, bytes);
+    if (!indices.ok()) return indices.status();
+    for (std::int64_t to = 0; to < count;) {
+      const std::int64_t from = (*indices)[static_cast<size_t>(to)];
+      std::int64_t run = 1;
+      while (to + run < count && (*indices)[static_cast<size_t>(to + run)] == from + run) ++run;
+      const memory::desc src = table.submemory_desc({outer, run, inner}, {0, from, 0});
+      const memory::desc dst = out.submemory_desc({outer, run, inner}, {0, to, 0});
+      dnnl::reorder::primitive_desc pd(ctx.engine, src, ctx.engine, dst);
+      if (ctx.node != nullptr) {
+        Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};
+        step.args[DNNL_ARG_FROM] = Unbound(ctx, src);
+        step.args[DNNL_ARG_TO] = Unbound(ctx, dst);
+        ctx.node->steps_.push_back(std::move(step));
+      }
+      to += run;
+    }
+    return Status::Ok();
+  }
+  // One slab [outer, inner]: rows `size · inner` apart in the table, `count · inner` in the output.
+  const memory::desc src(Dims{outer, inner}, x_type, Dims{size * inner, 1});
+  const memory::desc dst(Dims{outer, inner}, y_type, Dims{count * inner, 1});
+  dnnl::reorder::primitive_desc pd(ctx.engine, src, ctx.engine, dst);
+  if (ctx.node == nullptr) return Status::Ok();
+  Step step{dnnl::reorder(pd), {}, {{DNNL_ARG_FROM, node.inputs[0]}}, {{DNNL_ARG_TO, node.outputs[0]}}};
+  step.args[DNNL_ARG_FROM] = Unbound(ctx, src);
+  step.args[DNNL_ARG_TO] = Unbound(ctx, dst);
+  step.indexed = IndexedSlabs{node.inputs[1],
+                              idx.dtype == DataType::kInt64,
+                              count,
+                              size,
+                              static_cast<std::size_t>(inner) * ElementBytes(x_type),
+                              static_cast<std::size_t>(inner) * ElementBytes(y_type),
+                              idx.name};
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
 }
 
 // What analyzes and creates each kind this backend runs: the one list of them.
@@ -822,14 +1092,12 @@ const KindTable<Handler>& Handlers() {
     h.Add({K::kLayerNorm}, LayerNorm);
     h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity}, Copy);
     h.Add({K::kCast}, Cast);
+    h.Add({K::kSlice}, Slice);
+    h.Add({K::kGather}, Gather);
+    h.Add({K::kDepthToSpace, K::kSpaceToDepth}, DepthSpace);
     return h;
   }();
   return handlers;
-}
-
-std::string LibraryVersion() {
-  const dnnl_version_t* v = dnnl_version();
-  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 
 // Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
@@ -843,9 +1111,9 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
   const Handler* handler = Handlers().Find(node.kind);
   if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the onednn backend");
   // At bf16 the activations are bfloat16 and constants float32: only the kinds that convert a
-  // constant operand (binary ops, matmul, concat) may read one where an activation goes.
+  // constant operand (binary ops, matmul, concat, gather's table) may read one where an activation goes.
   const DataType activations = precision == Precision::kBf16 ? DataType::kBFloat16 : DataType::kFloat32;
-  const bool converts_constants = node.kind == OpKind::kMatMul || node.kind == OpKind::kConcat ||
+  const bool converts_constants = node.kind == OpKind::kMatMul || node.kind == OpKind::kConcat || node.kind == OpKind::kGather ||
                                   KernelFamilyOf(node.kind) == KernelFamily::kBinary || IsComparisonOrLogic(node.kind);
   if (precision == Precision::kBf16 && !converts_constants && graph.tensor(node.inputs[0]).is_constant())
     return Unsupported(Name(node) + " of a constant unsupported at bf16, because its input would need converting on every run");
@@ -859,8 +1127,12 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
     Node operands = node;
     operands.outputs = {node.inputs.at(0)};
     LATTE_RETURN_IF_ERROR(CheckTensors(graph, operands, -1, activations));
+  } else if (CopiesElements(node.kind) && IsInteger(graph.tensor(node.inputs[0]).dtype)) {
+    LATTE_RETURN_IF_ERROR(CheckIntegerCopy(graph, node));
   } else {
-    LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, node.kind == OpKind::kReshape ? 1 : -1, activations));
+    // reshape's shape and gather's indices are integers, checked by their handlers.
+    const bool integer_second = node.kind == OpKind::kReshape || node.kind == OpKind::kGather;
+    LATTE_RETURN_IF_ERROR(CheckTensors(graph, node, integer_second ? 1 : -1, activations));
   }
   LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
   return (*handler)(graph, node, act, ctx);

@@ -94,6 +94,7 @@ Expected<std::unique_ptr<Backend>> OrtBackend::Create(const RunOptions&) {
 }
 std::string OrtBackend::Version() const { return "ONNX Runtime (not built)"; }
 Support OrtBackend::Supports(const Graph&, NodeId) const { return Support::No("ONNX Runtime is not built in"); }
+Support OrtBackend::RunsPrecision(Precision) const { return Support::No("ONNX Runtime is not built in"); }
 Expected<std::unique_ptr<PreparedNode>> OrtBackend::Prepare(const Graph&, NodeId) {
   return Unsupported("ONNX Runtime is not built in");
 }
