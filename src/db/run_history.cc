@@ -41,7 +41,7 @@ std::optional<std::int64_t> OptionalInt(const Statement& s, int col) {
 Expected<std::int64_t> RunHistory::Record(Store& store, const DeviceInfo& device, const RunInfo& run,
                                           std::span<const ValidationRecord> validations,
                                           std::span<const ComparisonRecord> comparisons) {
-  if (store.version_ < 6) {
+  if (store.version_ < kRunsSchemaVersion) {
     return InvalidInput(fmt::format("{}: schema version {} keeps no runs", store.path_, store.version_));
   }
   if (run.command != "validate" && run.command != "compare") return Internal("a run of unknown command " + run.command);
@@ -136,7 +136,7 @@ Expected<std::int64_t> RunHistory::Record(Store& store, const DeviceInfo& device
 
 Expected<std::vector<StoredRun>> RunHistory::Read(const Store& store, const RunFilter& filter) {
   std::vector<StoredRun> runs;
-  if (store.version_ < 6) return runs;  // read as it is: an older store kept no runs
+  if (store.version_ < kRunsSchemaVersion) return runs;  // read as it is: an older store kept no runs
   sql::Connection& db = *store.db_;
   const auto [where, values] = RunWhere(filter);
   auto bind = [&](Statement& s) {

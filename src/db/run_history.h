@@ -16,6 +16,9 @@
 
 namespace latte {
 
+/// The first store schema that keeps runs (its migration 5 -> 6 made their tables).
+inline constexpr int kRunsSchemaVersion = 6;
+
 inline constexpr double kNoFigure = std::numeric_limits<double>::quiet_NaN();  // stored as NULL
 
 /// What a run was: the command and what it ran with. The command line never holds a password

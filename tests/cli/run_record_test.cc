@@ -287,7 +287,7 @@ TEST(RunRecord, AStoreOfThePreviousSchemaIsMigratedByTheFirstRecordedRun) {
   TempDir dir;
   for (const std::string& db : Stores(dir, "v5.db")) {
     {
-      auto old = Store::Open(db, {.schema_version = kStoreSchemaVersion - 1});
+      auto old = Store::Open(db, {.schema_version = kRunsSchemaVersion - 1});
       ASSERT_TRUE(old.ok()) << old.status().message();
       auto device = old->UpsertDevice({"v100", "v100", "{}"});
       ASSERT_TRUE(device.ok());

@@ -252,7 +252,7 @@ TEST_P(RunHistoryTest, ARunIsOneTransaction) {
 TEST_P(RunHistoryTest, AStoreOfThePreviousSchemaMigratesKeepingItsRows) {
   const std::string target = NewStore("v5.db");
   {
-    auto old = Store::Open(target, {.schema_version = kStoreSchemaVersion - 1});
+    auto old = Store::Open(target, {.schema_version = kRunsSchemaVersion - 1});
     ASSERT_TRUE(old.ok()) << old.status().message();
     auto device = old->UpsertDevice({"old-device", "old", "{}"});
     auto backend = old->UpsertBackend({"xnnpack", "1", 1, "fp32"});
@@ -268,12 +268,12 @@ TEST_P(RunHistoryTest, AStoreOfThePreviousSchemaMigratesKeepingItsRows) {
     EXPECT_EQ(RunHistory::Record(*old, {"d", "d", "{}"}, CompareRun(), {}, std::vector<ComparisonRecord>{CannotRun()})
                   .status()
                   .message(),
-              old->path() + ": schema version " + std::to_string(kStoreSchemaVersion - 1) + " keeps no runs");
+              old->path() + ": schema version " + std::to_string(kRunsSchemaVersion - 1) + " keeps no runs");
   }
   {  // Read as it is: no runs, nothing migrated.
     auto reader = Store::OpenReadOnly(target);
     ASSERT_TRUE(reader.ok()) << reader.status().message();
-    EXPECT_EQ(*reader->SchemaVersion(), kStoreSchemaVersion - 1);
+    EXPECT_EQ(*reader->SchemaVersion(), kRunsSchemaVersion - 1);
     auto runs = RunHistory::Read(*reader);
     ASSERT_TRUE(runs.ok()) << runs.status().message();
     EXPECT_TRUE(runs->empty());
