@@ -1,10 +1,12 @@
 #include "profile/campaign.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <utility>
 
+#include "core/stats.h"
 #include "ir/kernel_graph.h"
 #include "ir/nchwc_layout.h"
 #include "profile/space.h"
@@ -70,8 +72,8 @@ constexpr int kLayoutShareRuns = 5;
 // helpers took: the layout changes there are theirs (the kernel sits between blocked helpers).
 Status AsKernelTime(Executor& executor, double run_cost_us, const std::vector<NodeId>& helpers, Measurement& m) {
   std::vector<double> node_us;
-  double layout_us = 0;
-  for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR(executor.RunProfiled(node_us, &layout_us));
+  LayoutUs layout;
+  for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR(executor.RunProfiled(node_us, &layout));
   double total_us = 0, helper_us = 0;
   for (std::size_t i = 0; i < node_us.size(); ++i) {
     total_us += node_us[i];
@@ -80,7 +82,7 @@ Status AsKernelTime(Executor& executor, double run_cost_us, const std::vector<No
                     [&](NodeId n) { return std::find(helpers.begin(), helpers.end(), n) != helpers.end(); }))
       helper_us += node_us[i];
   }
-  const double removed_us = helpers.empty() ? layout_us : helper_us;
+  const double removed_us = helpers.empty() ? layout.total() : helper_us;
   m = WithoutRunCosts(std::move(m), run_cost_us, total_us > 0 ? removed_us / total_us : 0.0);
   return Status::Ok();
 }
@@ -109,26 +111,51 @@ Measurement WithoutRunCosts(Measurement m, double run_cost_us, double layout_sha
   return m;
 }
 
+double RunCostFromBlocks(const std::vector<std::pair<double, double>>& blocks) {
+  if (blocks.empty()) return 0;
+  std::vector<double> estimates;
+  for (const auto& [one_us, two_us] : blocks) estimates.push_back(std::max(0.0, 2 * one_us - two_us));
+  return Median(std::move(estimates));
+}
+
 Expected<double> WholeGraphRunCostUs(const std::string& backend, const BackendRegistry& registry, const RunOptions& run) {
   static std::mutex mutex;
   static std::map<std::pair<std::string, int>, double> known;
   std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_pair(backend, run.num_threads);
   if (auto it = known.find(key); it != known.end()) return it->second;
-  MeasureOptions measure = KernelMeasureOptions();
-  measure.min_secs = 0.2;
-  measure.num_runs = 200;
-  double p50[2] = {0, 0};
+  std::unique_ptr<Executor> chains[2];
   for (int length = 1; length <= 2; ++length) {
     std::vector<JoinedKernel> chain;
     for (int i = 0; i < length; ++i) chain.push_back({NhwcKernel(OpKind::kRelu, 1, 1, 8), {i - 1}});
     LATTE_ASSIGN_OR_RETURN(Graph graph, JoinKernels(chain));
-    LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph, backend, registry, run));
-    if (!executor->RunsWholeGraph()) return known[key] = 0.0;
-    LATTE_ASSIGN_OR_RETURN(Measurement m, MeasureRuns(*executor, run, measure));
-    p50[length - 1] = m.stats.p50;
+    LATTE_ASSIGN_OR_RETURN(chains[length - 1], ExecutorFor(graph, backend, registry, run));
+    if (!chains[length - 1]->RunsWholeGraph()) return known[key] = 0.0;
   }
-  return known[key] = std::max(0.0, 2 * p50[0] - p50[1]);
+  // The two chains alternate run by run (which goes first alternating too), so that a host whose
+  // speed moves while this measures moves both alike: measured one after the other, a slow phase
+  // under the one-node chain once made the cost larger than small kernels' whole runs.
+  constexpr int kWarmupRuns = 20, kBlocks = 5, kRunsPerBlock = 100;
+  auto timed = [](Executor& executor, std::vector<double>& us) -> Status {
+    const auto start = std::chrono::steady_clock::now();
+    LATTE_RETURN_IF_ERROR(executor.Run());
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    return Status::Ok();
+  };
+  std::vector<double> ignored;
+  for (int i = 0; i < kWarmupRuns; ++i)
+    for (auto& chain : chains) LATTE_RETURN_IF_ERROR(timed(*chain, ignored));
+  std::vector<std::pair<double, double>> blocks;
+  for (int b = 0; b < kBlocks; ++b) {
+    std::vector<double> us[2];
+    for (int i = 0; i < kRunsPerBlock; ++i) {
+      const int first = i % 2;
+      LATTE_RETURN_IF_ERROR(timed(*chains[first], us[first]));
+      LATTE_RETURN_IF_ERROR(timed(*chains[1 - first], us[1 - first]));
+    }
+    blocks.emplace_back(Median(std::move(us[0])), Median(std::move(us[1])));
+  }
+  return known[key] = RunCostFromBlocks(blocks);
 }
 
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/progress.h"
@@ -93,9 +94,15 @@ Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& bac
 
 /// What one run of a whole-graph backend (Executor::RunsWholeGraph) costs besides its nodes: the
 /// call into it, binding inputs and outputs. Measured once per process for each backend and
-/// thread count, as 2·T(one node) − T(two nodes) over tiny relu chains (never below 0); 0 for a
-/// backend that runs single nodes (Latte's executor: a kernel alone is what a model runs).
+/// thread count, as 2·T(one node) − T(two nodes) over tiny relu chains run alternately, in blocks
+/// (RunCostFromBlocks); 0 for a backend that runs single nodes (Latte's executor: a kernel alone
+/// is what a model runs).
 Expected<double> WholeGraphRunCostUs(const std::string& backend, const BackendRegistry& registry, const RunOptions& run);
+
+/// The run cost from blocks of alternating runs, each block's (median one-node time, median
+/// two-node time) in microseconds: the median over blocks of 2·one − two, each never below 0, so
+/// that one block the host disturbed does not set it (0 with no blocks).
+double RunCostFromBlocks(const std::vector<std::pair<double, double>>& blocks);
 
 /// `m` with every time t made (t − run_cost_us) · (1 − layout_share), never below 0, and its
 /// stats summarized again: a whole-graph backend's kernel alone, as MeasureKernel takes it.

@@ -848,6 +848,10 @@ const std::string_view kReportScript = R"latte_js(
   const renderers = { inspect: renderInspect, predict: renderPredict, validate: renderValidate, compare: renderCompare, pareto: renderPareto };
   try {
     (renderers[kind] || (() => problem('problem', 'unknown report kind ' + kind)))();
+    // When the page had drawn, style and layout forced (offsetHeight), in ms from the start of
+    // navigation: bench/html_report.py reads it back to time opening a report.
+    void document.body.offsetHeight;
+    document.body.setAttribute('data-render-ms', performance.now().toFixed(1));
     document.body.setAttribute('data-rendered', 'yes');
   } catch (e) {
     problem('problem', 'this report failed to draw: ' + e);

@@ -54,6 +54,13 @@ class PreparedNode {
   virtual Status Run(TensorBuffers& buffers) = 0;
 };
 
+/// Of a profiled run's node times, what a whole-graph backend spent changing layouts, in microseconds.
+struct LayoutUs {
+  double reorders = 0;    // the backend's own reorders into and out of its blocked layout (ORT's NCHWc)
+  double transposes = 0;  // the exporter's NHWC <-> NCHW Transposes (a model's neighbouring pairs cancel)
+  double total() const { return reorders + transposes; }
+};
+
 /// A whole graph, ready to run on one backend (ONNX Runtime runs models, not single nodes).
 /// Run reads the graph inputs from `buffers` and writes the graph outputs there; the buffers of
 /// intermediate tensors are left untouched (the backend keeps them inside).
@@ -64,8 +71,8 @@ class PreparedGraph {
   /// Runs once and adds each node's time in microseconds to `node_us` (one entry per node),
   /// as the backend's own profiler attributes it, with the time of nodes the backend made itself
   /// given to the nodes they serve. Of that, what the backend spent changing layouts between its
-  /// nodes is also added to `layout_us`.
-  virtual Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us, double& layout_us) = 0;
+  /// nodes is also added to `layout`.
+  virtual Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us, LayoutUs& layout) = 0;
 };
 
 class Backend {

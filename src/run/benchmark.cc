@@ -53,7 +53,7 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
   LATTE_ASSIGN_OR_RETURN(result.latency, Measure([&] { return executor->Run(); }, measure));
   if (options.op_profiling) {
     std::vector<double> totals;
-    double layout = 0;
+    LayoutUs layout;
     for (int i = 0; i < options.measure.num_runs; ++i) LATTE_RETURN_IF_ERROR(executor->RunProfiled(totals, &layout));
     result.node_avg_us = totals;
     double scale = 1.0 / options.measure.num_runs;
@@ -63,7 +63,7 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
       if (sum > 0) scale = result.latency.stats.p50 / sum;
     }
     for (double& v : result.node_avg_us) v *= scale;
-    result.layout_avg_us = layout * scale;
+    result.layout_avg_us = layout.reorders * scale;
   }
   result.peak_rss_kb = PeakRssKb();
   if (options.output_drift) result.drift = MeasureDrift(graph, options, registry, *executor);

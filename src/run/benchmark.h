@@ -30,7 +30,9 @@ struct BenchResult {
   /// it profiles (ONNX Runtime's by microseconds an event, as much as the small ops themselves):
   /// there its times are scaled to add up to the unprofiled runs' median (latency.stats.p50).
   std::vector<double> node_avg_us;
-  double layout_avg_us = 0;                // of that, a whole-graph backend's own layout changes
+  /// Of that, a whole-graph backend's reorders into and out of its own blocked layout (ORT's
+  /// NCHWc; not the exporter's NHWC <-> NCHW Transposes, which are the model's nodes' time).
+  double layout_avg_us = 0;
   std::vector<ProfileEntry> entries;       // the prepared graph's nodes, named by the user's nodes
   std::vector<NodeAssignment> assignments;
   std::vector<std::string> backend_versions;

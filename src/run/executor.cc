@@ -232,12 +232,15 @@ Status Executor::Run() {
   return Status::Ok();
 }
 
-Status Executor::RunProfiled(std::vector<double>& entry_us, double* layout_us) {
+Status Executor::RunProfiled(std::vector<double>& entry_us, LayoutUs* layout) {
   if (whole_graph_) {
     entry_us.resize(entries_.size(), 0.0);  // the prepared graph's node ids are the entries' indices
-    double layout = 0;
-    Status s = whole_graph_->RunProfiled(buffers_, entry_us, layout);
-    if (layout_us != nullptr) *layout_us += layout;
+    LayoutUs run_layout;
+    Status s = whole_graph_->RunProfiled(buffers_, entry_us, run_layout);
+    if (layout != nullptr) {
+      layout->reorders += run_layout.reorders;
+      layout->transposes += run_layout.transposes;
+    }
     return s.WithContext("the whole graph on " + entries_.at(0).backend);
   }
   entry_us.resize(prepared_.size(), 0.0);

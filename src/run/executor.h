@@ -69,8 +69,8 @@ class Executor {
   /// Runs every node once and adds each prepared node's wall time in microseconds to
   /// `entry_us` (resized to entries().size() on first use); entries() says what each is. A
   /// whole-graph backend's profiler gives the times (its own layout changes, included in them,
-  /// are also added to `layout_us` when given).
-  Status RunProfiled(std::vector<double>& entry_us, double* layout_us = nullptr);
+  /// are also added to `layout` when given).
+  Status RunProfiled(std::vector<double>& entry_us, LayoutUs* layout = nullptr);
   /// True when one backend runs the whole graph as one unit (PreparedGraph).
   bool RunsWholeGraph() const { return whole_graph_ != nullptr; }
 

@@ -164,6 +164,15 @@ TEST(WithoutRunCosts, TakesTheRunCostOffEveryTimeThenTheLayoutShare) {
   EXPECT_EQ(got.stats.n, 4u);
 }
 
+// Blocks of (one-node, two-node) medians: each block's 2·one − two, the median of those, so one
+// block a busy host slowed under the one-node chain (the third) does not set the cost.
+TEST(RunCostFromBlocks, IsTheMedianBlocksEstimateNeverBelowZero) {
+  EXPECT_DOUBLE_EQ(RunCostFromBlocks({{10, 15}, {11, 16}, {30, 15}}), 6);  // estimates 5, 6, 45
+  EXPECT_DOUBLE_EQ(RunCostFromBlocks({{10, 15}, {4, 15}, {5, 15}}), 0);    // 5, 0 (not −7), 0 (not −5)
+  EXPECT_DOUBLE_EQ(RunCostFromBlocks({{10, 12}, {10, 16}}), 6);            // 8 and 4: their mean
+  EXPECT_DOUBLE_EQ(RunCostFromBlocks({}), 0);
+}
+
 TEST_F(CampaignTest, ABackendOfSingleNodesHasNoRunCostToTakeOff) {
   Expected<double> cost = WholeGraphRunCostUs("relu-only", registry_, RunOptions{});
   ASSERT_TRUE(cost.ok()) << cost.status().message();

@@ -13,6 +13,7 @@ Environment: LATTE_BINARY (the built latte), LATTE_SOURCE_DIR (the repository), 
 import html.parser
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -194,6 +195,10 @@ def open_report(tmp, page, expect_data=None, max_bytes=2 << 20):
     dom.feed(chromium(tmp, page, "--dump-dom"))
     check(dom.body.get("data-rendered") == "yes", "the page drew (data-rendered=%r; problems: %s)" % (
         dom.body.get("data-rendered"), dom.by_id.get("problems", [None, ""])[1][:300]))
+    # The time it drew, which bench/html_report.py reads: a number of ms since navigation began.
+    drawn = dom.body.get("data-render-ms")
+    check(drawn is not None and re.fullmatch(r"[0-9]+\.[0-9]", drawn) is not None and float(drawn) > 0,
+          "the page says when it drew (data-render-ms=%r)" % drawn)
     shot = os.path.join(tmp, "shot.png")
     chromium(tmp, page, "--screenshot=" + shot, "--window-size=1280,900", "--hide-scrollbars")
     pixels = read_png(shot)

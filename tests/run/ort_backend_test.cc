@@ -213,11 +213,12 @@ TEST(OrtBackend, AKernelAloneCountsItsLayoutTransposesAsLayoutTime) {
   ASSERT_TRUE(executor.ok()) << executor.status().message();
   FillRandomInputs(*graph, (*executor)->buffers());
   std::vector<double> us;
-  double layout_us = 0;
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*executor)->RunProfiled(us, &layout_us).ok());
+  LayoutUs layout;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*executor)->RunProfiled(us, &layout).ok());
   ASSERT_EQ(us.size(), 1u);
-  EXPECT_GT(layout_us, 0.0);
-  EXPECT_LT(layout_us, us[0]);
+  EXPECT_GT(layout.transposes, 0.0);
+  EXPECT_EQ(layout.reorders, 0.0) << "a pool on 19 channels does not run blocked";
+  EXPECT_LT(layout.total(), us[0]);
 }
 
 // ONNX Runtime runs an elementwise op's clamp as a Clip node of its own (an add+relu6 costs 66%
@@ -270,36 +271,40 @@ TEST(OrtProfile, ReordersGoToTheNodesTheyServeAndSplitNodesToTheNodeTheyReplace)
                                                {-1, "HardSigmoid", 4},  {-1, "Mul", 5},      {2, "Add", 6},
                                                {-1, "ReorderInput", 1}, {-1, "ReorderOutput", 1}};
   std::vector<double> node_us(3, 0.0);
-  double layout_us = 0;
-  AttributeOrtEvents(events, node_us, layout_us);
+  LayoutUs layout;
+  AttributeOrtEvents(events, node_us, layout);
   EXPECT_EQ(node_us, (std::vector<double>{15, 9, 8}));  // the trailing reorders go to the last node
-  EXPECT_DOUBLE_EQ(layout_us, 7);
+  EXPECT_DOUBLE_EQ(layout.reorders, 7);
+  EXPECT_DOUBLE_EQ(layout.transposes, 0);
   // Run again: times add up.
-  AttributeOrtEvents(events, node_us, layout_us);
+  AttributeOrtEvents(events, node_us, layout);
   EXPECT_EQ(node_us, (std::vector<double>{30, 18, 16}));
-  EXPECT_DOUBLE_EQ(layout_us, 14);
+  EXPECT_DOUBLE_EQ(layout.reorders, 14);
 }
 
 // A pool exported alone keeps the Transposes around it (a model's neighbouring pairs cancel):
-// they are its node's time, and layout time.
+// they are its node's time, and layout time, apart from ORT's own reorders (the in-graph context
+// sets a network's reorders, and only those, against the bytes ORT reorders).
 TEST(OrtProfile, TheExportersLayoutTransposesAreLayoutTimeOfTheirNode) {
   OrtProfileEvent pre{0, "Transpose", 4}, post{0, "Transpose", 3};
   pre.layout_transpose = post.layout_transpose = true;
   const std::vector<OrtProfileEvent> events = {pre, {0, "GlobalAveragePool", 2}, post, {1, "Transpose", 5}};
   std::vector<double> node_us(2, 0.0);
-  double layout_us = 0;
-  AttributeOrtEvents(events, node_us, layout_us);
+  LayoutUs layout;
+  AttributeOrtEvents(events, node_us, layout);
   EXPECT_EQ(node_us, (std::vector<double>{9, 5}));
-  EXPECT_DOUBLE_EQ(layout_us, 7);  // node 1's Transpose is the model's own op
+  EXPECT_DOUBLE_EQ(layout.transposes, 7);  // node 1's Transpose is the model's own op
+  EXPECT_DOUBLE_EQ(layout.reorders, 0);
+  EXPECT_DOUBLE_EQ(layout.total(), 7);
 }
 
 TEST(OrtProfile, ANodeOrtMadeWithNoNodeToReplaceGoesToTheNextNode) {
   const std::vector<OrtProfileEvent> events = {{0, "Conv", 10}, {-1, "Transpose", 4}, {1, "Add", 6}};
   std::vector<double> node_us(2, 0.0);
-  double layout_us = 0;
-  AttributeOrtEvents(events, node_us, layout_us);
+  LayoutUs layout;
+  AttributeOrtEvents(events, node_us, layout);
   EXPECT_EQ(node_us, (std::vector<double>{10, 10}));
-  EXPECT_DOUBLE_EQ(layout_us, 0);
+  EXPECT_DOUBLE_EQ(layout.total(), 0);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ const char kHowToGet[] =
 
 }  // namespace
 
-void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, double& layout_us) {
+void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, LayoutUs& layout) {
   const auto n = static_cast<NodeId>(node_us.size());
   auto owned = [&](const OrtProfileEvent& e) { return e.owner >= 0 && e.owner < n; };
   std::vector<bool> seen(node_us.size(), false);
@@ -56,14 +56,14 @@ void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<
   for (std::size_t i = 0; i < events.size(); ++i) {
     const OrtProfileEvent& e = events[i];
     if (owned(e)) {
-      if (e.layout_transpose) layout_us += e.us;
+      if (e.layout_transpose) layout.transposes += e.us;
       node_us[static_cast<std::size_t>(e.owner)] += e.us + pending;
       pending = 0;
       previous = e.owner;
       continue;
     }
     const bool reorder = e.op.rfind("Reorder", 0) == 0;
-    if (reorder) layout_us += e.us;
+    if (reorder) layout.reorders += e.us;
     if (reorder && e.op == "ReorderOutput" && previous >= 0) {
       node_us[static_cast<std::size_t>(previous)] += e.us;
       continue;
@@ -224,7 +224,7 @@ NodeId OwnerOf(std::string name, const std::map<std::string, NodeId>& owners) {
 
 // Reads a profile ORT wrote and adds each node event's duration to a Latte node (AttributeOrtEvents).
 Status AddProfile(const std::filesystem::path& file, const std::map<std::string, NodeId>& owners,
-                  std::vector<double>& node_us, double& layout_us) {
+                  std::vector<double>& node_us, LayoutUs& layout) {
   std::ifstream in(file);
   if (!in) return IoError("cannot read ONNX Runtime's profile " + file.string());
   nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
@@ -246,7 +246,7 @@ Status AddProfile(const std::filesystem::path& file, const std::map<std::string,
   std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<OrtProfileEvent> ordered;
   for (auto& [ts, event] : events) ordered.push_back(std::move(event));
-  AttributeOrtEvents(ordered, node_us, layout_us);
+  AttributeOrtEvents(ordered, node_us, layout);
   return Status::Ok();
 }
 
@@ -256,7 +256,7 @@ class OrtGraph final : public PreparedGraph {
       : graph_(graph), session_(std::move(session)), owners_(std::move(owners)) {}
   Status Run(TensorBuffers& buffers) override { return session_->Run(buffers, plain_); }
 
-  Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us, double& layout_us) override {
+  Status RunProfiled(TensorBuffers& buffers, std::vector<double>& node_us, LayoutUs& layout) override {
     namespace fs = std::filesystem;
     static std::atomic<int> counter{0};
     std::error_code ec;
@@ -279,7 +279,7 @@ class OrtGraph final : public PreparedGraph {
       const std::string file = entry.path().filename().string();
       if (file.rfind(stem + "_", 0) != 0 || !file.ends_with(".json")) continue;
       found = true;
-      if (parsed.ok()) parsed = AddProfile(entry.path(), owners_, node_us, layout_us);
+      if (parsed.ok()) parsed = AddProfile(entry.path(), owners_, node_us, layout);
       fs::remove(entry.path(), ec);
     }
     LATTE_RETURN_IF_ERROR(run);

@@ -67,10 +67,10 @@ struct OrtProfileEvent {
 /// its blocked layout (ReorderInput) to the node after it, a reorder out of it (ReorderOutput) to
 /// the node before it, and a node ORT split a Latte node into (HardSwish runs as HardSigmoid and
 /// Mul) to the first Latte node with no event of its own between the events' owned neighbours.
-/// Reorders and the exporter's layout Transposes (given to their own node) are also added to
-/// `layout_us`: time a kernel alone spends that mostly vanishes inside a model, where the blocked
-/// layout runs from kernel to kernel and neighbouring Transposes cancel.
-void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, double& layout_us);
+/// Reorders are also added to `layout.reorders` and the exporter's layout Transposes (given to
+/// their own node) to `layout.transposes`: time a kernel alone spends that mostly vanishes inside
+/// a model, where the blocked layout runs from kernel to kernel and neighbouring Transposes cancel.
+void AttributeOrtEvents(const std::vector<OrtProfileEvent>& events, std::vector<double>& node_us, LayoutUs& layout);
 
 /// Adds "ort" to `registry` (asserts the name is free).
 void RegisterOrtBackend(BackendRegistry& registry);
