@@ -1,7 +1,8 @@
 // The `latte` Python module (`latte._latte`; python/latte/__init__.py re-exports it): models,
 // packs, predictions, benchmarks and comparisons over the same libraries as the CLI. Every result
-// is what the CLI's `--format json` prints, built by the same report/ view and converted to
-// Python objects, so the two cannot disagree. Logic stays in src/: this file converts arguments,
+// is what the CLI's `--format json` prints, built by the same report/ view (converted from its JSON,
+// or for predictions, the hot path of a search loop, written by the view straight into dicts and
+// lists: PythonDocument), so the two cannot disagree. Logic stays in src/: this file converts arguments,
 // calls the libraries with the GIL released, and turns a failed Status into latte.Error carrying
 // the CLI's one-line message.
 #include <pybind11/numpy.h>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -77,9 +79,15 @@ std::string_view CodeName(StatusCode code) {
 // (a 114-layer prediction has 1,140 of them): each is made once, interned, and reused, so a dict
 // insert finds its hash cached. Bounded: past kMaxKeys names, keys are made afresh. Called with
 // the GIL held.
-PyObject* DictKey(const std::string& key) {
+struct KeyHash {
+  using is_transparent = void;  // found by a string_view, no std::string made
+  std::size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+};
+
+PyObject* DictKey(std::string_view key) {
   constexpr std::size_t kMaxKeys = 512;
-  static std::unordered_map<std::string, PyObject*> keys;  // each holds one reference, never released
+  // Each holds one reference, never released.
+  static std::unordered_map<std::string, PyObject*, KeyHash, std::equal_to<>> keys;
   if (auto it = keys.find(key); it != keys.end()) {
     Py_INCREF(it->second);
     return it->second;
@@ -154,6 +162,40 @@ py::object ToPython(const nlohmann::json& json) {
   if (object == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(object);
 }
+
+/// The document builder (report/document.h) that writes a view's content as Python objects, as
+/// NewPython would convert its JSON (the same keys, None for what is not finite, U+FFFD for text
+/// that is not UTF-8) but with no JSON document in between. Called with the GIL held.
+class PythonDocument {
+ public:
+  using Value = py::object;
+  Value Object() { return Own(PyDict_New()); }
+  Value Array(std::size_t expected_size) {
+    (void)expected_size;  // lists grow by PyList_Append
+    return Own(PyList_New(0));
+  }
+  void Set(Value& object, std::string_view key, Value value) {
+    const py::object name = Own(DictKey(key));
+    if (PyDict_SetItem(object.ptr(), name.ptr(), value.ptr()) != 0) throw py::error_already_set();
+  }
+  void Push(Value& array, Value value) {
+    if (PyList_Append(array.ptr(), value.ptr()) != 0) throw py::error_already_set();
+  }
+  Value Text(std::string_view text) {
+    return Own(PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+  }
+  Value Number(double value) { return std::isfinite(value) ? Own(PyFloat_FromDouble(value)) : Null(); }
+  Value Integer(std::int64_t value) { return Own(PyLong_FromLongLong(value)); }
+  Value Boolean(bool value) { return py::bool_(value); }
+  Value Null() { return py::none(); }
+  Value FromJson(const nlohmann::json& json) { return ToPython(json); }
+
+ private:
+  static Value Own(PyObject* made) {  // a new reference, or null with Python's error set
+    if (made == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(made);
+  }
+};
 
 /// An imported model: the graph every call predicts, benchmarks or compares.
 struct Model {
@@ -259,23 +301,23 @@ std::unique_ptr<LoadedPack> LoadPack(const py::object& path_object) {
   return loaded;
 }
 
-/// What `latte predict MODEL --pack PACK --format json` prints, as JSON (called without the GIL).
-nlohmann::json PredictJson(const LoadedPack& loaded, const Model& model) {
-  Expected<GraphPlan> plan = PlanGraphForPrediction(model.graph, loaded.pack);
-  if (!plan.ok()) Throw(plan.status().WithContext(model.name));
-  Expected<ModelPrediction> prediction = PredictModel(plan->graph, loaded.pack);
-  if (!prediction.ok()) Throw(prediction.status().WithContext(model.name));
-  NameUserNodes(*plan, model.graph, *prediction);
-  return PredictView(plan->graph, *prediction, loaded.pack, model.name, loaded.machine_note).Json();
-}
-
+/// What `latte predict MODEL --pack PACK --format json` prints, as Python objects: planned and
+/// predicted without the GIL, then written by the CLI's view straight into dicts and lists.
 py::object Predict(const LoadedPack& loaded, const Model& model) {
-  nlohmann::json json;
+  std::optional<GraphPlan> plan;
+  std::optional<ModelPrediction> prediction;
   {
     py::gil_scoped_release release;
-    json = PredictJson(loaded, model);
+    Expected<GraphPlan> planned = PlanGraphForPrediction(model.graph, loaded.pack);
+    if (!planned.ok()) Throw(planned.status().WithContext(model.name));
+    plan.emplace(std::move(planned).value());
+    Expected<ModelPrediction> predicted = PredictModel(plan->graph, loaded.pack);
+    if (!predicted.ok()) Throw(predicted.status().WithContext(model.name));
+    prediction.emplace(std::move(predicted).value());
+    NameUserNodes(*plan, model.graph, *prediction);
   }
-  return ToPython(json);
+  PythonDocument doc;
+  return PredictView(plan->graph, *prediction, loaded.pack, model.name, loaded.machine_note).Build(doc);
 }
 
 /// An element of a list of models, kept alive in `keep` while the GIL is released; TypeError
@@ -296,14 +338,7 @@ py::list PredictMany(const LoadedPack& loaded, const py::iterable& models) {
   // slower than predict() in a loop (more memory, colder caches); so was predicting on two
   // threads and converting after (hand_landmark_lite on a busy 2-core host: 465-587/s, one: 626-757/s).
   py::list out(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    nlohmann::json json;
-    {
-      py::gil_scoped_release release;
-      json = PredictJson(loaded, *list[i]);
-    }
-    out[i] = ToPython(json);
-  }
+  for (std::size_t i = 0; i < list.size(); ++i) out[i] = Predict(loaded, *list[i]);
   return out;
 }
 

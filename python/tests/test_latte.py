@@ -20,17 +20,36 @@ def parse_key(key):
     return kind, {k: int(v) for k, v in (p.split("=") for p in params.split(",") if p)}
 
 
-def test_predict_equals_cli_json(pack, model_path):
-    code, out, err = run_cli("predict", model_path, "--pack", str(PACK), "--format", "json")
+# A model with every node covered, a larger one, an ONNX model with input shapes, and a node the
+# pack has no predictor for (libonnx-testdata's Erf: an uncovered row, a total of 0).
+PREDICTED = [
+    ("face_detection_short_range.tflite", {}, True),
+    ("selfie_segmentation.tflite", {}, True),
+    ("ch_ppocr_mobile_v2.0_cls_infer.onnx", CLS_SHAPES, True),
+    ("/usr/share/libonnx-testdata/data/node/test_erf/model.onnx", {}, False),
+]
+
+
+@pytest.mark.parametrize("name,shapes,covered", PREDICTED, ids=[pathlib.Path(p[0]).stem for p in PREDICTED])
+def test_predict_equals_cli_json(pack, name, shapes, covered):
+    path = str(MODELS / name)  # an absolute name stays as it is
+    flags = [f for k, v in shapes.items() for f in ("--input-shape", k + "=" + "x".join(map(str, v)))]
+    code, out, err = run_cli("predict", path, *flags, "--pack", str(PACK), "--format", "json")
     assert code == 0, err
     cli = json.loads(out)
-    result = pack.predict(latte.load_model(model_path))
+    result = pack.predict(latte.load_model(path, input_shapes=shapes))
     # The whole report, every float bit for bit (json.loads reads the CLI's shortest round-trip text).
     assert result == cli
-    assert result["total_ms"] == cli["total_ms"] and result["total_ms"] > 0
-    lo, hi = result["interval_ms"]
-    assert lo <= result["total_ms"] <= hi
-    assert result["coverage"]["covered_nodes"] == result["coverage"]["total_nodes"]
+    assert result["total_ms"] == cli["total_ms"]
+    coverage = result["coverage"]
+    assert (coverage["covered_nodes"] == coverage["total_nodes"]) == covered
+    if covered:
+        assert result["total_ms"] > 0 and not coverage["uncovered"]
+        lo, hi = result["interval_ms"]
+        assert lo <= result["total_ms"] <= hi
+    else:
+        assert result["total_ms"] == 0 and result["layers"] == []
+        assert [(u["op"], u["why"].startswith("no predictor for kernel kind 'erf'")) for u in coverage["uncovered"]] == [("erf", True)]
     assert sum(layer["predicted_ms"] for layer in result["layers"]) == pytest.approx(result["total_ms"], rel=1e-12)
 
 

@@ -164,64 +164,8 @@ std::string PredictView::Text() const {
 }
 
 nlohmann::json PredictView::Json() const {
-  // Built by assignment and moves, never from nested initializer lists: those copy every value
-  // they hold, and a search loop builds this object for each candidate (issue 23's rate).
-  const ModelPrediction& m = prediction_;
-  nlohmann::json layers = nlohmann::json::array();
-  layers.get_ref<nlohmann::json::array_t&>().reserve(m.layers.size());
-  for (const LayerPrediction& layer : m.layers) {
-    nlohmann::json row = nlohmann::json::object();
-    row["nodes"] = NodeNames(graph_, layer.nodes, layer.names);
-    row["kernel"] = layer.kernel.Kind();
-    row["key"] = layer.kernel.Key();
-    row["geometry"] = DescribeKernel(layer.kernel);
-    row["predicted_ms"] = layer.ms();
-    row["kernel_ms"] = layer.prediction.ms;
-    row["context_ms"] = layer.context_ms;
-    row["spread_ms"] = layer.prediction.spread_ms;
-    row["source"] = PredictionSourceName(layer.prediction.source);
-    row["outside_training_range"] = layer.prediction.outside_training_range;
-    layers.push_back(std::move(row));
-  }
-  nlohmann::json uncovered = nlohmann::json::array();
-  for (const UncoveredLayer& u : m.uncovered) {
-    std::vector<std::string> nodes = NodeNames(graph_, u.nodes, u.names);
-    nlohmann::json row = nlohmann::json::object();
-    row["node"] = nodes.front();
-    row["nodes"] = std::move(nodes);
-    row["op"] = u.op;
-    row["why"] = u.why;
-    uncovered.push_back(std::move(row));
-  }
-  nlohmann::json out = nlohmann::json::object();
-  out["model"] = model_;
-  nlohmann::json& pack = out["pack"];
-  pack["backend"] = pack_.info.backend;
-  pack["backend_version"] = pack_.info.backend_version;
-  pack["threads"] = pack_.info.threads;
-  pack["precision"] = pack_.info.precision;
-  pack["device"] = pack_.info.device;
-  out["machine_note"] = machine_note_;
-  out["total_ms"] = m.total_ms;
-  out["context_ms"] = m.context_ms;
-  out["context"] = m.context_applied ? m.context->ToJson() : nlohmann::json(nullptr);
-  out["context_fitted_on"] = m.context_applied ? nlohmann::json(m.context_family) : nlohmann::json(nullptr);
-  out["interval_ms"] = {m.interval_lo_ms, m.interval_hi_ms};
-  out["interval_level"] = kIntervalLevel;
-  nlohmann::json& uncertainty = out["uncertainty"];
-  uncertainty["kernels_sd_ms"] = m.uncertainty.kernels_sd_ms;
-  uncertainty["context_sd_ms"] = m.uncertainty.context_sd_ms;
-  uncertainty["machine_sd_ms"] = m.uncertainty.machine_sd_ms;
-  uncertainty["interval_networks"] = m.uncertainty.calibrated_networks;
-  uncertainty["machine_known"] = pack_.info.reference_spread > 0;
-  out["ms_by_source"] = m.ms_by_source;
-  out["outside_training_range"] = m.outside_range;
-  out["layers"] = std::move(layers);
-  nlohmann::json& coverage = out["coverage"];
-  coverage["covered_nodes"] = m.covered_nodes;
-  coverage["total_nodes"] = m.total_nodes;
-  coverage["uncovered"] = std::move(uncovered);
-  return out;
+  JsonDocument doc;
+  return Build(doc);
 }
 
 std::string PredictView::Csv() const {
