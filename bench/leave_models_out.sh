@@ -22,7 +22,8 @@
 #             build/bench/make_encoders generates (BERT-mini at 64/128/384 tokens, ViT-tiny at 160/224
 #             pixels, opset 17 and 13) instead of models/: calibrate's encoder kernels are drawn at
 #             random sequence lengths and widths, so an encoder layer it happened to measure exactly
-#             is a table hit, counted apart. Use a backend that runs attention (BACKEND=ort).
+#             is a table hit, counted apart. Use a backend that runs attention (BACKEND=ort or
+#             onednn; on oneDNN, BERT's attention mask is given as all ones: see value_flags).
 #   both      one calibration with no --models, then models/ (fold unseen) and the generated
 #             encoders (fold encoders) validated with its pack, one after the other.
 # BACKEND=NAME calibrates that backend (default xnnpack; ort for ONNX Runtime), one thread.
@@ -85,6 +86,13 @@ calibrate() {
 }
 rounds="${ROUNDS:-3}"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench: ROUNDS must be a whole number ≥ 1, not '$rounds'" >&2; exit 2; }
+# value_flags MODEL: on a backend without 64-bit integers (oneDNN), a generated BERT's attention
+# mask given as all ones (no padding, as benchmarks run it), one flag a line, so that its int64 →
+# float Cast folds at import instead of leaving the model unrunnable there; nothing otherwise.
+value_flags() {
+  [[ "$backend" != ort && "$1" =~ ^bert_.*_seq([0-9]+)_ ]] || return 0
+  printf -- '--input-value\nattention_mask=%s\n' "$(yes 1 | head -n "${BASH_REMATCH[1]}" | paste -sd,)"
+}
 # validate FOLD NAME SHAPE NAME SHAPE ...: each model predicted and measured once a round, one
 # JSON each (MODEL.validate.rROUND.json).
 validate() {
@@ -95,9 +103,10 @@ validate() {
     echo "fold $fold: validation round $round of $rounds at $(date -u +%H:%M) UTC"
     for ((i = 0; i < ${#pairs[@]}; i += 2)); do
       local model="${pairs[$i]}" shape="${pairs[$((i + 1))]}"
-      local out="$tmp/$fold/$model.validate.r$round.json"
+      local out="$tmp/$fold/$model.validate.r$round.json" values=()
+      mapfile -t values < <(value_flags "$model")
       # A model the backend cannot run is said (once), not dropped silently.
-      if ! "$latte" validate "$models_dir/$model" ${shape:+--input-shape "$shape"} --pack "$tmp/$fold/pack.json.gz" \
+      if ! "$latte" validate "$models_dir/$model" ${shape:+--input-shape "$shape"} "${values[@]}" --pack "$tmp/$fold/pack.json.gz" \
           --num-runs 50 --min-secs 1 --format json >"$out" 2>"$tmp/$fold/$model.err"; then
         ((round == 1)) && echo "fold $fold: $model not validated: $(cat "$tmp/$fold/$model.err")"
         rm -f "$out"
