@@ -146,10 +146,21 @@ std::string Mean(Writer& w, const std::string& scope, const std::string& x) {
   return n.output(0);
 }
 
-// Layer norm over the last axis with scale and bias `prefix`.weight / .bias: whole at opset 17,
-// else as PyTorch decomposes it.
-std::string LayerNorm(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x, float epsilon) {
-  const int hidden = w.config().hidden;
+// The widths of one transformer layer (BERT's and ViT's from the config, MobileViT's its block's)
+// and its MLP's activation.
+struct LayerWidths {
+  int hidden = 0;
+  int heads = 1;
+  int inner = 0;  // the MLP's width
+  bool silu = false;  // MobileViT's SiLU; else GELU (BERT, ViT)
+};
+
+LayerWidths WidthsOf(const EncoderConfig& c) { return {c.hidden, c.heads, c.mlp_ratio * c.hidden, false}; }
+
+// Layer norm over the last axis (`hidden` wide) with scale and bias `prefix`.weight / .bias:
+// whole at opset 17, else as PyTorch decomposes it.
+std::string LayerNorm(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x, int hidden,
+                      float epsilon) {
   const std::string scale = w.Weight(prefix + ".weight", {hidden}, 0, 1.0f);
   const std::string bias = w.Weight(prefix + ".bias", {hidden}, 0.02f);
   if (w.config().opset >= 17) {
@@ -185,14 +196,35 @@ std::string Gelu(Writer& w, const std::string& scope, const std::string& x) {
   return w.Op(scope, "Mul", {w.Op(scope, "Mul", {x, w.Op(scope, "Add", {erf, one})}), half});
 }
 
-// One dim of `x`'s shape as a 1-element tensor: Shape → Gather → Unsqueeze.
-std::string Dim(Writer& w, const std::string& scope, const std::string& x, std::int64_t index) {
+// SiLU (swish) as nn.SiLU exports: x · sigmoid(x), Sigmoid then Mul.
+std::string Silu(Writer& w, const std::string& scope, const std::string& x) {
+  return w.Op(scope, "Mul", {x, w.Op(scope, "Sigmoid", {x})});
+}
+
+// One dim of `x`'s shape as a traced size (a scalar): Shape → Gather.
+std::string Size(Writer& w, const std::string& scope, const std::string& x, std::int64_t index) {
   const std::string shape = w.Op(scope, "Shape", {x});
   const std::string at = w.Int64Constant(scope, {index}, {});
   onnx::NodeProto& gather = w.OpNode(scope, "Gather", {shape, at});
   Writer::Int(gather, "axis", 0);
+  return gather.output(0);
+}
+
+// A scalar as a 1-element tensor, as the exporter writes a traced size inside a shape list.
+std::string Unsqueeze0(Writer& w, const std::string& scope, const std::string& scalar) {
   const std::string axes = w.Int64Constant(scope, {0}, {1});
-  return w.Op(scope, "Unsqueeze", {gather.output(0), axes});  // axes as an input from opset 13 on
+  return w.Op(scope, "Unsqueeze", {scalar, axes});  // axes as an input from opset 13 on
+}
+
+// One dim of `x`'s shape as a 1-element tensor: Shape → Gather → Unsqueeze.
+std::string Dim(Writer& w, const std::string& scope, const std::string& x, std::int64_t index) {
+  return Unsqueeze0(w, scope, Size(w, scope, x, index));
+}
+
+std::string Transpose(Writer& w, const std::string& scope, const std::string& x, const Ints& perm) {
+  onnx::NodeProto& transpose = w.OpNode(scope, "Transpose", {x});
+  Writer::IntList(transpose, "perm", perm);
+  return transpose.output(0);
 }
 
 // The first token's state, x[:, 0] (a Gather on axis 1): what BERT's pooler and ViT's classifier
@@ -206,49 +238,56 @@ std::string FirstToken(Writer& w, const std::string& scope, const std::string& x
 
 // [batch, tokens, hidden] → [batch, heads, tokens, head size] (or [.., head size, tokens] for the
 // keys, `keys` true), as the exporter writes view(...) then permute(...).
-std::string SplitHeads(Writer& w, const std::string& scope, const std::string& x, bool keys) {
-  const EncoderConfig& c = w.config();
-  const std::string heads = w.Int64Constant(scope, {c.heads}, {1});
-  const std::string size = w.Int64Constant(scope, {c.hidden / c.heads}, {1});
+std::string SplitHeads(Writer& w, const std::string& scope, const std::string& x, const LayerWidths& widths, bool keys) {
+  const std::string heads = w.Int64Constant(scope, {widths.heads}, {1});
+  const std::string size = w.Int64Constant(scope, {widths.hidden / widths.heads}, {1});
   onnx::NodeProto& concat = w.OpNode(scope, "Concat", {Dim(w, scope, x, 0), Dim(w, scope, x, 1), heads, size});
   Writer::Int(concat, "axis", 0);
   const std::string split = w.Op(scope, "Reshape", {x, concat.output(0)});
-  onnx::NodeProto& transpose = w.OpNode(scope, "Transpose", {split});
-  Writer::IntList(transpose, "perm", keys ? Ints{0, 2, 3, 1} : Ints{0, 2, 1, 3});
-  return transpose.output(0);
+  return Transpose(w, scope, split, keys ? Ints{0, 2, 3, 1} : Ints{0, 2, 1, 3});
 }
 
 // Multi-head self-attention with its output projection; `mask` is additive ([1, 1, 1, tokens])
 // or empty.
 std::string Attention(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
-                      const std::string& mask) {
-  const EncoderConfig& c = w.config();
+                      const std::string& mask, const LayerWidths& widths) {
+  const int hidden = widths.hidden;
   const std::string self = scope + "/self";
-  const std::string q = SplitHeads(w, self, Linear(w, self + "/query", prefix + ".query", x, c.hidden, c.hidden), false);
-  const std::string k = SplitHeads(w, self, Linear(w, self + "/key", prefix + ".key", x, c.hidden, c.hidden), true);
-  const std::string v = SplitHeads(w, self, Linear(w, self + "/value", prefix + ".value", x, c.hidden, c.hidden), false);
-  const std::string root = w.Constant(self, {std::sqrt(static_cast<float>(c.hidden / c.heads))}, {});
+  const std::string q = SplitHeads(w, self, Linear(w, self + "/query", prefix + ".query", x, hidden, hidden), widths, false);
+  const std::string k = SplitHeads(w, self, Linear(w, self + "/key", prefix + ".key", x, hidden, hidden), widths, true);
+  const std::string v = SplitHeads(w, self, Linear(w, self + "/value", prefix + ".value", x, hidden, hidden), widths, false);
+  const std::string root = w.Constant(self, {std::sqrt(static_cast<float>(hidden / widths.heads))}, {});
   std::string scores = w.Op(self, "Div", {w.Op(self, "MatMul", {q, k}), root});
   if (!mask.empty()) scores = w.Op(self, "Add", {scores, mask});
   onnx::NodeProto& softmax = w.OpNode(self, "Softmax", {scores});
   Writer::Int(softmax, "axis", -1);
   const std::string context = w.Op(self, "MatMul", {softmax.output(0), v});
-  onnx::NodeProto& merge = w.OpNode(self, "Transpose", {context});
-  Writer::IntList(merge, "perm", {0, 2, 1, 3});
-  const std::string hidden = w.Int64Constant(self, {c.hidden}, {1});
-  onnx::NodeProto& shape = w.OpNode(self, "Concat", {Dim(w, self, merge.output(0), 0), Dim(w, self, merge.output(0), 1), hidden});
+  const std::string merge = Transpose(w, self, context, {0, 2, 1, 3});
+  const std::string width = w.Int64Constant(self, {hidden}, {1});
+  onnx::NodeProto& shape = w.OpNode(self, "Concat", {Dim(w, self, merge, 0), Dim(w, self, merge, 1), width});
   Writer::Int(shape, "axis", 0);
-  const std::string merged = w.Op(self, "Reshape", {merge.output(0), shape.output(0)});
-  return Linear(w, scope + "/output/dense", prefix + ".output.dense", merged, c.hidden, c.hidden);
+  const std::string merged = w.Op(self, "Reshape", {merge, shape.output(0)});
+  return Linear(w, scope + "/output/dense", prefix + ".output.dense", merged, hidden, hidden);
 }
 
-// The MLP: hidden → mlp_ratio · hidden, GELU, → hidden.
-std::string Mlp(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x) {
-  const EncoderConfig& c = w.config();
-  const int inner = c.mlp_ratio * c.hidden;
-  const std::string up = Linear(w, scope + "/intermediate/dense", prefix + ".intermediate.dense", x, c.hidden, inner);
-  const std::string act = Gelu(w, scope + "/intermediate/intermediate_act_fn", up);
-  return Linear(w, scope + "/output/dense", prefix + ".output.dense", act, inner, c.hidden);
+// The MLP: hidden → inner, GELU (or SiLU), → hidden.
+std::string Mlp(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                const LayerWidths& widths) {
+  const std::string up =
+      Linear(w, scope + "/intermediate/dense", prefix + ".intermediate.dense", x, widths.hidden, widths.inner);
+  const std::string act_scope = scope + "/intermediate/intermediate_act_fn";
+  const std::string act = widths.silu ? Silu(w, act_scope, up) : Gelu(w, act_scope, up);
+  return Linear(w, scope + "/output/dense", prefix + ".output.dense", act, widths.inner, widths.hidden);
+}
+
+// A pre-norm layer (ViT's and MobileViT's): x + attention(norm(x)), then x + mlp(norm(x)).
+std::string PreNormLayer(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                         const LayerWidths& widths, float epsilon) {
+  const std::string normed = LayerNorm(w, scope + "/layernorm_before", prefix + ".layernorm_before", x, widths.hidden, epsilon);
+  const std::string h =
+      w.Op(scope, "Add", {Attention(w, scope + "/attention", prefix + ".attention.attention", normed, "", widths), x});
+  const std::string normed2 = LayerNorm(w, scope + "/layernorm_after", prefix + ".layernorm_after", h, widths.hidden, epsilon);
+  return w.Op(scope, "Add", {Mlp(w, scope, prefix, normed2, widths), h});
 }
 
 void Check(const EncoderConfig& c) {
@@ -281,7 +320,8 @@ std::string BertModelBytes(const EncoderConfig& c) {
   const std::string summed = w.Op(emb, "Add", {w.Op(emb + "/word_embeddings", "Gather", {words, "input_ids"}),
                                                w.Op(emb + "/token_type_embeddings", "Gather", {types, "token_type_ids"})});
   std::string h = w.Op(emb, "Add", {summed, w.Op(emb + "/position_embeddings", "Gather", {positions, position_ids})});
-  h = LayerNorm(w, emb + "/LayerNorm", "embeddings.LayerNorm", h, 1e-12f);
+  const LayerWidths widths = WidthsOf(c);
+  h = LayerNorm(w, emb + "/LayerNorm", "embeddings.LayerNorm", h, c.hidden, 1e-12f);
 
   // The padding mask as an additive one: (1 − mask) · −10000, broadcast over heads and queries.
   const std::string m = "/extended_mask";
@@ -295,12 +335,12 @@ std::string BertModelBytes(const EncoderConfig& c) {
   for (int l = 0; l < c.layers; ++l) {
     const std::string scope = "/encoder/layer." + std::to_string(l);
     const std::string prefix = "encoder.layer." + std::to_string(l);
-    const std::string attended = Attention(w, scope + "/attention", prefix + ".attention.self", h, mask);
+    const std::string attended = Attention(w, scope + "/attention", prefix + ".attention.self", h, mask, widths);
     h = LayerNorm(w, scope + "/attention/output/LayerNorm", prefix + ".attention.output.LayerNorm",
-                  w.Op(scope + "/attention/output", "Add", {attended, h}), 1e-12f);
-    const std::string mlp = Mlp(w, scope, prefix, h);
+                  w.Op(scope + "/attention/output", "Add", {attended, h}), c.hidden, 1e-12f);
+    const std::string mlp = Mlp(w, scope, prefix, h, widths);
     h = LayerNorm(w, scope + "/output/LayerNorm", prefix + ".output.LayerNorm", w.Op(scope + "/output", "Add", {mlp, h}),
-                  1e-12f);
+                  c.hidden, 1e-12f);
   }
   w.Node("Identity", {h}, "last_hidden_state", "/Identity");
   w.Output("last_hidden_state", {1, c.sequence, c.hidden});
@@ -356,16 +396,11 @@ std::string VitModelBytes(const EncoderConfig& c) {
   const std::string positions = w.Weight("vit.embeddings.position_embeddings", {1, tokens, c.hidden}, 0.02f);
   std::string h = w.Op(emb, "Add", {concat.output(0), positions});
 
-  // Pre-norm layers: x + attention(norm(x)), then x + mlp(norm(x)).
   for (int l = 0; l < c.layers; ++l) {
-    const std::string scope = "/vit/encoder/layer." + std::to_string(l);
-    const std::string prefix = "vit.encoder.layer." + std::to_string(l);
-    const std::string normed = LayerNorm(w, scope + "/layernorm_before", prefix + ".layernorm_before", h, 1e-12f);
-    h = w.Op(scope, "Add", {Attention(w, scope + "/attention", prefix + ".attention.attention", normed, ""), h});
-    const std::string normed2 = LayerNorm(w, scope + "/layernorm_after", prefix + ".layernorm_after", h, 1e-12f);
-    h = w.Op(scope, "Add", {Mlp(w, scope, prefix, normed2), h});
+    h = PreNormLayer(w, "/vit/encoder/layer." + std::to_string(l), "vit.encoder.layer." + std::to_string(l), h,
+                     WidthsOf(c), 1e-12f);
   }
-  h = LayerNorm(w, "/vit/layernorm", "vit.layernorm", h, 1e-12f);
+  h = LayerNorm(w, "/vit/layernorm", "vit.layernorm", h, c.hidden, 1e-12f);
   const std::string logits = Linear(w, "/classifier", "classifier", FirstToken(w, "", h), c.hidden, c.classes);
   w.Node("Identity", {logits}, "logits", "/Identity");
   w.Output("logits", {1, c.classes});
