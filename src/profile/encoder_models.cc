@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -290,6 +291,156 @@ std::string PreNormLayer(Writer& w, const std::string& scope, const std::string&
   return w.Op(scope, "Add", {Mlp(w, scope, prefix, normed2, widths), h});
 }
 
+// MobileViT's pieces.
+
+// A conv as MobileViTConvLayer exports in eval mode: its BatchNorm folded into the weights and a
+// bias (named as the exporter names folded parameters), then SiLU; without the norm, no bias.
+struct ConvSpec {
+  int out = 0;
+  int kernel = 1;
+  int stride = 1;
+  int groups = 1;
+  bool norm = true;
+  bool act = true;
+};
+
+std::string ConvLayer(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x, int in,
+                      const ConvSpec& spec) {
+  const int fan_in = in / spec.groups * spec.kernel * spec.kernel;
+  // Uniform in ±√(3 / fan-in): unit variance through the stack, so the outputs stay far from zero.
+  const float scale = std::sqrt(3.0f / static_cast<float>(fan_in));
+  const Ints dims = {spec.out, in / spec.groups, spec.kernel, spec.kernel};
+  std::vector<std::string> inputs = {x};
+  if (spec.norm) {
+    inputs.push_back(w.Weight("onnx::Conv_" + prefix + ".weight", dims, scale));
+    inputs.push_back(w.Weight("onnx::Conv_" + prefix + ".bias", {spec.out}, 0.02f));
+  } else {
+    inputs.push_back(w.Weight(prefix + ".convolution.weight", dims, scale));
+  }
+  onnx::NodeProto& conv = w.OpNode(scope + "/convolution", "Conv", inputs);
+  const std::int64_t pad = (spec.kernel - 1) / 2;
+  Writer::IntList(conv, "dilations", {1, 1});
+  Writer::Int(conv, "group", spec.groups);
+  Writer::IntList(conv, "kernel_shape", {spec.kernel, spec.kernel});
+  Writer::IntList(conv, "pads", {pad, pad, pad, pad});
+  Writer::IntList(conv, "strides", {spec.stride, spec.stride});
+  return spec.act ? Silu(w, scope + "/activation", conv.output(0)) : conv.output(0);
+}
+
+// HF's make_divisible: to the nearest multiple of 8, never more than 10% below.
+int MakeDivisible(int value) {
+  int rounded = std::max(8, (value + 4) / 8 * 8);
+  if (rounded < 0.9 * value) rounded += 8;
+  return rounded;
+}
+
+// MobileNetV2's inverted residual (MobileViTInvertedResidual): 1×1 expansion, 3×3 depthwise
+// (strided), 1×1 projection without activation, the input added back when the shape stays.
+std::string InvertedResidual(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                             int in, int out, int stride) {
+  const int expanded = MakeDivisible(in * w.config().expand_ratio);
+  std::string h = ConvLayer(w, scope + "/expand_1x1", prefix + ".expand_1x1", x, in, {expanded, 1});
+  h = ConvLayer(w, scope + "/conv_3x3", prefix + ".conv_3x3", h, expanded, {expanded, 3, stride, expanded});
+  h = ConvLayer(w, scope + "/reduce_1x1", prefix + ".reduce_1x1", h, expanded, {out, 1, 1, 1, true, false});
+  return stride == 1 && in == out ? w.Op(scope, "Add", {x, h}) : h;
+}
+
+// A shape list as the exporter writes one from traced sizes and Python ints: each traced size
+// (a scalar) unsqueezed, each int a 1-element constant, joined by Concat on axis 0.
+struct ShapePart {
+  std::string traced;  // a scalar tensor, or empty for `value`
+  std::int64_t value = 0;
+};
+ShapePart Traced(const std::string& scalar) { return {scalar, 0}; }
+ShapePart Fixed(std::int64_t value) { return {"", value}; }
+
+std::string ShapeList(Writer& w, const std::string& scope, const std::vector<ShapePart>& parts) {
+  std::vector<std::string> pieces;
+  for (const ShapePart& p : parts)
+    pieces.push_back(p.traced.empty() ? w.Int64Constant(scope, {p.value}, {1}) : Unsqueeze0(w, scope, p.traced));
+  onnx::NodeProto& concat = w.OpNode(scope, "Concat", pieces);
+  Writer::Int(concat, "axis", 0);
+  return concat.output(0);
+}
+
+// a · b of traced sizes, or a traced size times a Python int (a scalar Constant).
+std::string SizeMul(Writer& w, const std::string& scope, const std::string& a, const std::string& b) {
+  return w.Op(scope, "Mul", {a, b});
+}
+std::string SizeMul(Writer& w, const std::string& scope, const std::string& a, std::int64_t b) {
+  return SizeMul(w, scope, a, w.Int64Constant(scope, {b}, {}));
+}
+
+// What unfolding() keeps for folding(): the batch and channels it traced, and the patch grid
+// (num_patch_height = num_patch_width), which int(math.ceil(...)) made Python ints.
+struct Patches {
+  std::string tokens, batch, channels;
+  std::int64_t grid = 0, patch = 0;
+};
+
+// HF MobileViTLayer.unfolding: [b, c, h, w] → [b · p², (h/p)(w/p), c], p×p patches, the feature
+// map a whole number of them.
+Patches Unfold(Writer& w, const std::string& scope, const std::string& x, std::int64_t size, std::int64_t patch) {
+  Patches p;
+  p.patch = patch, p.grid = size / patch;
+  const std::int64_t area = patch * patch, count = p.grid * p.grid;
+  p.batch = Size(w, scope, x, 0);
+  p.channels = Size(w, scope, x, 1);
+  // reshape(batch · channels · num_patch_height, patch, num_patch_width, patch)
+  const std::string rows = SizeMul(w, scope, SizeMul(w, scope, p.batch, p.channels), p.grid);
+  std::string h = w.Op(scope, "Reshape", {x, ShapeList(w, scope, {Traced(rows), Fixed(patch), Fixed(p.grid), Fixed(patch)})});
+  h = Transpose(w, scope, h, {0, 2, 1, 3});  // transpose(1, 2)
+  // reshape(batch, channels, num_patches, patch_area)
+  h = w.Op(scope, "Reshape",
+           {h, ShapeList(w, scope, {Traced(p.batch), Traced(p.channels), Fixed(count), Fixed(area)})});
+  h = Transpose(w, scope, h, {0, 3, 2, 1});  // transpose(1, 3)
+  // reshape(batch · patch_area, num_patches, -1)
+  const std::string groups = SizeMul(w, scope, p.batch, area);
+  p.tokens = w.Op(scope, "Reshape", {h, ShapeList(w, scope, {Traced(groups), Fixed(count), Fixed(-1)})});
+  return p;
+}
+
+// HF MobileViTLayer.folding: unfolding's inverse, back to [b, c, h, w].
+std::string Fold(Writer& w, const std::string& scope, const std::string& tokens, const Patches& p) {
+  const std::int64_t area = p.patch * p.patch, count = p.grid * p.grid;
+  // view(batch, patch_area, num_patches, -1); contiguous() writes no node
+  std::string h = w.Op(scope, "Reshape",
+                       {tokens, ShapeList(w, scope, {Traced(p.batch), Fixed(area), Fixed(count), Fixed(-1)})});
+  h = Transpose(w, scope, h, {0, 3, 2, 1});  // transpose(1, 3)
+  // reshape(batch · channels · num_patch_height, num_patch_width, patch, patch)
+  const std::string rows = SizeMul(w, scope, SizeMul(w, scope, p.batch, p.channels), p.grid);
+  h = w.Op(scope, "Reshape", {h, ShapeList(w, scope, {Traced(rows), Fixed(p.grid), Fixed(p.patch), Fixed(p.patch)})});
+  h = Transpose(w, scope, h, {0, 2, 1, 3});  // transpose(1, 2)
+  // reshape(batch, channels, num_patch_height · patch, num_patch_width · patch)
+  return w.Op(scope, "Reshape", {h, ShapeList(w, scope, {Traced(p.batch), Traced(p.channels), Fixed(p.grid * p.patch),
+                                                         Fixed(p.grid * p.patch)})});
+}
+
+// A MobileViT block (MobileViTLayer) at stride 2 on a `size`×`size` input: the downsampling
+// inverted residual, the local 3×3 and 1×1 convs, patches through `layers` transformer layers and
+// a layer norm, folded back, the 1×1 projection, concat with the block's input, the 3×3 fusion.
+std::string MobileVitBlock(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                           int in, int out, int hidden, int layers, std::int64_t size) {
+  const EncoderConfig& c = w.config();
+  const std::string residual =
+      InvertedResidual(w, scope + "/downsampling_layer", prefix + ".downsampling_layer", x, in, out, 2);
+  std::string h = ConvLayer(w, scope + "/conv_kxk", prefix + ".conv_kxk", residual, out, {out, 3});
+  h = ConvLayer(w, scope + "/conv_1x1", prefix + ".conv_1x1", h, out, {hidden, 1, 1, 1, false, false});
+  const Patches patches = Unfold(w, scope, h, size / 2, c.patch);
+  std::string tokens = patches.tokens;
+  const LayerWidths widths = {hidden, c.heads, c.mlp_ratio * hidden, true};
+  for (int l = 0; l < layers; ++l) {
+    tokens = PreNormLayer(w, scope + "/transformer/layer." + std::to_string(l),
+                          prefix + ".transformer.layer." + std::to_string(l), tokens, widths, 1e-5f);
+  }
+  tokens = LayerNorm(w, scope + "/layernorm", prefix + ".layernorm", tokens, hidden, 1e-5f);
+  h = ConvLayer(w, scope + "/conv_projection", prefix + ".conv_projection", Fold(w, scope, tokens, patches), hidden,
+                {out, 1});
+  onnx::NodeProto& concat = w.OpNode(scope, "Concat", {residual, h});  // torch.cat((residual, features), dim=1)
+  Writer::Int(concat, "axis", 1);
+  return ConvLayer(w, scope + "/fusion", prefix + ".fusion", concat.output(0), 2 * out, {out, 3});
+}
+
 void Check(const EncoderConfig& c) {
   if (c.layers < 1 || c.hidden < 1 || c.heads < 1 || c.hidden % c.heads != 0 || c.mlp_ratio < 1)
     throw std::invalid_argument(c.name + ": layers, hidden, heads and mlp_ratio must be positive, heads dividing hidden");
@@ -407,6 +558,57 @@ std::string VitModelBytes(const EncoderConfig& c) {
   return w.Bytes();
 }
 
+std::string MobileVitModelBytes(const EncoderConfig& c) {
+  auto positive = [](const std::vector<int>& v, std::size_t n) {
+    return v.size() == n && std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
+  };
+  if (!positive(c.channels, 7) || !positive(c.block_hidden, 3) || !positive(c.block_layers, 3) || c.heads < 1 ||
+      c.mlp_ratio < 1 || c.expand_ratio < 1 || c.patch < 1 || c.classes < 1)
+    throw std::invalid_argument(c.name + ": MobileViT takes 7 channel counts, 3 block widths and layer counts, all positive");
+  if (std::any_of(c.block_hidden.begin(), c.block_hidden.end(), [&](int h) { return h % c.heads != 0; }))
+    throw std::invalid_argument(c.name + ": the heads must divide every block's width");
+  if (c.image < 32 * c.patch || c.image % (32 * c.patch) != 0)
+    throw std::invalid_argument(c.name + ": the image must be a multiple of 32 · patch (HF interpolates other sizes)");
+  Writer w(c);
+  w.Input("pixel_values", {1, 3, c.image, c.image}, onnx::TensorProto::FLOAT);
+  const std::vector<int>& ch = c.channels;
+  const std::string model = "/mobilevit", weights = "mobilevit";
+
+  std::string h = ConvLayer(w, model + "/conv_stem", weights + ".conv_stem", "pixel_values", 3, {ch[0], 3, 2});
+  std::int64_t size = c.image / 2;
+  // Stages 1 and 2 (MobileViTMobileNetLayer): one inverted residual at stride 1, three from stride 2.
+  const int stage_blocks[2] = {1, 3}, stage_stride[2] = {1, 2};
+  for (int s = 0; s < 2; ++s) {
+    for (int b = 0; b < stage_blocks[s]; ++b) {
+      const std::string at = "/encoder/layer." + std::to_string(s) + "/layer." + std::to_string(b);
+      const std::string name = ".encoder.layer." + std::to_string(s) + ".layer." + std::to_string(b);
+      const int in = b == 0 ? ch[static_cast<std::size_t>(s)] : ch[static_cast<std::size_t>(s) + 1];
+      h = InvertedResidual(w, model + at, weights + name, h, in, ch[static_cast<std::size_t>(s) + 1],
+                           b == 0 ? stage_stride[s] : 1);
+    }
+    size /= stage_stride[s];
+  }
+  // Stages 3 to 5: MobileViT blocks, each halving the size.
+  for (std::size_t s = 2; s < 5; ++s) {
+    h = MobileVitBlock(w, model + "/encoder/layer." + std::to_string(s), weights + ".encoder.layer." + std::to_string(s), h,
+                       ch[s], ch[s + 1], c.block_hidden[s - 2], c.block_layers[s - 2], size);
+    size /= 2;
+  }
+  h = ConvLayer(w, model + "/conv_1x1_exp", weights + ".conv_1x1_exp", h, ch[5], {ch[6], 1});
+  // torch.mean(x, dim=[-2, -1]), then the classifier: a Linear on a matrix exports as Gemm.
+  onnx::NodeProto& pool = w.OpNode(model, "ReduceMean", {h});
+  Writer::IntList(pool, "axes", {-2, -1});
+  Writer::Int(pool, "keepdims", 0);
+  const std::string weight = w.Weight("classifier.weight", {c.classes, ch[6]}, std::sqrt(3.0f / static_cast<float>(ch[6])));
+  const std::string bias = w.Weight("classifier.bias", {c.classes}, 0.02f);
+  onnx::NodeProto& gemm = w.Node("Gemm", {pool.output(0), weight, bias}, "logits", "/classifier/Gemm");
+  Writer::Float(gemm, "alpha", 1.0f);
+  Writer::Float(gemm, "beta", 1.0f);
+  Writer::Int(gemm, "transB", 1);
+  w.Output("logits", {1, c.classes});
+  return w.Bytes();
+}
+
 std::vector<EncoderConfig> PublishedShapes(int vocab) {
   std::vector<EncoderConfig> shapes;
   for (int opset : {17, 13}) {
@@ -423,12 +625,20 @@ std::vector<EncoderConfig> PublishedShapes(int vocab) {
       vit.layers = 12, vit.hidden = 192, vit.heads = 3, vit.image = image, vit.patch = 16, vit.opset = opset;
       shapes.push_back(vit);
     }
+    for (int image : {192, 256}) {  // 160 is not a multiple of 64: its last block would interpolate
+      EncoderConfig mobilevit;     // apple/mobilevit-xx-small: the widths are the config's defaults
+      mobilevit.name = "mobilevit_xx_small_" + std::to_string(image) + suffix;
+      mobilevit.heads = 4, mobilevit.mlp_ratio = 2, mobilevit.image = image, mobilevit.patch = 2, mobilevit.opset = opset;
+      shapes.push_back(mobilevit);
+    }
   }
   return shapes;
 }
 
 std::string ModelBytes(const EncoderConfig& config) {
-  return config.name.rfind("bert", 0) == 0 ? BertModelBytes(config) : VitModelBytes(config);
+  if (config.name.rfind("bert", 0) == 0) return BertModelBytes(config);
+  if (config.name.rfind("mobilevit", 0) == 0) return MobileVitModelBytes(config);
+  return VitModelBytes(config);
 }
 
 }  // namespace latte::encoders
