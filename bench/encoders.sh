@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Transformer encoders on Latte's oneDNN executor beside ONNX Runtime: the encoders of
-# build/bench/make_encoders (BERT-mini at 64/128/384 tokens, ViT-tiny at 160/224 pixels; opset 17,
-# LayerNormalization whole, and opset 13, decomposed), each run by `latte bench` on each backend,
+# build/bench/make_encoders (BERT-mini at 64/128/384 tokens, ViT-tiny at 160/224 pixels,
+# MobileViT-xx-small at 192/256 pixels; opset 17, LayerNormalization whole, and opset 13, decomposed), each run by `latte bench` on each backend,
 # one thread, models and backends alternating, ROUNDS rounds; prints each model's median p50 per
 # backend over the rounds, the rounds' spread, the nodes that fell back, and oneDNN / ORT (≤ 1.0:
-# Latte's executor as fast or faster). oneDNN runs the ViTs whole and every node of the BERTs but
+# Latte's executor as fast or faster). oneDNN runs the ViTs and MobileViTs whole and every node of the BERTs but
 # one: the attention mask's Cast from int64 to float (oneDNN 2.6 has no 64-bit integer type), which
 # falls back to ONNX Runtime (--fallback ort); the table says how many nodes fell back and the
 # lines under it which and why. Run it while nothing else runs. Needs python3.

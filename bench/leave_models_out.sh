@@ -20,7 +20,7 @@
 #             adapted here join the fit); the same table hits as for adapt.
 #   encoders  one calibration with no --models, then the transformer encoders that
 #             build/bench/make_encoders generates (BERT-mini at 64/128/384 tokens, ViT-tiny at 160/224
-#             pixels, opset 17 and 13) instead of models/: calibrate's encoder kernels are drawn at
+#             pixels, MobileViT-xx-small at 192/256 pixels, opset 17 and 13) instead of models/: calibrate's encoder kernels are drawn at
 #             random sequence lengths and widths, so an encoder layer it happened to measure exactly
 #             is a table hit, counted apart. Use a backend that runs attention (BACKEND=ort or
 #             onednn; on oneDNN, BERT's attention mask is given as all ones: see value_flags).

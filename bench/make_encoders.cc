@@ -1,6 +1,6 @@
 // Writes the transformer encoders of profile/encoder_models (BERT-mini at 64, 128 and 384 tokens, ViT-tiny
-// at 160 and 224 pixels, each with LayerNormalization whole at opset 17 and decomposed at opset
-// 13) as ONNX files into a folder, for `latte inspect / bench / predict / validate` to read.
+// at 160 and 224 pixels, MobileViT-xx-small at 192 and 256 pixels, each with LayerNormalization whole
+// at opset 17 and decomposed at opset 13) as ONNX files into a folder, for `latte inspect / bench / predict / validate` to read.
 // Usage: make_encoders OUTDIR
 #include <cstdio>
 #include <exception>

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -146,10 +147,21 @@ std::string Mean(Writer& w, const std::string& scope, const std::string& x) {
   return n.output(0);
 }
 
-// Layer norm over the last axis with scale and bias `prefix`.weight / .bias: whole at opset 17,
-// else as PyTorch decomposes it.
-std::string LayerNorm(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x, float epsilon) {
-  const int hidden = w.config().hidden;
+// The widths of one transformer layer (BERT's and ViT's from the config, MobileViT's its block's)
+// and its MLP's activation.
+struct LayerWidths {
+  int hidden = 0;
+  int heads = 1;
+  int inner = 0;  // the MLP's width
+  bool silu = false;  // MobileViT's SiLU; else GELU (BERT, ViT)
+};
+
+LayerWidths WidthsOf(const EncoderConfig& c) { return {c.hidden, c.heads, c.mlp_ratio * c.hidden, false}; }
+
+// Layer norm over the last axis (`hidden` wide) with scale and bias `prefix`.weight / .bias:
+// whole at opset 17, else as PyTorch decomposes it.
+std::string LayerNorm(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x, int hidden,
+                      float epsilon) {
   const std::string scale = w.Weight(prefix + ".weight", {hidden}, 0, 1.0f);
   const std::string bias = w.Weight(prefix + ".bias", {hidden}, 0.02f);
   if (w.config().opset >= 17) {
@@ -185,14 +197,35 @@ std::string Gelu(Writer& w, const std::string& scope, const std::string& x) {
   return w.Op(scope, "Mul", {w.Op(scope, "Mul", {x, w.Op(scope, "Add", {erf, one})}), half});
 }
 
-// One dim of `x`'s shape as a 1-element tensor: Shape → Gather → Unsqueeze.
-std::string Dim(Writer& w, const std::string& scope, const std::string& x, std::int64_t index) {
+// SiLU (swish) as nn.SiLU exports: x · sigmoid(x), Sigmoid then Mul.
+std::string Silu(Writer& w, const std::string& scope, const std::string& x) {
+  return w.Op(scope, "Mul", {x, w.Op(scope, "Sigmoid", {x})});
+}
+
+// One dim of `x`'s shape as a traced size (a scalar): Shape → Gather.
+std::string Size(Writer& w, const std::string& scope, const std::string& x, std::int64_t index) {
   const std::string shape = w.Op(scope, "Shape", {x});
   const std::string at = w.Int64Constant(scope, {index}, {});
   onnx::NodeProto& gather = w.OpNode(scope, "Gather", {shape, at});
   Writer::Int(gather, "axis", 0);
+  return gather.output(0);
+}
+
+// A scalar as a 1-element tensor, as the exporter writes a traced size inside a shape list.
+std::string Unsqueeze0(Writer& w, const std::string& scope, const std::string& scalar) {
   const std::string axes = w.Int64Constant(scope, {0}, {1});
-  return w.Op(scope, "Unsqueeze", {gather.output(0), axes});  // axes as an input from opset 13 on
+  return w.Op(scope, "Unsqueeze", {scalar, axes});  // axes as an input from opset 13 on
+}
+
+// One dim of `x`'s shape as a 1-element tensor: Shape → Gather → Unsqueeze.
+std::string Dim(Writer& w, const std::string& scope, const std::string& x, std::int64_t index) {
+  return Unsqueeze0(w, scope, Size(w, scope, x, index));
+}
+
+std::string Transpose(Writer& w, const std::string& scope, const std::string& x, const Ints& perm) {
+  onnx::NodeProto& transpose = w.OpNode(scope, "Transpose", {x});
+  Writer::IntList(transpose, "perm", perm);
+  return transpose.output(0);
 }
 
 // The first token's state, x[:, 0] (a Gather on axis 1): what BERT's pooler and ViT's classifier
@@ -206,49 +239,206 @@ std::string FirstToken(Writer& w, const std::string& scope, const std::string& x
 
 // [batch, tokens, hidden] → [batch, heads, tokens, head size] (or [.., head size, tokens] for the
 // keys, `keys` true), as the exporter writes view(...) then permute(...).
-std::string SplitHeads(Writer& w, const std::string& scope, const std::string& x, bool keys) {
-  const EncoderConfig& c = w.config();
-  const std::string heads = w.Int64Constant(scope, {c.heads}, {1});
-  const std::string size = w.Int64Constant(scope, {c.hidden / c.heads}, {1});
+std::string SplitHeads(Writer& w, const std::string& scope, const std::string& x, const LayerWidths& widths, bool keys) {
+  const std::string heads = w.Int64Constant(scope, {widths.heads}, {1});
+  const std::string size = w.Int64Constant(scope, {widths.hidden / widths.heads}, {1});
   onnx::NodeProto& concat = w.OpNode(scope, "Concat", {Dim(w, scope, x, 0), Dim(w, scope, x, 1), heads, size});
   Writer::Int(concat, "axis", 0);
   const std::string split = w.Op(scope, "Reshape", {x, concat.output(0)});
-  onnx::NodeProto& transpose = w.OpNode(scope, "Transpose", {split});
-  Writer::IntList(transpose, "perm", keys ? Ints{0, 2, 3, 1} : Ints{0, 2, 1, 3});
-  return transpose.output(0);
+  return Transpose(w, scope, split, keys ? Ints{0, 2, 3, 1} : Ints{0, 2, 1, 3});
 }
 
 // Multi-head self-attention with its output projection; `mask` is additive ([1, 1, 1, tokens])
 // or empty.
 std::string Attention(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
-                      const std::string& mask) {
-  const EncoderConfig& c = w.config();
+                      const std::string& mask, const LayerWidths& widths) {
+  const int hidden = widths.hidden;
   const std::string self = scope + "/self";
-  const std::string q = SplitHeads(w, self, Linear(w, self + "/query", prefix + ".query", x, c.hidden, c.hidden), false);
-  const std::string k = SplitHeads(w, self, Linear(w, self + "/key", prefix + ".key", x, c.hidden, c.hidden), true);
-  const std::string v = SplitHeads(w, self, Linear(w, self + "/value", prefix + ".value", x, c.hidden, c.hidden), false);
-  const std::string root = w.Constant(self, {std::sqrt(static_cast<float>(c.hidden / c.heads))}, {});
+  const std::string q = SplitHeads(w, self, Linear(w, self + "/query", prefix + ".query", x, hidden, hidden), widths, false);
+  const std::string k = SplitHeads(w, self, Linear(w, self + "/key", prefix + ".key", x, hidden, hidden), widths, true);
+  const std::string v = SplitHeads(w, self, Linear(w, self + "/value", prefix + ".value", x, hidden, hidden), widths, false);
+  const std::string root = w.Constant(self, {std::sqrt(static_cast<float>(hidden / widths.heads))}, {});
   std::string scores = w.Op(self, "Div", {w.Op(self, "MatMul", {q, k}), root});
   if (!mask.empty()) scores = w.Op(self, "Add", {scores, mask});
   onnx::NodeProto& softmax = w.OpNode(self, "Softmax", {scores});
   Writer::Int(softmax, "axis", -1);
   const std::string context = w.Op(self, "MatMul", {softmax.output(0), v});
-  onnx::NodeProto& merge = w.OpNode(self, "Transpose", {context});
-  Writer::IntList(merge, "perm", {0, 2, 1, 3});
-  const std::string hidden = w.Int64Constant(self, {c.hidden}, {1});
-  onnx::NodeProto& shape = w.OpNode(self, "Concat", {Dim(w, self, merge.output(0), 0), Dim(w, self, merge.output(0), 1), hidden});
+  const std::string merge = Transpose(w, self, context, {0, 2, 1, 3});
+  const std::string width = w.Int64Constant(self, {hidden}, {1});
+  onnx::NodeProto& shape = w.OpNode(self, "Concat", {Dim(w, self, merge, 0), Dim(w, self, merge, 1), width});
   Writer::Int(shape, "axis", 0);
-  const std::string merged = w.Op(self, "Reshape", {merge.output(0), shape.output(0)});
-  return Linear(w, scope + "/output/dense", prefix + ".output.dense", merged, c.hidden, c.hidden);
+  const std::string merged = w.Op(self, "Reshape", {merge, shape.output(0)});
+  return Linear(w, scope + "/output/dense", prefix + ".output.dense", merged, hidden, hidden);
 }
 
-// The MLP: hidden → mlp_ratio · hidden, GELU, → hidden.
-std::string Mlp(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x) {
+// The MLP: hidden → inner, GELU (or SiLU), → hidden.
+std::string Mlp(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                const LayerWidths& widths) {
+  const std::string up =
+      Linear(w, scope + "/intermediate/dense", prefix + ".intermediate.dense", x, widths.hidden, widths.inner);
+  const std::string act_scope = scope + "/intermediate/intermediate_act_fn";
+  const std::string act = widths.silu ? Silu(w, act_scope, up) : Gelu(w, act_scope, up);
+  return Linear(w, scope + "/output/dense", prefix + ".output.dense", act, widths.inner, widths.hidden);
+}
+
+// A pre-norm layer (ViT's and MobileViT's): x + attention(norm(x)), then x + mlp(norm(x)).
+std::string PreNormLayer(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                         const LayerWidths& widths, float epsilon) {
+  const std::string normed = LayerNorm(w, scope + "/layernorm_before", prefix + ".layernorm_before", x, widths.hidden, epsilon);
+  const std::string h =
+      w.Op(scope, "Add", {Attention(w, scope + "/attention", prefix + ".attention.attention", normed, "", widths), x});
+  const std::string normed2 = LayerNorm(w, scope + "/layernorm_after", prefix + ".layernorm_after", h, widths.hidden, epsilon);
+  return w.Op(scope, "Add", {Mlp(w, scope, prefix, normed2, widths), h});
+}
+
+// MobileViT's pieces.
+
+// A conv as MobileViTConvLayer exports in eval mode: its BatchNorm folded into the weights and a
+// bias (named as the exporter names folded parameters), then SiLU; without the norm, no bias.
+struct ConvSpec {
+  int out = 0;
+  int kernel = 1;
+  int stride = 1;
+  int groups = 1;
+  bool norm = true;
+  bool act = true;
+};
+
+std::string ConvLayer(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x, int in,
+                      const ConvSpec& spec) {
+  const int fan_in = in / spec.groups * spec.kernel * spec.kernel;
+  // Uniform in ±√(3 / fan-in): unit variance through the stack, so the outputs stay far from zero.
+  const float scale = std::sqrt(3.0f / static_cast<float>(fan_in));
+  const Ints dims = {spec.out, in / spec.groups, spec.kernel, spec.kernel};
+  std::vector<std::string> inputs = {x};
+  if (spec.norm) {
+    inputs.push_back(w.Weight("onnx::Conv_" + prefix + ".weight", dims, scale));
+    inputs.push_back(w.Weight("onnx::Conv_" + prefix + ".bias", {spec.out}, 0.02f));
+  } else {
+    inputs.push_back(w.Weight(prefix + ".convolution.weight", dims, scale));
+  }
+  onnx::NodeProto& conv = w.OpNode(scope + "/convolution", "Conv", inputs);
+  const std::int64_t pad = (spec.kernel - 1) / 2;
+  Writer::IntList(conv, "dilations", {1, 1});
+  Writer::Int(conv, "group", spec.groups);
+  Writer::IntList(conv, "kernel_shape", {spec.kernel, spec.kernel});
+  Writer::IntList(conv, "pads", {pad, pad, pad, pad});
+  Writer::IntList(conv, "strides", {spec.stride, spec.stride});
+  return spec.act ? Silu(w, scope + "/activation", conv.output(0)) : conv.output(0);
+}
+
+// HF's make_divisible: to the nearest multiple of 8, never more than 10% below.
+int MakeDivisible(int value) {
+  int rounded = std::max(8, (value + 4) / 8 * 8);
+  if (rounded < 0.9 * value) rounded += 8;
+  return rounded;
+}
+
+// MobileNetV2's inverted residual (MobileViTInvertedResidual): 1×1 expansion, 3×3 depthwise
+// (strided), 1×1 projection without activation, the input added back when the shape stays.
+std::string InvertedResidual(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                             int in, int out, int stride) {
+  const int expanded = MakeDivisible(in * w.config().expand_ratio);
+  std::string h = ConvLayer(w, scope + "/expand_1x1", prefix + ".expand_1x1", x, in, {expanded, 1});
+  h = ConvLayer(w, scope + "/conv_3x3", prefix + ".conv_3x3", h, expanded, {expanded, 3, stride, expanded});
+  h = ConvLayer(w, scope + "/reduce_1x1", prefix + ".reduce_1x1", h, expanded, {out, 1, 1, 1, true, false});
+  return stride == 1 && in == out ? w.Op(scope, "Add", {x, h}) : h;
+}
+
+// A shape list as the exporter writes one from traced sizes and Python ints: each traced size
+// (a scalar) unsqueezed, each int a 1-element constant, joined by Concat on axis 0.
+struct ShapePart {
+  std::string traced;  // a scalar tensor, or empty for `value`
+  std::int64_t value = 0;
+};
+ShapePart Traced(const std::string& scalar) { return {scalar, 0}; }
+ShapePart Fixed(std::int64_t value) { return {"", value}; }
+
+std::string ShapeList(Writer& w, const std::string& scope, const std::vector<ShapePart>& parts) {
+  std::vector<std::string> pieces;
+  for (const ShapePart& p : parts)
+    pieces.push_back(p.traced.empty() ? w.Int64Constant(scope, {p.value}, {1}) : Unsqueeze0(w, scope, p.traced));
+  onnx::NodeProto& concat = w.OpNode(scope, "Concat", pieces);
+  Writer::Int(concat, "axis", 0);
+  return concat.output(0);
+}
+
+// a · b of traced sizes, or a traced size times a Python int (a scalar Constant).
+std::string SizeMul(Writer& w, const std::string& scope, const std::string& a, const std::string& b) {
+  return w.Op(scope, "Mul", {a, b});
+}
+std::string SizeMul(Writer& w, const std::string& scope, const std::string& a, std::int64_t b) {
+  return SizeMul(w, scope, a, w.Int64Constant(scope, {b}, {}));
+}
+
+// What unfolding() keeps for folding(): the batch and channels it traced, and the patch grid
+// (num_patch_height = num_patch_width), which int(math.ceil(...)) made Python ints.
+struct Patches {
+  std::string tokens, batch, channels;
+  std::int64_t grid = 0, patch = 0;
+};
+
+// HF MobileViTLayer.unfolding: [b, c, h, w] → [b · p², (h/p)(w/p), c], p×p patches, the feature
+// map a whole number of them.
+Patches Unfold(Writer& w, const std::string& scope, const std::string& x, std::int64_t size, std::int64_t patch) {
+  Patches p;
+  p.patch = patch, p.grid = size / patch;
+  const std::int64_t area = patch * patch, count = p.grid * p.grid;
+  p.batch = Size(w, scope, x, 0);
+  p.channels = Size(w, scope, x, 1);
+  // reshape(batch · channels · num_patch_height, patch, num_patch_width, patch)
+  const std::string rows = SizeMul(w, scope, SizeMul(w, scope, p.batch, p.channels), p.grid);
+  std::string h = w.Op(scope, "Reshape", {x, ShapeList(w, scope, {Traced(rows), Fixed(patch), Fixed(p.grid), Fixed(patch)})});
+  h = Transpose(w, scope, h, {0, 2, 1, 3});  // transpose(1, 2)
+  // reshape(batch, channels, num_patches, patch_area)
+  h = w.Op(scope, "Reshape",
+           {h, ShapeList(w, scope, {Traced(p.batch), Traced(p.channels), Fixed(count), Fixed(area)})});
+  h = Transpose(w, scope, h, {0, 3, 2, 1});  // transpose(1, 3)
+  // reshape(batch · patch_area, num_patches, -1)
+  const std::string groups = SizeMul(w, scope, p.batch, area);
+  p.tokens = w.Op(scope, "Reshape", {h, ShapeList(w, scope, {Traced(groups), Fixed(count), Fixed(-1)})});
+  return p;
+}
+
+// HF MobileViTLayer.folding: unfolding's inverse, back to [b, c, h, w].
+std::string Fold(Writer& w, const std::string& scope, const std::string& tokens, const Patches& p) {
+  const std::int64_t area = p.patch * p.patch, count = p.grid * p.grid;
+  // view(batch, patch_area, num_patches, -1); contiguous() writes no node
+  std::string h = w.Op(scope, "Reshape",
+                       {tokens, ShapeList(w, scope, {Traced(p.batch), Fixed(area), Fixed(count), Fixed(-1)})});
+  h = Transpose(w, scope, h, {0, 3, 2, 1});  // transpose(1, 3)
+  // reshape(batch · channels · num_patch_height, num_patch_width, patch, patch)
+  const std::string rows = SizeMul(w, scope, SizeMul(w, scope, p.batch, p.channels), p.grid);
+  h = w.Op(scope, "Reshape", {h, ShapeList(w, scope, {Traced(rows), Fixed(p.grid), Fixed(p.patch), Fixed(p.patch)})});
+  h = Transpose(w, scope, h, {0, 2, 1, 3});  // transpose(1, 2)
+  // reshape(batch, channels, num_patch_height · patch, num_patch_width · patch)
+  return w.Op(scope, "Reshape", {h, ShapeList(w, scope, {Traced(p.batch), Traced(p.channels), Fixed(p.grid * p.patch),
+                                                         Fixed(p.grid * p.patch)})});
+}
+
+// A MobileViT block (MobileViTLayer) at stride 2 on a `size`×`size` input: the downsampling
+// inverted residual, the local 3×3 and 1×1 convs, patches through `layers` transformer layers and
+// a layer norm, folded back, the 1×1 projection, concat with the block's input, the 3×3 fusion.
+std::string MobileVitBlock(Writer& w, const std::string& scope, const std::string& prefix, const std::string& x,
+                           int in, int out, int hidden, int layers, std::int64_t size) {
   const EncoderConfig& c = w.config();
-  const int inner = c.mlp_ratio * c.hidden;
-  const std::string up = Linear(w, scope + "/intermediate/dense", prefix + ".intermediate.dense", x, c.hidden, inner);
-  const std::string act = Gelu(w, scope + "/intermediate/intermediate_act_fn", up);
-  return Linear(w, scope + "/output/dense", prefix + ".output.dense", act, inner, c.hidden);
+  const std::string residual =
+      InvertedResidual(w, scope + "/downsampling_layer", prefix + ".downsampling_layer", x, in, out, 2);
+  std::string h = ConvLayer(w, scope + "/conv_kxk", prefix + ".conv_kxk", residual, out, {out, 3});
+  h = ConvLayer(w, scope + "/conv_1x1", prefix + ".conv_1x1", h, out, {hidden, 1, 1, 1, false, false});
+  const Patches patches = Unfold(w, scope, h, size / 2, c.patch);
+  std::string tokens = patches.tokens;
+  const LayerWidths widths = {hidden, c.heads, c.mlp_ratio * hidden, true};
+  for (int l = 0; l < layers; ++l) {
+    tokens = PreNormLayer(w, scope + "/transformer/layer." + std::to_string(l),
+                          prefix + ".transformer.layer." + std::to_string(l), tokens, widths, 1e-5f);
+  }
+  tokens = LayerNorm(w, scope + "/layernorm", prefix + ".layernorm", tokens, hidden, 1e-5f);
+  h = ConvLayer(w, scope + "/conv_projection", prefix + ".conv_projection", Fold(w, scope, tokens, patches), hidden,
+                {out, 1});
+  onnx::NodeProto& concat = w.OpNode(scope, "Concat", {residual, h});  // torch.cat((residual, features), dim=1)
+  Writer::Int(concat, "axis", 1);
+  return ConvLayer(w, scope + "/fusion", prefix + ".fusion", concat.output(0), 2 * out, {out, 3});
 }
 
 void Check(const EncoderConfig& c) {
@@ -281,7 +471,8 @@ std::string BertModelBytes(const EncoderConfig& c) {
   const std::string summed = w.Op(emb, "Add", {w.Op(emb + "/word_embeddings", "Gather", {words, "input_ids"}),
                                                w.Op(emb + "/token_type_embeddings", "Gather", {types, "token_type_ids"})});
   std::string h = w.Op(emb, "Add", {summed, w.Op(emb + "/position_embeddings", "Gather", {positions, position_ids})});
-  h = LayerNorm(w, emb + "/LayerNorm", "embeddings.LayerNorm", h, 1e-12f);
+  const LayerWidths widths = WidthsOf(c);
+  h = LayerNorm(w, emb + "/LayerNorm", "embeddings.LayerNorm", h, c.hidden, 1e-12f);
 
   // The padding mask as an additive one: (1 − mask) · −10000, broadcast over heads and queries.
   const std::string m = "/extended_mask";
@@ -295,12 +486,12 @@ std::string BertModelBytes(const EncoderConfig& c) {
   for (int l = 0; l < c.layers; ++l) {
     const std::string scope = "/encoder/layer." + std::to_string(l);
     const std::string prefix = "encoder.layer." + std::to_string(l);
-    const std::string attended = Attention(w, scope + "/attention", prefix + ".attention.self", h, mask);
+    const std::string attended = Attention(w, scope + "/attention", prefix + ".attention.self", h, mask, widths);
     h = LayerNorm(w, scope + "/attention/output/LayerNorm", prefix + ".attention.output.LayerNorm",
-                  w.Op(scope + "/attention/output", "Add", {attended, h}), 1e-12f);
-    const std::string mlp = Mlp(w, scope, prefix, h);
+                  w.Op(scope + "/attention/output", "Add", {attended, h}), c.hidden, 1e-12f);
+    const std::string mlp = Mlp(w, scope, prefix, h, widths);
     h = LayerNorm(w, scope + "/output/LayerNorm", prefix + ".output.LayerNorm", w.Op(scope + "/output", "Add", {mlp, h}),
-                  1e-12f);
+                  c.hidden, 1e-12f);
   }
   w.Node("Identity", {h}, "last_hidden_state", "/Identity");
   w.Output("last_hidden_state", {1, c.sequence, c.hidden});
@@ -356,18 +547,64 @@ std::string VitModelBytes(const EncoderConfig& c) {
   const std::string positions = w.Weight("vit.embeddings.position_embeddings", {1, tokens, c.hidden}, 0.02f);
   std::string h = w.Op(emb, "Add", {concat.output(0), positions});
 
-  // Pre-norm layers: x + attention(norm(x)), then x + mlp(norm(x)).
   for (int l = 0; l < c.layers; ++l) {
-    const std::string scope = "/vit/encoder/layer." + std::to_string(l);
-    const std::string prefix = "vit.encoder.layer." + std::to_string(l);
-    const std::string normed = LayerNorm(w, scope + "/layernorm_before", prefix + ".layernorm_before", h, 1e-12f);
-    h = w.Op(scope, "Add", {Attention(w, scope + "/attention", prefix + ".attention.attention", normed, ""), h});
-    const std::string normed2 = LayerNorm(w, scope + "/layernorm_after", prefix + ".layernorm_after", h, 1e-12f);
-    h = w.Op(scope, "Add", {Mlp(w, scope, prefix, normed2), h});
+    h = PreNormLayer(w, "/vit/encoder/layer." + std::to_string(l), "vit.encoder.layer." + std::to_string(l), h,
+                     WidthsOf(c), 1e-12f);
   }
-  h = LayerNorm(w, "/vit/layernorm", "vit.layernorm", h, 1e-12f);
+  h = LayerNorm(w, "/vit/layernorm", "vit.layernorm", h, c.hidden, 1e-12f);
   const std::string logits = Linear(w, "/classifier", "classifier", FirstToken(w, "", h), c.hidden, c.classes);
   w.Node("Identity", {logits}, "logits", "/Identity");
+  w.Output("logits", {1, c.classes});
+  return w.Bytes();
+}
+
+std::string MobileVitModelBytes(const EncoderConfig& c) {
+  auto positive = [](const std::vector<int>& v, std::size_t n) {
+    return v.size() == n && std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
+  };
+  if (!positive(c.channels, 7) || !positive(c.block_hidden, 3) || !positive(c.block_layers, 3) || c.heads < 1 ||
+      c.mlp_ratio < 1 || c.expand_ratio < 1 || c.patch < 1 || c.classes < 1)
+    throw std::invalid_argument(c.name + ": MobileViT takes 7 channel counts, 3 block widths and layer counts, all positive");
+  if (std::any_of(c.block_hidden.begin(), c.block_hidden.end(), [&](int h) { return h % c.heads != 0; }))
+    throw std::invalid_argument(c.name + ": the heads must divide every block's width");
+  if (c.image < 32 * c.patch || c.image % (32 * c.patch) != 0)
+    throw std::invalid_argument(c.name + ": the image must be a multiple of 32 · patch (HF interpolates other sizes)");
+  Writer w(c);
+  w.Input("pixel_values", {1, 3, c.image, c.image}, onnx::TensorProto::FLOAT);
+  const std::vector<int>& ch = c.channels;
+  const std::string model = "/mobilevit", weights = "mobilevit";
+
+  std::string h = ConvLayer(w, model + "/conv_stem", weights + ".conv_stem", "pixel_values", 3, {ch[0], 3, 2});
+  std::int64_t size = c.image / 2;
+  // Stages 1 and 2 (MobileViTMobileNetLayer): one inverted residual at stride 1, three from stride 2.
+  const int stage_blocks[2] = {1, 3}, stage_stride[2] = {1, 2};
+  for (int s = 0; s < 2; ++s) {
+    for (int b = 0; b < stage_blocks[s]; ++b) {
+      const std::string at = "/encoder/layer." + std::to_string(s) + "/layer." + std::to_string(b);
+      const std::string name = ".encoder.layer." + std::to_string(s) + ".layer." + std::to_string(b);
+      const int in = b == 0 ? ch[static_cast<std::size_t>(s)] : ch[static_cast<std::size_t>(s) + 1];
+      h = InvertedResidual(w, model + at, weights + name, h, in, ch[static_cast<std::size_t>(s) + 1],
+                           b == 0 ? stage_stride[s] : 1);
+    }
+    size /= stage_stride[s];
+  }
+  // Stages 3 to 5: MobileViT blocks, each halving the size.
+  for (std::size_t s = 2; s < 5; ++s) {
+    h = MobileVitBlock(w, model + "/encoder/layer." + std::to_string(s), weights + ".encoder.layer." + std::to_string(s), h,
+                       ch[s], ch[s + 1], c.block_hidden[s - 2], c.block_layers[s - 2], size);
+    size /= 2;
+  }
+  h = ConvLayer(w, model + "/conv_1x1_exp", weights + ".conv_1x1_exp", h, ch[5], {ch[6], 1});
+  // torch.mean(x, dim=[-2, -1]), then the classifier: a Linear on a matrix exports as Gemm.
+  onnx::NodeProto& pool = w.OpNode(model, "ReduceMean", {h});
+  Writer::IntList(pool, "axes", {-2, -1});
+  Writer::Int(pool, "keepdims", 0);
+  const std::string weight = w.Weight("classifier.weight", {c.classes, ch[6]}, std::sqrt(3.0f / static_cast<float>(ch[6])));
+  const std::string bias = w.Weight("classifier.bias", {c.classes}, 0.02f);
+  onnx::NodeProto& gemm = w.Node("Gemm", {pool.output(0), weight, bias}, "logits", "/classifier/Gemm");
+  Writer::Float(gemm, "alpha", 1.0f);
+  Writer::Float(gemm, "beta", 1.0f);
+  Writer::Int(gemm, "transB", 1);
   w.Output("logits", {1, c.classes});
   return w.Bytes();
 }
@@ -388,12 +625,20 @@ std::vector<EncoderConfig> PublishedShapes(int vocab) {
       vit.layers = 12, vit.hidden = 192, vit.heads = 3, vit.image = image, vit.patch = 16, vit.opset = opset;
       shapes.push_back(vit);
     }
+    for (int image : {192, 256}) {  // 160 is not a multiple of 64: its last block would interpolate
+      EncoderConfig mobilevit;     // apple/mobilevit-xx-small: the widths are the config's defaults
+      mobilevit.name = "mobilevit_xx_small_" + std::to_string(image) + suffix;
+      mobilevit.heads = 4, mobilevit.mlp_ratio = 2, mobilevit.image = image, mobilevit.patch = 2, mobilevit.opset = opset;
+      shapes.push_back(mobilevit);
+    }
   }
   return shapes;
 }
 
 std::string ModelBytes(const EncoderConfig& config) {
-  return config.name.rfind("bert", 0) == 0 ? BertModelBytes(config) : VitModelBytes(config);
+  if (config.name.rfind("bert", 0) == 0) return BertModelBytes(config);
+  if (config.name.rfind("mobilevit", 0) == 0) return MobileVitModelBytes(config);
+  return VitModelBytes(config);
 }
 
 }  // namespace latte::encoders

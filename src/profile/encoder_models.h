@@ -1,11 +1,13 @@
 #pragma once
 // Transformer encoders built in code as ONNX models, node for node as PyTorch's exporter writes
-// them (HuggingFace BERT and ViT modules under torch.onnx.export): weights as initializers, the
-// attention heads split by Reshape with a shape computed from Shape → Gather → Unsqueeze → Concat,
-// the padding mask turned into an additive one, GELU written out with Erf, and LayerNormalization
-// whole at opset 17 or decomposed (ReduceMean → Sub → Pow → ReduceMean → Add → Sqrt → Div → Mul →
-// Add) at opset 13. Weights are small pseudo-random values from a fixed seed: the models are for
-// importing, running and timing, not for their outputs. Used by tests and by bench/make_encoders.
+// them (HuggingFace BERT, ViT and MobileViT modules under torch.onnx.export): weights as
+// initializers, the attention heads split by Reshape with a shape computed from Shape → Gather →
+// Unsqueeze → Concat, the padding mask turned into an additive one, GELU written out with Erf,
+// SiLU as Sigmoid → Mul, BatchNorm folded into the convs before it (an eval model's export), and
+// LayerNormalization whole at opset 17 or decomposed (ReduceMean → Sub → Pow → ReduceMean → Add →
+// Sqrt → Div → Mul → Add) at opset 13. Weights are small pseudo-random values from a fixed seed:
+// the models are for importing, running and timing, not for their outputs. Used by tests and by
+// bench/make_encoders.
 
 #include <cstdint>
 #include <string>
@@ -29,6 +31,14 @@ struct EncoderConfig {
   int image = 224;
   int patch = 16;
   int classes = 1000;
+  // MobileViT (v1), which reads image, patch (2), heads, mlp_ratio (2) and classes above but not
+  // layers or hidden: `channels` as HuggingFace's neck_hidden_sizes (the stem, the five stages, the
+  // 1×1 expansion before pooling), the transformer width and layers of each MobileViT block
+  // (stages 3 to 5), and the inverted residuals' expansion. Defaults: apple/mobilevit-xx-small's.
+  std::vector<int> channels = {16, 16, 24, 48, 64, 80, 320};
+  std::vector<int> block_hidden = {64, 80, 96};
+  std::vector<int> block_layers = {2, 4, 3};
+  int expand_ratio = 2;
 };
 
 /// BERT's encoder with its embeddings (word, position, token type) and pooler. Inputs input_ids,
@@ -41,13 +51,22 @@ std::string BertModelBytes(const EncoderConfig& config);
 /// [1, classes].
 std::string VitModelBytes(const EncoderConfig& config);
 
+/// MobileViT's image classifier: a 3×3 stride-2 conv stem, MobileNetV2 inverted residuals, three
+/// MobileViT blocks (local 3×3 and 1×1 convs, 2×2 patches unfolded by Reshape and Transpose,
+/// pre-norm transformer layers with a SiLU MLP, a layer norm, folded back, 1×1 projection, concat
+/// with the block's input, 3×3 fusion conv), a 1×1 expansion, the mean over height and width and
+/// the classifier. Input pixel_values [1, 3, image, image] (image a multiple of 32 · patch: HF
+/// interpolates other sizes, which this does not write); output logits [1, classes].
+std::string MobileVitModelBytes(const EncoderConfig& config);
+
 /// The shapes of the published small models at their usual sizes, each at both opsets:
 /// BERT-mini (4 layers, 256 hidden, 4 heads) at sequence lengths 64, 128 and 384, ViT-tiny
-/// (12 layers, 192 hidden, 3 heads) at 160 and 224 pixels. With `vocab`, the text encoders'
-/// vocabulary (30522 for the real size).
+/// (12 layers, 192 hidden, 3 heads) at 160 and 224 pixels, MobileViT-xx-small at 192 and 256
+/// (its published size). With `vocab`, the text encoders' vocabulary (30522 for the real size).
 std::vector<EncoderConfig> PublishedShapes(int vocab = 30522);
 
-/// The serialized model of `config`: BERT when its name starts with "bert", else ViT.
+/// The serialized model of `config`: BERT when its name starts with "bert", MobileViT when it
+/// starts with "mobilevit", else ViT.
 std::string ModelBytes(const EncoderConfig& config);
 
 }  // namespace latte::encoders

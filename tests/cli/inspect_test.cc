@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "cli/run_latte.h"
+#include "profile/encoder_models.h"
 #include "test_paths.h"
 
 namespace latte {
@@ -146,6 +147,40 @@ TEST(InspectFlags, InputShapeChangesShapesDownstream) {
   EXPECT_EQ(j["inputs"][0]["shape"], nlohmann::json({2, 3, 48, 96}));
   EXPECT_EQ(j["nodes"][0]["outputs"][0]["shape"][0], 2);
   EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json({2, 2}));
+}
+
+// MobileViT-xx-small at 256 pixels as PyTorch exports it (written by profile/encoder_models):
+// inspect finds its attention, the matmuls of two activations, with their work from the shapes
+// alone: 2 · 4 patch pixels · N² tokens · width a layer, N = 256, 64 and 16 in the blocks of
+// widths 64, 80 and 96 and 2, 4 and 3 layers.
+TEST(InspectEncoders, MobileVitsAttentionIsFound) {
+  ::latte::testing::TempDir tmp;
+  encoders::EncoderConfig config;
+  for (const encoders::EncoderConfig& c : encoders::PublishedShapes(100))
+    if (c.name == "mobilevit_xx_small_256_opset17") config = c;
+  ASSERT_FALSE(config.name.empty());
+  const std::string model = tmp.Write("mobilevit.onnx", encoders::ModelBytes(config));
+  RunResult r = RunLatte({"inspect", model, "--format", "json"}, tmp.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["totals"]["unsupported_nodes"], 0);
+  EXPECT_TRUE(j["uncovered"].empty());
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json({1, 1000}));
+  std::int64_t attention = 0, attention_macs = 0, softmax = 0;
+  for (const auto& n : j["nodes"]) {
+    if (n["op"] == "softmax") ++softmax;
+    if (n["op"] != "matmul") continue;
+    bool activations = true;
+    for (const auto& t : n["inputs"]) activations = activations && t.is_object() && !t.value("constant", false);
+    if (!activations) continue;
+    ++attention;
+    attention_macs += n["macs"].get<std::int64_t>();
+  }
+  EXPECT_EQ(attention, 2 * 9);
+  EXPECT_EQ(softmax, 9);
+  const std::int64_t per_layer[3] = {2 * 4 * 256 * 256 * 64, 2 * 4 * 64 * 64 * 80, 2 * 4 * 16 * 16 * 96};
+  EXPECT_EQ(attention_macs, 2 * per_layer[0] + 4 * per_layer[1] + 3 * per_layer[2]);
+  EXPECT_GT(j["totals"]["macs"].get<std::int64_t>(), attention_macs);
 }
 
 }  // namespace

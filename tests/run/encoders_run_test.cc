@@ -1,5 +1,5 @@
 // The transformer encoders of profile/encoder_models run whole on ONNX Runtime and on Latte's oneDNN
-// executor (ViT whole, no fallback; BERT every node but its mask's int64 → float cast, which
+// executor (ViT and MobileViT whole, no fallback; BERT every node but its mask's int64 → float cast, which
 // oneDNN 2.6 has no type for and falls back to ORT by name), from the same random input: the
 // outputs agree. Both opsets carry the same weights (the same seed, drawn
 // in the same order), so the opset-13 form, whose layer norms and GELUs arrive decomposed and run
@@ -97,18 +97,43 @@ TEST(Encoders, VitRunsOnOnednnAndOrtAgreeAtBothOpsets) {
   ExpectSame(RunOn(Import(SmallVit(13)), "onednn"), ort, "vit opset 13 on onednn against opset 17 on ort");
 }
 
+// A MobileViT a tenth of xx-small's widths, one layer a block, on 64 pixels.
+EncoderConfig SmallMobileVit(int opset) {
+  EncoderConfig c;
+  c.name = "mobilevit_small";
+  c.channels = {8, 8, 16, 16, 24, 24, 32}, c.block_hidden = {16, 16, 24}, c.block_layers = {1, 1, 1};
+  c.heads = 4, c.mlp_ratio = 2, c.image = 64, c.patch = 2, c.classes = 10, c.opset = opset;
+  return c;
+}
+
+// MobileViT runs whole on oneDNN (no fallback): convs, SiLU, the patches' reshapes and transposes,
+// attention, the mean over height and width.
+TEST(Encoders, MobileVitRunsOnOnednnAndOrtAgreeAtBothOpsets) {
+  const Graph whole = Import(SmallMobileVit(17));
+  const Outputs ort = RunOn(whole, "ort");
+  ASSERT_EQ(ort.size(), 1u);
+  // Logits far from zero, so that agreeing within 1e-3 of the largest says something.
+  float largest = 0;
+  for (float v : ort[0]) largest = std::max(largest, std::abs(v));
+  EXPECT_GT(largest, 0.05f);
+  ExpectSame(RunOn(whole, "onednn"), ort, "mobilevit opset 17, onednn against ort");
+  ExpectSame(RunOn(Import(SmallMobileVit(13)), "onednn"), ort, "mobilevit opset 13 on onednn against opset 17 on ort");
+}
+
 // The published shapes bench/make_encoders writes (BERT-mini at 128 tokens with its 30,522-row
-// word table, ViT-tiny at 224 pixels; both opsets): oneDNN's outputs against ONNX Runtime's.
+// word table, ViT-tiny at 224 pixels, MobileViT-xx-small at its published 256; both opsets):
+// oneDNN's outputs against ONNX Runtime's.
 TEST(Encoders, PublishedShapesOnOnednnAgreeWithOrt) {
   int checked = 0;
   for (const EncoderConfig& config : encoders::PublishedShapes()) {
     const bool bert = config.name.rfind("bert", 0) == 0;
-    if (bert ? config.sequence != 128 : config.image != 224) continue;
+    const bool mobilevit = config.name.rfind("mobilevit", 0) == 0;
+    if (bert ? config.sequence != 128 : config.image != (mobilevit ? 256 : 224)) continue;
     const Graph graph = Import(config);
     ExpectSame(RunOn(graph, "onednn", bert), RunOn(graph, "ort"), config.name + " on onednn against ort");
     ++checked;
   }
-  EXPECT_EQ(checked, 4);
+  EXPECT_EQ(checked, 6);
 }
 
 }  // namespace
