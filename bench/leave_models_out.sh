@@ -91,7 +91,9 @@ rounds="${ROUNDS:-3}"
 # float Cast folds at import instead of leaving the model unrunnable there; nothing otherwise.
 value_flags() {
   [[ "$backend" != ort && "$1" =~ ^bert_.*_seq([0-9]+)_ ]] || return 0
-  printf -- '--input-value\nattention_mask=%s\n' "$(yes 1 | head -n "${BASH_REMATCH[1]}" | paste -sd,)"
+  local ones
+  printf -v ones '1,%.0s' $(seq "${BASH_REMATCH[1]}")
+  printf -- '--input-value\nattention_mask=%s\n' "${ones%,}"
 }
 # validate FOLD NAME SHAPE NAME SHAPE ...: each model predicted and measured once a round, one
 # JSON each (MODEL.validate.rROUND.json).
