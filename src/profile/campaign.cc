@@ -83,10 +83,7 @@ Status AsKernelTime(Executor& executor, double run_cost_us, const std::vector<No
       helper_us += node_us[i];
   }
   const double removed_us = helpers.empty() ? layout.total() : helper_us;
-  // The kernel's own events per run, as the profiler saw them: a kernel whose time lies within the
-  // run cost's noise (a reshape, a tiny sigmoid) is not taken as 0 but as what its node took.
-  const double events_us = std::max(0.0, total_us - removed_us) / kLayoutShareRuns;
-  m = WithoutRunCosts(std::move(m), run_cost_us, total_us > 0 ? removed_us / total_us : 0.0, events_us);
+  m = WithoutRunCosts(std::move(m), run_cost_us, total_us > 0 ? removed_us / total_us : 0.0);
   return Status::Ok();
 }
 
@@ -104,9 +101,9 @@ Expected<BlockedResidualGraph> MeasuredGraph(const Kernel& kernel, const std::st
 
 }  // namespace
 
-Measurement WithoutRunCosts(Measurement m, double run_cost_us, double layout_share, double floor_us) {
+Measurement WithoutRunCosts(Measurement m, double run_cost_us, double layout_share) {
   const double kept = 1.0 - std::clamp(layout_share, 0.0, 1.0);
-  auto without = [&](double us) { return std::max(std::max(0.0, floor_us), std::max(0.0, us - run_cost_us) * kept); };
+  auto without = [&](double us) { return std::max(0.0, us - run_cost_us) * kept; };
   for (double& v : m.samples_us) v = without(v);
   m.first_us = without(m.first_us);
   m.warmup_avg_us = without(m.warmup_avg_us);

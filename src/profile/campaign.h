@@ -104,10 +104,9 @@ Expected<double> WholeGraphRunCostUs(const std::string& backend, const BackendRe
 /// that one block the host disturbed does not set it (0 with no blocks).
 double RunCostFromBlocks(const std::vector<std::pair<double, double>>& blocks);
 
-/// `m` with every time t made (t − run_cost_us) · (1 − layout_share), never below `floor_us` (the
-/// kernel's own profiled time per run; never below 0), and its stats summarized again: a
-/// whole-graph backend's kernel alone, as MeasureKernel takes it.
-Measurement WithoutRunCosts(Measurement m, double run_cost_us, double layout_share, double floor_us = 0);
+/// `m` with every time t made (t − run_cost_us) · (1 − layout_share), never below 0, and its
+/// stats summarized again: a whole-graph backend's kernel alone, as MeasureKernel takes it.
+Measurement WithoutRunCosts(Measurement m, double run_cost_us, double layout_share);
 
 /// Runs the campaign over `kernels` in order, skipping keys in `done`. A kernel that cannot be
 /// built or run is reported to OnUnsupported with the reason (never retried by a resumed

@@ -164,20 +164,6 @@ TEST(WithoutRunCosts, TakesTheRunCostOffEveryTimeThenTheLayoutShare) {
   EXPECT_EQ(got.stats.n, 4u);
 }
 
-// A kernel within the run cost's noise: its samples less the cost come to 0 or near it, and the
-// profiler's time for its own node (the floor) is what is kept.
-TEST(WithoutRunCosts, NeverGoesBelowTheKernelsOwnProfiledTime) {
-  Measurement m;
-  m.samples_us = {10, 12, 14, 1};
-  m.first_us = 30;
-  m.warmup_avg_us = 12;
-  const Measurement got = WithoutRunCosts(m, 11, 0.25, 1.2);
-  EXPECT_EQ(got.samples_us, (std::vector<double>{1.2, 1.2, 2.25, 1.2}));  // (t - 11) * 0.75, at least 1.2
-  EXPECT_DOUBLE_EQ(got.first_us, 14.25);
-  EXPECT_DOUBLE_EQ(got.stats.p50, 1.2);
-  EXPECT_DOUBLE_EQ(WithoutRunCosts(m, 2, 0.25, -3).samples_us.back(), 0);  // a negative floor is 0
-}
-
 // Blocks of (one-node, two-node) medians: each block's 2·one − two, the median of those, so one
 // block a busy host slowed under the one-node chain (the third) does not set the cost.
 TEST(RunCostFromBlocks, IsTheMedianBlocksEstimateNeverBelowZero) {
