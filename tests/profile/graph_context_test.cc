@@ -243,12 +243,16 @@ TEST(GraphContext, MeasuresTransformerEncodersOnOnnxRuntime) {
   options.campaign.backend = "ort";
   options.campaign.reference_every = 0;
   options.family = NetworkFamily::kEncoder;
-  options.seed = 25;  // a small encoder (SmallCampaign's seed draws its MobileNets)
-  options.graphs = 1;
+  options.seed = 25;  // small encoders (SmallCampaign's seed draws its MobileNets)
+  // Three networks, of which at least one must be measured: on a busy host a tiny kernel's time
+  // alone can fall within the noise of ORT's fixed run cost, come to 0, and skip its network
+  // (said in `skipped`), as a calibration does.
+  options.graphs = 3;
   std::ostringstream log;
   auto encoders = RunGraphContext(options, registry, log);
   ASSERT_TRUE(encoders.ok()) << encoders.status().message();
-  ASSERT_EQ(encoders->measured, 1u) << (encoders->skipped.empty() ? log.str() : encoders->skipped.front());
+  ASSERT_GE(encoders->measured, 1u) << (encoders->skipped.empty() ? log.str() : encoders->skipped.front());
+  EXPECT_EQ(encoders->measured + encoders->skipped.size(), 3u);
   auto store = Store::Open(db);
   ASSERT_TRUE(store.ok());
   auto campaigns = store->ListCampaigns();
