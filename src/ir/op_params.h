@@ -30,7 +30,7 @@ struct ConvParams {
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t dilation_h = 1, dilation_w = 1;
   std::int64_t groups = 1;
-  Padding2D pads;
+  Padding2D pads{};
   bool has_bias = false;
   std::string activation = "none";
   bool nhwc = true;
@@ -44,7 +44,7 @@ Expected<ConvParams> GetConvParams(const Graph& graph, const Node& node);
 struct PoolParams {
   std::int64_t batch = 1, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
   std::int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
-  Padding2D pads;
+  Padding2D pads{};
   bool nhwc = true;
 };
 Expected<PoolParams> GetPoolParams(const Graph& graph, const Node& node);
