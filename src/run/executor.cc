@@ -235,12 +235,8 @@ Status Executor::Run() {
 Status Executor::RunProfiled(std::vector<double>& entry_us, LayoutUs* layout) {
   if (whole_graph_) {
     entry_us.resize(entries_.size(), 0.0);  // the prepared graph's node ids are the entries' indices
-    LayoutUs run_layout;
-    Status s = whole_graph_->RunProfiled(buffers_, entry_us, run_layout);
-    if (layout != nullptr) {
-      layout->reorders += run_layout.reorders;
-      layout->transposes += run_layout.transposes;
-    }
+    LayoutUs unwanted;  // the backend adds to what it is given
+    Status s = whole_graph_->RunProfiled(buffers_, entry_us, layout != nullptr ? *layout : unwanted);
     return s.WithContext("the whole graph on " + entries_.at(0).backend);
   }
   entry_us.resize(prepared_.size(), 0.0);
