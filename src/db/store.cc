@@ -779,8 +779,8 @@ Expected<std::size_t> Store::InsertGraphLayers(std::int64_t device_id, std::int6
         layout_column ? ", graph_layout_us" : "", layout_column ? ", ?13" : "")));
     const std::string now = NowIso();
     for (const GraphLayerRecord& layer : layers) {
-      if (!(layer.in_graph_us >= 0) || !(layer.alone_us > 0)) {
-        return InvalidInput(fmt::format("graph {} layer {} ({}): times must be positive (in graph {} us, alone {} us)",
+      if (!(layer.in_graph_us >= 0) || !(layer.alone_us >= 0)) {
+        return InvalidInput(fmt::format("graph {} layer {} ({}): times must be 0 or more (in graph {} us, alone {} us)",
                                         layer.graph, layer.layer, layer.kernel.Key(), layer.in_graph_us, layer.alone_us));
       }
       if (layer.graph_layout_us < 0 || std::isinf(layer.graph_layout_us)) {  // NaN: not recorded

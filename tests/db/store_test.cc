@@ -419,14 +419,20 @@ TEST_P(StoreTest, GraphLayersRoundTripOncePerCampaignGraphAndLayer) {
   }
   EXPECT_EQ(*store->CampaignGraphs(campaign->id), std::set<std::string>{"random-net 0"});
   EXPECT_TRUE(store->QueryGraphLayers({.backend = "onednn"})->empty());
-  // A layer without a time alone is refused, and the batch with it stores nothing.
+  // A layer whose time alone is not a time is refused, and the batch with it stores nothing; 0
+  // (a kernel below a whole-graph backend's resolution alone) is a time.
   std::vector<GraphLayerRecord> bad = TwoGraphLayers();
   for (GraphLayerRecord& r : bad) r.graph = "random-net 1";
-  bad[1].alone_us = 0;
+  bad[1].alone_us = std::nan("");
   auto refused = store->InsertGraphLayers(ids.device, ids.backend, campaign->id, bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("graph random-net 1 layer 1"), std::string::npos);
   EXPECT_EQ(store->QueryGraphLayers()->size(), 2u);
+  bad[1].alone_us = -1;
+  EXPECT_FALSE(store->InsertGraphLayers(ids.device, ids.backend, campaign->id, bad).ok());
+  bad[1].alone_us = 0;
+  ASSERT_TRUE(store->InsertGraphLayers(ids.device, ids.backend, campaign->id, bad).ok());
+  EXPECT_EQ(store->QueryGraphLayers()->size(), 4u);
 }
 
 // A graph's own layout changes (ONNX Runtime's reorders) ride on each of its layers; a layer of a

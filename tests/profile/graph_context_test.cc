@@ -244,15 +244,14 @@ TEST(GraphContext, MeasuresTransformerEncodersOnOnnxRuntime) {
   options.campaign.reference_every = 0;
   options.family = NetworkFamily::kEncoder;
   options.seed = 25;  // small encoders (SmallCampaign's seed draws its MobileNets)
-  // Three networks, of which at least one must be measured: on a busy host a tiny kernel's time
-  // alone can fall within the noise of ORT's fixed run cost, come to 0, and skip its network
-  // (said in `skipped`), as a calibration does.
+  // Three networks, every one measured: on a busy host a tiny kernel's time alone (the pooler's
+  // one-row gather) falls within the noise of ORT's fixed run cost and comes to 0, which the layer
+  // keeps; it once skipped its network, and on CI all three.
   options.graphs = 3;
   std::ostringstream log;
   auto encoders = RunGraphContext(options, registry, log);
   ASSERT_TRUE(encoders.ok()) << encoders.status().message();
-  ASSERT_GE(encoders->measured, 1u) << (encoders->skipped.empty() ? log.str() : encoders->skipped.front());
-  EXPECT_EQ(encoders->measured + encoders->skipped.size(), 3u);
+  ASSERT_EQ(encoders->measured, 3u) << (encoders->skipped.empty() ? log.str() : encoders->skipped.front());
   auto store = Store::Open(db);
   ASSERT_TRUE(store.ok());
   auto campaigns = store->ListCampaigns();
@@ -264,7 +263,7 @@ TEST(GraphContext, MeasuresTransformerEncodersOnOnnxRuntime) {
   std::set<std::string> kinds;
   for (const StoredGraphLayer& row : *rows) {
     kinds.insert(row.record.kernel.Kind());
-    EXPECT_GT(row.record.alone_us, 0) << row.record.kernel.Key();
+    EXPECT_GE(row.record.alone_us, 0) << row.record.kernel.Key();
     EXPECT_GE(row.record.in_graph_us, 0) << row.record.kernel.Key();
   }
   EXPECT_TRUE(kinds.count("matmul")) << ::testing::PrintToString(kinds);
