@@ -150,7 +150,7 @@ def bench(
     op_profiling: bool = False,
 ) -> dict[str, Any]:
     """Measures the model on a backend: what `latte bench MODEL --format json` prints. precision:
-    'fp32', 'bf16' (onednn) or 'int8' (xnnpack: the model quantized post-training; the record's
+    'fp32', 'bf16' (onednn) or 'int8' (xnnpack or ort: the model quantized post-training; the record's
     'int8' says which nodes ran int8 and why each other stayed fp32, 'drift' the outputs against fp32)."""
 
 def compare(
@@ -164,5 +164,5 @@ def compare(
     min_secs: float = 1.0,
 ) -> dict[str, Any]:
     """Benchmarks every model x backend x threads x precision, each in a child process: what
-    `latte compare --format json` prints. An int8 row (xnnpack: the model quantized post-training)
+    `latte compare --format json` prints. An int8 row (xnnpack or ort: the model quantized post-training)
     adds 'int8_nodes' and 'fp32_nodes'; every row's 'drift' is against fp32 on the same inputs."""

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "run/graph_prep.h"
 #include "run/int8_plan.h"
@@ -27,14 +28,24 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
   // bf16: activations bfloat16 between nodes, the caller's inputs and outputs float32 (cast nodes
   // inserted at the edges, run by the neighbouring nodes' backend); a node a backend cannot run
   // at bf16 is refused by it, saying why.
-  if (options.precision == Precision::kBf16) LowerPlanToBf16(plan);
+  if (options.precision == Precision::kBf16) {
+    // A backend without bf16 at all says so once, not as its refusal of the first cast node.
+    std::set<std::string> checked;
+    for (const std::string& name : wanted) {
+      if (!checked.insert(name).second) continue;
+      LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(name, options));
+      if (Support s = backend->RunsPrecision(Precision::kBf16); !s.ok()) return Unsupported(s.why());
+    }
+    LowerPlanToBf16(plan);
+  }
   if (options.precision == Precision::kInt8) return CreateInt8(graph, std::move(plan), wanted, placement, registry, options);
   return Build(graph, std::move(plan), wanted, placement, registry, options, nullptr, nullptr);
 }
 
 Expected<std::unique_ptr<Executor>> Executor::Build(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,
                                                     const Placement& placement, const BackendRegistry& registry,
-                                                    const RunOptions& options, const Int8State* int8, NodeId* refused) {
+                                                    const RunOptions& options, const Int8State* int8, NodeId* refused,
+                                                    bool node_by_node) {
   const std::vector<std::vector<NodeId>> sources = std::move(plan.sources);
 
   // Buffers come after every node said yes: a node no backend runs (an opaque op, whose
@@ -52,7 +63,7 @@ Expected<std::unique_ptr<Executor>> Executor::Build(const Graph& graph, GraphPla
 
   // 3. A whole-model runtime (ort) placed on every node runs the graph as one model.
   Backend* whole = nullptr;
-  if (!wanted.empty() && std::all_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return w == wanted[0]; })) {
+  if (!node_by_node && !wanted.empty() && std::all_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return w == wanted[0]; })) {
     LATTE_ASSIGN_OR_RETURN(Backend * b, backend(wanted[0]));
     bool all = b->RunsWholeGraphs();
     for (NodeId k = 0; all && k < static_cast<NodeId>(run_graph.num_nodes()); ++k) all = b->Supports(run_graph, k).ok();
@@ -159,11 +170,12 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
     LATTE_ASSIGN_OR_RETURN(backends[name], registry.Create(name, options));
     if (Support s = backends[name]->RunsPrecision(Precision::kInt8); !s.ok()) return Unsupported(s.why());
   }
-  // Calibration: the activations' ranges over a few fp32 runs of the same plan (same tensor ids).
+  // Calibration: the activations' ranges over a few fp32 runs of the same plan (same tensor ids),
+  // node by node (a whole-graph backend's activations are not seen otherwise).
   RunOptions fp32 = options;
   fp32.precision = Precision::kFp32;
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> reference,
-                         Build(graph, plan, wanted, placement, registry, fp32, nullptr, nullptr));
+                         Build(graph, plan, wanted, placement, registry, fp32, nullptr, nullptr, /*node_by_node=*/true));
   const Graph& planned = reference->prepared_graph();
   ActivationRanges ranges(planned.num_tensors());
   auto observe = [&](TensorId t) {

@@ -96,9 +96,12 @@ class Executor {
   Executor(Graph prepared, TensorBuffers buffers) : prepared_graph_(std::move(prepared)), buffers_(std::move(buffers)) {}
   // Prepares `plan` (node by node, or whole): the second half of Create. With `int8`, a node that
   // runs int8 and that its backend refuses to prepare sets `*refused` (its plan node) and fails.
+  // `node_by_node` prepares every node apart even on a whole-graph backend (so that RunObserving
+  // sees its activations).
   static Expected<std::unique_ptr<Executor>> Build(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,
                                                    const Placement& placement, const BackendRegistry& registry,
-                                                   const RunOptions& options, const Int8State* int8, NodeId* refused);
+                                                   const RunOptions& options, const Int8State* int8, NodeId* refused,
+                                                   bool node_by_node = false);
   // --precision int8: calibrates on an fp32 executor, lowers the plan, and keeps at fp32 each node
   // its backend cannot run in int8.
   static Expected<std::unique_ptr<Executor>> CreateInt8(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,

@@ -6,6 +6,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <cctype>
+#include <cmath>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -113,6 +115,99 @@ TEST(ExportOnnx, NhwcConvBecomesTransposeConvTransposeWithOihwWeightsAndSeparate
   std::vector<bool> layout;
   for (const auto& node : model.graph().node()) layout.push_back(IsOnnxLayoutTranspose(node.name()));
   EXPECT_EQ(layout, (std::vector<bool>{true, false, false, true}));
+}
+
+// An int8 graph (as the executor lowers one for --precision int8) exports in QDQ form: a quantize
+// at the float input; the NHWC conv's layout Transposes on the quantized values, outside the
+// DequantizeLinear → Conv → Clip → QuantizeLinear group; the conv's weights int8 per output
+// channel and its bias int32 at the input's scale times each channel's, both behind a
+// DequantizeLinear; activations uint8 with the zero point moved by 128; a pad of the quantized
+// values with the zero point; a dequantize back to the float output.
+TEST(ExportOnnx, Int8GraphIsQdqWithQuantizedWeightsAndUint8Activations) {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 4, 4, 2});
+  const std::vector<float> w = {0.5f, -1.0f, 0.25f, 0.125f,   // channel 0: max |w| 1
+                                2.0f, 1.0f, -0.5f, 0.0f,      // channel 1: max |w| 2
+                                0.0f, 0.0f, 0.0f, 0.0f};      // channel 2: all zero
+  TensorId wt = b.Constant("w", {3, 1, 2, 2}, w);  // OHWI
+  TensorId bias = b.Constant("b", {3}, std::vector<float>{0.1f, -0.2f, 0.3f});
+  Attributes a;
+  a.Set("layout", std::string("NHWC"));
+  a.Set("filter_layout", std::string("OHWI"));
+  a.Set("padding", std::string("valid"));
+  a.Set("activation", std::string("relu6"));
+  TensorId xq = b.Op1(OpKind::kQuantize, "quantize", {x});
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {xq, wt, bias}, a);
+  Attributes pad;
+  pad.Set("pads", std::vector<std::int64_t>{0, 0, 0, 1, 0, 0, 0, 0});
+  TensorId p = b.Op1(OpKind::kPad, "pad", {c}, pad);
+  TensorId y = b.Op1(OpKind::kDequantize, "dequantize", {p});
+  auto graph = b.Finish({y});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  Graph g = *graph;
+  auto quantize = [&](TensorId t, float scale, std::int64_t zero) {
+    Tensor& tensor = g.mutable_tensor(t);
+    tensor.dtype = DataType::kInt8;
+    tensor.quant.scale = {scale};
+    tensor.quant.zero_point = {zero};
+  };
+  quantize(xq, 0.02f, -3);
+  quantize(c, 6.0f / 255, -128);
+  quantize(p, 6.0f / 255, -128);
+  auto bytes = ExportOnnx(g);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(*bytes));
+  std::vector<std::string> ops;
+  for (const auto& node : model.graph().node()) ops.push_back(node.op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"QuantizeLinear", "DequantizeLinear", "DequantizeLinear", "Transpose",
+                                           "DequantizeLinear", "Conv", "Clip", "QuantizeLinear", "Transpose", "Pad",
+                                           "DequantizeLinear"}));
+  std::map<std::string, const onnx::TensorProto*> init;
+  for (const auto& t : model.graph().initializer()) init[t.name()] = &t;
+  auto scalar_zero = [&](const std::string& name) -> int {
+    const onnx::TensorProto* t = init.at(name);
+    EXPECT_EQ(t->dims_size(), 0) << name;
+    EXPECT_EQ(t->data_type(), onnx::TensorProto_DataType_UINT8) << name;
+    return static_cast<std::uint8_t>(t->raw_data().at(0));
+  };
+  const auto& nodes = model.graph().node();
+  EXPECT_EQ(scalar_zero(nodes[0].input(2)), 125);  // the input's -3, as uint8
+  EXPECT_EQ(scalar_zero(nodes[7].input(2)), 0);    // the conv's -128
+  // The weights: int8 in OIHW ([3, 2, 1, 2] from OHWI [3, 1, 2, 2]), per channel (axis 0) at max |w| / 127; the all-zero channel at 1.
+  const onnx::NodeProto& wdq = nodes[1];
+  ASSERT_EQ(nodes[5].input(1), wdq.output(0));
+  const onnx::TensorProto* wq = init.at(wdq.input(0));
+  EXPECT_EQ(wq->data_type(), onnx::TensorProto_DataType_INT8);
+  EXPECT_EQ(std::vector<std::int64_t>(wq->dims().begin(), wq->dims().end()), (std::vector<std::int64_t>{3, 2, 1, 2}));
+  const auto* q = reinterpret_cast<const std::int8_t*>(wq->raw_data().data());
+  EXPECT_EQ(std::vector<int>(q, q + 8), (std::vector<int>{64, 32, -127, 16, 127, -32, 64, 0}));
+  const auto* scales = reinterpret_cast<const float*>(init.at(wdq.input(1))->raw_data().data());
+  EXPECT_FLOAT_EQ(scales[0], 1.0f / 127);
+  EXPECT_FLOAT_EQ(scales[1], 2.0f / 127);
+  EXPECT_FLOAT_EQ(scales[2], 1.0f);
+  ASSERT_EQ(wdq.attribute_size(), 1);
+  EXPECT_EQ(wdq.attribute(0).name(), "axis");
+  EXPECT_EQ(wdq.attribute(0).i(), 0);
+  // The bias: int32 at 0.02 × each channel's weight scale.
+  const onnx::NodeProto& bdq = nodes[2];
+  ASSERT_EQ(nodes[5].input(2), bdq.output(0));
+  const onnx::TensorProto* bq = init.at(bdq.input(0));
+  EXPECT_EQ(bq->data_type(), onnx::TensorProto_DataType_INT32);
+  const auto* bv = reinterpret_cast<const std::int32_t*>(bq->raw_data().data());
+  EXPECT_EQ(bv[0], static_cast<std::int32_t>(std::nearbyint(0.1 / (0.02 / 127))));
+  EXPECT_EQ(bv[1], static_cast<std::int32_t>(std::nearbyint(-0.2 / (0.02 * 2 / 127))));
+  EXPECT_EQ(bv[2], static_cast<std::int32_t>(std::nearbyint(0.3 / 0.02)));
+  // The layout Transposes are on the quantized values: the first reads the quantize's output.
+  EXPECT_EQ(nodes[3].input(0), nodes[0].output(0));
+  EXPECT_EQ(nodes[4].input(0), nodes[3].output(0));
+  EXPECT_EQ(nodes[8].input(0), nodes[7].output(0));
+  // The pad pads the quantized values with the zero point.
+  ASSERT_EQ(nodes[9].input_size(), 3);
+  EXPECT_EQ(nodes[9].input(0), nodes[8].output(0));
+  EXPECT_EQ(scalar_zero(nodes[9].input(2)), 0);
+  // Every node belongs to the Latte node it was made for.
+  for (int i = 1; i <= 8; ++i) EXPECT_EQ(OnnxNodeOwner(nodes[i].name()), 1) << nodes[i].op_type();
 }
 
 TEST(ExportOnnx, OpWithNoOnnxFormIsUnsupportedNamingTheNode) {

@@ -59,6 +59,10 @@ class Exporter {
   }
 
   Status ExportAll() {
+    // Inside a whole model an int8 activation is carried as uint8 (the same steps, the zero point
+    // moved by 128): ONNX Runtime's x86 kernels take uint8 activations with int8 weights, and its
+    // own int8-to-uint8 rewrite skips a quantized value read by more than one node.
+    u8_activations_ = true;
     for (NodeId id = 0; id < static_cast<NodeId>(g_.num_nodes()); ++id) LATTE_RETURN_IF_ERROR(EmitChecked(id));
     for (TensorId id : g_.inputs) LATTE_RETURN_IF_ERROR(AddValueInfo(gp()->add_input(), id));
     for (TensorId id : g_.outputs) LATTE_RETURN_IF_ERROR(AddValueInfo(gp()->add_output(), id));
@@ -162,12 +166,168 @@ class Exporter {
     return name;
   }
 
-  // Any input: constants become initializers, activations keep their names.
+  // Any input: constants become initializers, activations keep their names, and an int8
+  // activation is dequantized for the node reading it (but a dequantize node, which reads it as
+  // it is): the QDQ form, one DequantizeLinear per use, as ONNX Runtime's QDQ fusions want it.
   Expected<std::string> In(const Node& n, size_t i) {
     TensorId id = n.input(i);
     if (id == kNoTensor) return std::string();
     if (g_.tensor(id).is_constant()) return Constant(id);
-    return Name(id);
+    if (n.kind == OpKind::kDequantize) return Name(id);
+    return ActivationIn(id);
+  }
+  Expected<std::string> ActivationIn(TensorId id) {
+    if (!IsQuantizedActivation(id)) return Name(id);
+    return Dequantize(Name(id), id);
+  }
+  // DequantizeLinear of `x`, an int8 value with tensor `id`'s parameters (the tensor itself, or it
+  // transposed), into a new float value.
+  Expected<std::string> Dequantize(const std::string& x, TensorId id) {
+    const std::string out = Temp(x + "_dq");
+    LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(g_.tensor(id), "x"));
+    auto* dq = Add("DequantizeLinear", {x, params[0], params[1]}, {out}, "dq");
+    if (g_.tensor(id).quant.scale.size() > 1) Attr(dq, "axis", std::int64_t{g_.tensor(id).quant.axis});
+    return out;
+  }
+  bool IsQuantizedActivation(TensorId id) const {
+    const Tensor& t = g_.tensor(id);
+    return !t.is_constant() && !t.quant.empty() && (t.dtype == DataType::kInt8 || t.dtype == DataType::kUInt8);
+  }
+  // The scale and zero point initializers of a quantized tensor: scalars when per tensor, vectors
+  // along its axis when per channel; the zero point in the tensor's own type.
+  Expected<std::vector<std::string>> QuantOperands(const Tensor& t, const std::string& hint) {
+    const QuantParams& q = t.quant;
+    if (q.empty()) return InvalidInput("tensor '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + " without a scale");
+    const bool scalar = q.scale.size() == 1;
+    const std::string scale = Floats(q.scale, hint + "_scale", scalar);
+    const std::string zero = Temp(hint + "_zero");
+    Shape dims;
+    if (!scalar) dims.push_back(static_cast<std::int64_t>(q.scale.size()));
+    std::vector<std::int64_t> zp = q.zero_point;
+    zp.resize(q.scale.size(), zp.empty() ? 0 : zp.back());
+    if (t.dtype == DataType::kInt8 && u8_activations_ && !t.is_constant()) {
+      std::vector<std::uint8_t> v;
+      for (auto z : zp) v.push_back(static_cast<std::uint8_t>(std::clamp<std::int64_t>(z + 128, 0, 255)));
+      AddInitializer(zero, onnx::TensorProto_DataType_UINT8, dims, v.data(), v.size());
+    } else if (t.dtype == DataType::kInt8) {
+      std::vector<std::int8_t> v;
+      for (auto z : zp) v.push_back(static_cast<std::int8_t>(std::clamp<std::int64_t>(z, -128, 127)));
+      AddInitializer(zero, onnx::TensorProto_DataType_INT8, dims, v.data(), v.size());
+    } else if (t.dtype == DataType::kUInt8) {
+      std::vector<std::uint8_t> v;
+      for (auto z : zp) v.push_back(static_cast<std::uint8_t>(std::clamp<std::int64_t>(z, 0, 255)));
+      AddInitializer(zero, onnx::TensorProto_DataType_UINT8, dims, v.data(), v.size());
+    } else {
+      return Unsupported("tensor '" + t.name + "' is quantized as " + std::string(DataTypeName(t.dtype)) + " (int8 and uint8 export)");
+    }
+    return std::vector<std::string>{scale, zero};
+  }
+
+  // The weights (input 1) and bias (input 2) of a Conv, Gemm or MatMul an int8 node was exported
+  // as, quantized as a quantized model carries them: int8 weights (symmetric, per output channel)
+  // and an int32 bias at the input's scale times the
+  // weights', each behind a DequantizeLinear. `x_scale`: the node's int8 input's scale.
+  Status QuantizeWeights(int first_node, float x_scale) {
+    const int end = gp()->node_size();
+    for (int i = first_node; i < end; ++i) {
+      onnx::NodeProto* node = gp()->mutable_node(i);
+      const std::string& op = node->op_type();
+      const bool conv = op == "Conv";
+      if ((!conv && op != "Gemm" && op != "MatMul") || node->input_size() < 2) continue;
+      onnx::TensorProto* w = FloatInitializer(node->input(1));
+      if (w == nullptr) continue;  // an activation: dequantized where it is read
+      // The output channels' axis: a Conv's first, a Gemm's first when it transposes B (else its
+      // second), a MatMul's last of its 2-D weights; per tensor otherwise.
+      bool trans_b = false;
+      for (const onnx::AttributeProto& a : node->attribute()) trans_b = trans_b || (a.name() == "transB" && a.i() != 0);
+      int axis = -1;
+      if (conv && w->dims_size() >= 1) axis = 0;
+      if (op == "Gemm" && w->dims_size() == 2) axis = trans_b ? 0 : 1;
+      if (op == "MatMul" && w->dims_size() == 2) axis = 1;
+      const std::int64_t channels = axis >= 0 ? w->dims(axis) : 1;
+      std::int64_t inner = 1;
+      for (int d = axis + 1; axis >= 0 && d < w->dims_size(); ++d) inner *= w->dims(d);
+      const std::vector<float> values = FloatsOf(*w);
+      auto channel_of = [&](std::size_t j) {
+        return axis < 0 ? std::size_t{0} : static_cast<std::size_t>((static_cast<std::int64_t>(j) / inner) % channels);
+      };
+      std::vector<float> scales(static_cast<std::size_t>(std::max<std::int64_t>(channels, 1)), 0.0f);
+      for (std::size_t j = 0; j < values.size(); ++j) scales[channel_of(j)] = std::max(scales[channel_of(j)], std::fabs(values[j]));
+      for (float& sc : scales) sc = sc > 0 ? sc / 127.0f : 1.0f;
+      std::vector<std::int8_t> q(values.size());
+      for (std::size_t j = 0; j < values.size(); ++j)
+        q[j] = static_cast<std::int8_t>(std::clamp(std::nearbyint(values[j] / scales[channel_of(j)]), -127.0f, 127.0f));
+      Shape dims(w->dims().begin(), w->dims().end());
+      const std::string wq = Temp(node->input(1) + "_q");
+      AddInitializer(wq, onnx::TensorProto_DataType_INT8, dims, q.data(), q.size());
+      const bool per_channel = scales.size() > 1;
+      Shape scale_dims;
+      if (per_channel) scale_dims.push_back(static_cast<std::int64_t>(scales.size()));
+      const std::string ws = Temp(node->input(1) + "_scale"), wz = Temp(node->input(1) + "_zero");
+      AddInitializer(ws, onnx::TensorProto_DataType_FLOAT, scale_dims, scales.data(), scales.size() * sizeof(float));
+      const std::vector<std::int8_t> zeros(scales.size(), 0);
+      AddInitializer(wz, onnx::TensorProto_DataType_INT8, scale_dims, zeros.data(), zeros.size());
+      const std::string wf = Temp(node->input(1) + "_dq");
+      std::vector<std::string> dq_inputs = {wq, ws, wz};
+      PendingDequantize(dq_inputs, wf, per_channel ? axis : -1);
+      node = gp()->mutable_node(i);  // PendingDequantize may have moved the nodes
+      node->set_input(1, wf);
+      if ((conv || op == "Gemm") && node->input_size() > 2 && !node->input(2).empty()) {
+        onnx::TensorProto* b = FloatInitializer(node->input(2));
+        if (b != nullptr) {
+          const std::vector<float> bias = FloatsOf(*b);
+          std::vector<std::int32_t> bq(bias.size());
+          std::vector<float> bs(bias.size());
+          for (std::size_t c = 0; c < bias.size(); ++c) {
+            bs[c] = x_scale * scales[per_channel ? c % scales.size() : 0];
+            bq[c] = static_cast<std::int32_t>(std::clamp(std::nearbyint(bias[c] / bs[c]), -2147483520.0f, 2147483520.0f));
+          }
+          const bool bias_per_channel = per_channel;
+          Shape bias_dims(b->dims().begin(), b->dims().end()), bs_dims;
+          if (bias_per_channel) bs_dims.push_back(static_cast<std::int64_t>(bs.size()));
+          if (!bias_per_channel) bs.resize(1);
+          const std::string bname = Temp(node->input(2) + "_q"), bsn = Temp(node->input(2) + "_scale"),
+                            bzn = Temp(node->input(2) + "_zero"), bf = Temp(node->input(2) + "_dq");
+          AddInitializer(bname, onnx::TensorProto_DataType_INT32, bias_dims, bq.data(), bq.size() * sizeof(std::int32_t));
+          AddInitializer(bsn, onnx::TensorProto_DataType_FLOAT, bs_dims, bs.data(), bs.size() * sizeof(float));
+          const std::vector<std::int32_t> bz(bs.size(), 0);
+          AddInitializer(bzn, onnx::TensorProto_DataType_INT32, bs_dims, bz.data(), bz.size() * sizeof(std::int32_t));
+          PendingDequantize({bname, bsn, bzn}, bf, bias_per_channel ? 0 : -1);
+          gp()->mutable_node(i)->set_input(2, bf);
+        }
+      }
+    }
+    // The weights' DequantizeLinear nodes go before the nodes that read them (ONNX wants its
+    // nodes in an order that runs).
+    if (!pending_.empty()) {
+      google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+      nodes.Swap(gp()->mutable_node());
+      for (int i = 0; i < first_node; ++i) *gp()->add_node() = nodes.Get(i);
+      for (onnx::NodeProto& dq : pending_) *gp()->add_node() = std::move(dq);
+      for (int i = first_node; i < nodes.size(); ++i) *gp()->add_node() = nodes.Get(i);
+      pending_.clear();
+    }
+    return Status::Ok();
+  }
+  void PendingDequantize(const std::vector<std::string>& inputs, const std::string& out, int axis) {
+    onnx::NodeProto& dq = pending_.emplace_back();
+    dq.set_op_type("DequantizeLinear");
+    dq.set_name(prefix_ + "/wdq" + std::to_string(parts_++));
+    for (const std::string& in : inputs) dq.add_input(in);
+    dq.add_output(out);
+    if (axis >= 0) Attr(&dq, "axis", std::int64_t{axis});
+    owners_[dq.name()] = current_;
+    owners_[out] = current_;
+  }
+  onnx::TensorProto* FloatInitializer(const std::string& name) {
+    for (onnx::TensorProto& t : *gp()->mutable_initializer())
+      if (t.name() == name) return t.data_type() == onnx::TensorProto_DataType_FLOAT && t.has_raw_data() ? &t : nullptr;
+    return nullptr;
+  }
+  static std::vector<float> FloatsOf(const onnx::TensorProto& t) {
+    std::vector<float> v(t.raw_data().size() / sizeof(float));
+    std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(float));
+    return v;
   }
 
   onnx::NodeProto* Add(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
@@ -215,7 +375,10 @@ class Exporter {
   // A weight with its axes permuted: a permuted copy when constant, else a Transpose node.
   Expected<std::string> Permuted(TensorId id, const Ints& perm) {
     const Tensor& t = g_.tensor(id);
-    if (!t.is_constant()) return Transpose(Name(id), perm, "w");
+    if (!t.is_constant()) {
+      LATTE_ASSIGN_OR_RETURN(std::string x, ActivationIn(id));
+      return Transpose(x, perm, "w");
+    }
     LATTE_ASSIGN_OR_RETURN(int type, onnx_import::OnnxTypeOf(t.dtype));
     if (t.shape.size() != perm.size()) return InvalidInput("weights '" + t.name + "' have rank " + std::to_string(t.shape.size()));
     std::vector<std::uint8_t> data = PermuteBytes(*t.data, t.shape, perm, DataTypeSize(t.dtype));
@@ -264,16 +427,67 @@ class Exporter {
       return Unsupported("NHWC " + std::string(OpName(n.kind)) + " of a tensor that is not 4-D");
     if (n.outputs.size() != 1 && (act != "none" || spatial)) return Internal("multi-output op with a layout or activation");
 
+    // A node computing in int8 (it writes an int8 activation) is exported in float between the
+    // DequantizeLinear of its inputs and a QuantizeLinear of its output, its weights quantized;
+    // a spatial one's layout Transposes go outside those, on the int8 values, so that the
+    // dequantize, the op and the quantize stay one group for ONNX Runtime to fuse, and the
+    // Transposes of neighbours meet and cancel.
+    const int first_node = gp()->node_size();
+    const bool int8 = n.kind != OpKind::kQuantize && n.outputs.size() == 1 && IsQuantizedActivation(n.outputs[0]);
+    if (int8 && n.kind == OpKind::kPad) {
+      if (std::optional<Status> done = EmitQuantizedPad(n)) return *done;
+    }
     Io io;
-    LATTE_ASSIGN_OR_RETURN(io.x, In(n, 0));
-    if (spatial) io.x = Transpose(io.x, kToNchw, kLayoutInPart);
-    std::string final_out = n.outputs.empty() ? std::string() : Name(n.outputs[0]);
-    std::string after_act = final_out;
+    if (spatial && int8 && IsQuantizedActivation(n.inputs.at(0))) {
+      const std::string x = Transpose(Name(n.inputs[0]), kToNchw, kLayoutInPart);
+      LATTE_ASSIGN_OR_RETURN(io.x, Dequantize(x, n.inputs[0]));
+    } else {
+      LATTE_ASSIGN_OR_RETURN(io.x, In(n, 0));
+      if (spatial) io.x = Transpose(io.x, kToNchw, kLayoutInPart);
+    }
+    const std::string final_out = n.outputs.empty() ? std::string() : Name(n.outputs[0]);
+    std::string after_act = int8 ? Temp(final_out + "_f") : final_out;
     if (spatial) after_act = Temp(final_out + "_nchw");
     io.out = act == "none" ? after_act : Temp(final_out + "_noact");
     LATTE_RETURN_IF_ERROR(EmitOp(n, io));
     if (act != "none") LATTE_RETURN_IF_ERROR(Activation(act, io.out, after_act));
-    if (spatial) Attr(Add("Transpose", {after_act}, {final_out}, kLayoutOutPart), "perm", kToNhwc);
+    if (int8) {
+      const Tensor& in = g_.tensor(n.inputs.at(0));
+      const float x_scale = IsQuantizedActivation(n.inputs[0]) && in.quant.scale.size() == 1 ? in.quant.scale[0] : 0.0f;
+      if (x_scale > 0) LATTE_RETURN_IF_ERROR(QuantizeWeights(first_node, x_scale));
+      const std::string quantized = spatial ? Temp(final_out + "_nchw_q") : final_out;
+      LATTE_RETURN_IF_ERROR(Quantize(after_act, n.outputs[0], quantized));
+      if (spatial) Attr(Add("Transpose", {quantized}, {final_out}, kLayoutOutPart), "perm", kToNhwc);
+    } else if (spatial) {
+      Attr(Add("Transpose", {after_act}, {final_out}, kLayoutOutPart), "perm", kToNhwc);
+    }
+    return Status::Ok();
+  }
+
+  // An int8 pad whose input and output share their parameters pads the quantized values with
+  // the zero point (what 0 is), with no dequantize and quantize around it (ONNX Runtime has no
+  // fusion that would remove them); nullopt when the parameters differ or the pad value is not 0.
+  std::optional<Status> EmitQuantizedPad(const Node& n) {
+    const TensorId in = n.inputs.at(0);
+    if (!IsQuantizedActivation(in) || !(g_.tensor(in).quant == g_.tensor(n.outputs[0]).quant) ||
+        g_.tensor(in).dtype != g_.tensor(n.outputs[0]).dtype || n.attrs.GetFloat("value", 0.0) != 0.0)
+      return std::nullopt;
+    auto pads = n.attrs.GetInts("pads");
+    if (!pads) return InvalidInput("pad without 'pads'");
+    Expected<std::vector<std::string>> params = QuantOperands(g_.tensor(n.outputs[0]), "pad");
+    if (!params.ok()) return params.status();
+    const std::string mode = n.attrs.GetString("mode", "constant");
+    std::vector<std::string> inputs = {Name(in), Int64s(*pads, "pads")};
+    if (mode == "constant") inputs.push_back((*params)[1]);
+    Attr(Add("Pad", inputs, {Name(n.outputs[0])}), "mode", mode);
+    return Status::Ok();
+  }
+
+  // QuantizeLinear of `x` into `out`, with tensor `id`'s scale and zero point (int8 or uint8).
+  Status Quantize(const std::string& x, TensorId id, const std::string& out) {
+    LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(g_.tensor(id), "y"));
+    auto* q = Add("QuantizeLinear", {x, params[0], params[1]}, {out}, "q");
+    if (g_.tensor(id).quant.scale.size() > 1) Attr(q, "axis", std::int64_t{g_.tensor(id).quant.axis});
     return Status::Ok();
   }
 
@@ -320,8 +534,21 @@ class Exporter {
         return Status::Ok();
       }
       case K::kLayerNorm: return EmitLayerNorm(n, io);
-      case K::kDequantize: case K::kQuantize:
-        return Unsupported("quantized tensors are not exported yet (int8 is not implemented)");
+      case K::kQuantize: {
+        if (n.outputs.size() != 1) return InvalidInput("quantize with " + std::to_string(n.outputs.size()) + " outputs");
+        const Tensor& y = g_.tensor(n.outputs[0]);
+        LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(y, "y"));
+        auto* q = Add("QuantizeLinear", {io.x, params[0], params[1]}, {io.out});
+        if (y.quant.scale.size() > 1) Attr(q, "axis", std::int64_t{y.quant.axis});
+        return Status::Ok();
+      }
+      case K::kDequantize: {
+        const Tensor& x = g_.tensor(n.inputs.at(0));
+        LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(x, "x"));
+        auto* dq = Add("DequantizeLinear", {io.x, params[0], params[1]}, {io.out});
+        if (x.quant.scale.size() > 1) Attr(dq, "axis", std::int64_t{x.quant.axis});
+        return Status::Ok();
+      }
       default: break;
     }
     if (std::optional<Status> done = EmitElementwise(n, io)) return *done;
@@ -722,6 +949,8 @@ class Exporter {
   std::set<std::string> used_names_;
   std::set<TensorId> added_constants_;
   std::map<std::string, NodeId> owners_;
+  std::vector<onnx::NodeProto> pending_;
+  bool u8_activations_ = false;  // a node's weights' DequantizeLinear, placed before it
   std::string prefix_;
   NodeId current_ = -1;
   int parts_ = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -341,26 +342,64 @@ std::string OrtBackend::Version() const {
 }
 
 namespace {
-// What ort answers for a precision other than fp32.
-std::string PrecisionRefusal(Precision precision) {
-  if (precision == Precision::kBf16)
-    return "bf16 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no bf16 export)";
-  return "int8 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no quantized QDQ export of the "
-         "lowered graph yet; xnnpack runs --precision int8)";
+// What ort answers for bf16.
+constexpr const char* kBf16Refusal =
+    "bf16 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no bf16 export)";
+
+// The kinds ONNX Runtime runs in int8 when an exported model carries them in QDQ form (its QDQ
+// fusions on the CPU provider: QLinearConv, QGemm and QLinearMatMul, the QLinear elementwise ops and
+// pools, and the data movement whose dequantize and quantize it drops). Any other kind it would run
+// in float between a dequantize and a quantize: such a node stays fp32, saying so.
+bool OrtRunsInt8(OpKind kind) {
+  switch (kind) {
+    case OpKind::kConv2D: case OpKind::kDepthwiseConv2D: case OpKind::kFullyConnected: case OpKind::kMatMul:
+    case OpKind::kAdd: case OpKind::kMul: case OpKind::kAvgPool2D: case OpKind::kGlobalAvgPool: case OpKind::kMaxPool2D:
+    case OpKind::kSigmoid: case OpKind::kLeakyRelu: case OpKind::kSoftmax: case OpKind::kConcat: case OpKind::kResize:
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze: case OpKind::kTranspose:
+    case OpKind::kGather: case OpKind::kSlice: case OpKind::kReduceMax: case OpKind::kReduceMin:
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kClip:
+    case OpKind::kPad:  // exported as a pad of the quantized values (onnx_export)
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsQuantized(const Tensor& t) {
+  return t.dtype == DataType::kInt8 || t.dtype == DataType::kUInt8 || !t.quant.empty();
 }
 }  // namespace
 
+// int8: the exported model is in QDQ form (onnx_export), which ONNX Runtime fuses into its int8
+// kernels (MLAS, with VNNI where the CPU has it).
 Support OrtBackend::RunsPrecision(Precision precision) const {
-  return precision == Precision::kFp32 ? Support::Yes() : Support::No(PrecisionRefusal(precision));
+  return precision == Precision::kBf16 ? Support::No(kBf16Refusal) : Support::Yes();
 }
 
 Support OrtBackend::Supports(const Graph& graph, NodeId id) const {
-  if (options_.precision != Precision::kFp32) return Support::No(PrecisionRefusal(options_.precision));
+  if (options_.precision == Precision::kBf16) return Support::No(kBf16Refusal);
   const Node& node = graph.node(id);
+  const bool converts = node.kind == OpKind::kQuantize || node.kind == OpKind::kDequantize;
+  bool quantized = false;
   auto check = [&](TensorId t, const char* role) -> Status {
     const Tensor& tensor = graph.tensor(t);
-    if (tensor.dtype == DataType::kInt8 || tensor.dtype == DataType::kUInt8 || !tensor.quant.empty())
-      return Unsupported("int8 not implemented");
+    if (IsQuantized(tensor)) {
+      // Weights arrive in float and are quantized by the export; a file's own quantized weights
+      // (an int8 TFLite model) are not exported yet.
+      if (tensor.is_constant()) return Unsupported(std::string(role) + " '" + tensor.name + "' holds quantized weights, which Latte does not export to ONNX Runtime yet");
+      const std::string what = std::string(role) + " '" + tensor.name + "'";
+      if ((tensor.dtype != DataType::kInt8 && tensor.dtype != DataType::kUInt8) || tensor.quant.empty())
+        return Unsupported(what + " is " + std::string(DataTypeName(tensor.dtype)) + " with quantization parameters");
+      // What the export writes as a QuantizeLinear/DequantizeLinear pair's operands, checked here
+      // rather than clamped there.
+      if (tensor.quant.scale.size() != 1 || tensor.quant.zero_point.size() != 1) return Unsupported(what + " is not quantized per tensor");
+      const float scale = tensor.quant.scale[0];
+      const std::int64_t zero = tensor.quant.zero_point[0];
+      if (!std::isnormal(scale) || !(scale > 0)) return Unsupported(what + " has scale " + std::to_string(scale));
+      const std::int64_t lo = tensor.dtype == DataType::kInt8 ? -128 : 0;
+      if (zero < lo || zero > lo + 255) return Unsupported(what + " has zero point " + std::to_string(zero));
+      quantized = true;
+    }
     if (!tensor.fully_known()) return Unsupported(std::string(role) + " '" + tensor.name + "' has unknown shape");
     return ElementType(tensor.dtype).status();
   };
@@ -369,6 +408,9 @@ Support OrtBackend::Supports(const Graph& graph, NodeId id) const {
       if (Status s = check(t, "input"); !s.ok()) return Support::No(s.message());
   for (TensorId t : node.outputs)
     if (Status s = check(t, "output"); !s.ok()) return Support::No(s.message());
+  if (quantized && !converts && !OrtRunsInt8(node.kind))
+    return Support::No("ONNX Runtime has no int8 " + std::string(OpName(node.kind)) +
+                       " (no QDQ fusion for it: it would run in float between a dequantize and a quantize)");
   if (Status s = CheckOnnxExportable(graph, id); !s.ok()) return Support::No(s.message());
   return Support::Yes();
 }
@@ -386,7 +428,7 @@ Expected<std::unique_ptr<PreparedNode>> OrtBackend::Prepare(const Graph& graph, 
 }
 
 Expected<std::unique_ptr<PreparedGraph>> OrtBackend::PrepareGraph(const Graph& graph) {
-  if (options_.precision != Precision::kFp32) return Unsupported(PrecisionRefusal(options_.precision));
+  if (options_.precision == Precision::kBf16) return Unsupported(kBf16Refusal);
   std::map<std::string, NodeId> owners;
   LATTE_ASSIGN_OR_RETURN(std::string model, ExportOnnx(graph, &owners));
   LATTE_ASSIGN_OR_RETURN(auto session, Session::Create(graph, model, graph.inputs, graph.outputs, options_));

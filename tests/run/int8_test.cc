@@ -1,8 +1,9 @@
-// --precision int8 on xnnpack: the executor quantizes an fp32 graph post-training (activation
-// ranges from fp32 runs, run/int8_plan) and XNNPACK runs the int8 nodes. A quantized conv,
-// depthwise conv and fully-connected layer match a reference computed here from the same
-// quantized inputs and weights within one output step; a kind without an int8 operator stays fp32
-// with the reason, and conversions are inserted where the precisions meet.
+// --precision int8: the executor quantizes an fp32 graph post-training (activation ranges from
+// fp32 runs, run/int8_plan), and XNNPACK runs the int8 nodes, or ONNX Runtime the whole graph
+// exported in QDQ form. A quantized conv, depthwise conv and fully-connected layer match a
+// reference computed here from the same quantized inputs and weights within one output step on
+// both; a kind without an int8 operator stays fp32 with the reason, and conversions are inserted
+// where the precisions meet.
 
 #include <gtest/gtest.h>
 
@@ -16,8 +17,12 @@
 #include "ir/graph_builder.h"
 #include "run/backend_test_util.h"
 #include "run/executor.h"
+#include "import/import.h"
 #include "run/int8_plan.h"
+#include "run/output_drift.h"
+#include "run/ort/ort_backend.h"
 #include "run/xnnpack/xnnpack_backend.h"
+#include "test_paths.h"
 
 namespace latte {
 namespace {
@@ -30,12 +35,17 @@ using Ints = std::vector<std::int64_t>;
 BackendRegistry Registry() {
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
+  RegisterOrtBackend(registry);
   return registry;
 }
 
-Expected<std::unique_ptr<Executor>> Int8Executor(const Graph& graph, const BackendRegistry& registry) {
+// The backends that run --precision int8, each checked against the same references.
+const std::vector<std::string> kInt8Backends = {"xnnpack", "ort"};
+
+Expected<std::unique_ptr<Executor>> Int8Executor(const Graph& graph, const BackendRegistry& registry,
+                                                 const std::string& backend = "xnnpack") {
   Placement placement;
-  placement.default_backend = "xnnpack";
+  placement.default_backend = backend;
   RunOptions options;
   options.precision = Precision::kInt8;
   return Executor::Create(graph, placement, registry, options);
@@ -72,10 +82,11 @@ Floats FakeQuantizeWeights(const Floats& w, size_t channels, bool channel_is_las
 // Runs the one-node graph at int8 on input `x` and checks each output against `reference` (of the
 // fake-quantized input) within one step of the output's scale, after the reference is clamped to
 // `act` and to what the output's int8 can hold.
-void ExpectWithinOneStep(const Graph& graph, const Floats& x, const std::function<Floats(const Floats&)>& reference,
-                         float act_min, float act_max, const std::string& what) {
+void ExpectWithinOneStepOn(const std::string& backend, const Graph& graph, const Floats& x,
+                           const std::function<Floats(const Floats&)>& reference, float act_min, float act_max,
+                           const std::string& what) {
   const BackendRegistry registry = Registry();
-  auto executor = Int8Executor(graph, registry);
+  auto executor = Int8Executor(graph, registry, backend);
   ASSERT_TRUE(executor.ok()) << what << ": " << executor.status().message();
   Executor& e = **executor;
   ASSERT_EQ(e.assignments().size(), 1u);
@@ -112,9 +123,18 @@ void ExpectWithinOneStep(const Graph& graph, const Floats& x, const std::functio
   EXPECT_TRUE(differs) << what << ": int8 gave the reference's floats exactly; was it run in int8?";
 }
 
+// On every int8 backend.
+void ExpectWithinOneStep(const Graph& graph, const Floats& x, const std::function<Floats(const Floats&)>& reference,
+                         float act_min, float act_max, const std::string& what) {
+  for (const std::string& backend : kInt8Backends) {
+    SCOPED_TRACE(backend);
+    ExpectWithinOneStepOn(backend, graph, x, reference, act_min, act_max, what + " on " + backend);
+  }
+}
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-TEST(XnnpackInt8, Conv2DWithinOneStepOfReference) {
+TEST(Int8, Conv2DWithinOneStepOfReference) {
   const std::int64_t H = 9, W = 7, C = 4, O = 6, K = 3, S = 2;
   const std::int64_t OH = (H - K) / S + 1, OW = (W - K) / S + 1;
   const Floats w = Random(O * K * K * C, 1, -0.3f, 0.3f), b = Random(O, 2);
@@ -147,7 +167,7 @@ TEST(XnnpackInt8, Conv2DWithinOneStepOfReference) {
   }
 }
 
-TEST(XnnpackInt8, DepthwiseConv2DWithinOneStepOfReference) {
+TEST(Int8, DepthwiseConv2DWithinOneStepOfReference) {
   const std::int64_t H = 6, W = 6, C = 8, K = 3;
   const Floats w = Random(K * K * C, 4, -0.5f, 0.5f), b = Random(C, 5);
   const Floats wq = FakeQuantizeWeights(w, static_cast<size_t>(C), true);
@@ -176,7 +196,7 @@ TEST(XnnpackInt8, DepthwiseConv2DWithinOneStepOfReference) {
   ExpectWithinOneStep(*g, Random(H * W * C, 6), dw, -kInf, kInf, "depthwise_conv2d");
 }
 
-TEST(XnnpackInt8, FullyConnectedWithinOneStepOfReference) {
+TEST(Int8, FullyConnectedWithinOneStepOfReference) {
   const std::int64_t R = 3, I = 16, O = 5;
   const Floats w = Random(O * I, 7, -0.2f, 0.2f), b = Random(O, 8);
   for (const char* layout : {"OI", "IO"}) {
@@ -201,6 +221,15 @@ TEST(XnnpackInt8, FullyConnectedWithinOneStepOfReference) {
       return out;
     };
     ExpectWithinOneStep(*g, Random(R * I, 9), fc, -kInf, kInf, std::string("fully_connected ") + layout);
+    // Rows in a rank-3 input kept as they are: ONNX Runtime's export is a MatMul and an Add
+    // there, not a Gemm.
+    GraphBuilder gb3;
+    TensorId x3 = gb3.Input("x", {1, R, I});
+    TensorId y3 = gb3.Op1(OpKind::kFullyConnected, "fc", {x3, gb3.Constant("w", oi ? Shape{O, I} : Shape{I, O}, w), gb3.Constant("b", {O}, b)},
+                          Attrs({{"weights_layout", std::string(layout)}, {"keep_num_dims", std::int64_t{1}}}));
+    auto g3 = gb3.Finish({y3});
+    ASSERT_TRUE(g3.ok()) << g3.status().message();
+    ExpectWithinOneStepOn("ort", *g3, Random(R * I, 9), fc, -kInf, kInf, std::string("rank-3 fully_connected ") + layout);
   }
 }
 
@@ -265,10 +294,13 @@ TEST(XnnpackInt8, ConcatSharesOneScaleCoveringItsInputs) {
 
 // Quantization parameters the lowering would never write (a zero scale, a zero point out of int8,
 // one scale per channel on an activation) are refused with the reason, never run.
-TEST(XnnpackInt8, ImpossibleActivationParametersAreRefusedSayingWhich) {
+TEST(Int8, ImpossibleActivationParametersAreRefusedSayingWhich) {
   RunOptions options;
   options.precision = Precision::kInt8;
-  auto backend = XnnpackBackend::Create(options);
+  const BackendRegistry registry = Registry();
+  for (const std::string& name : kInt8Backends) {
+  SCOPED_TRACE(name);
+  auto backend = registry.Create(name, options);
   ASSERT_TRUE(backend.ok()) << backend.status().message();
   struct Case {
     QuantParams quant;
@@ -293,6 +325,80 @@ TEST(XnnpackInt8, ImpossibleActivationParametersAreRefusedSayingWhich) {
     EXPECT_FALSE(s.ok()) << c.why;
     EXPECT_EQ(s.why(), c.why);
     EXPECT_FALSE((*backend)->Prepare(*g, 0).ok()) << c.why;
+  }
+  }
+}
+
+// On ONNX Runtime a kind it has no int8 form of (no QDQ fusion: it would compute in float between
+// a dequantize and a quantize) stays fp32, saying so; the kinds it has run int8, a softmax too.
+TEST(Int8, OrtKeepsAKindWithoutAQdqFusionAtFp32AndSaysWhy) {
+  GraphBuilder gb;
+  TensorId x = gb.Input("x", {1, 4, 4, 3});
+  TensorId c = gb.Op1(OpKind::kConv2D, "conv", {x, gb.Constant("w", {8, 1, 1, 3}, Random(24, 10)), gb.Constant("b", {8}, Random(8, 11))},
+                      Attrs({{"filter_layout", std::string("OHWI")}, {"padding", std::string("valid")}}));
+  TensorId h = gb.Op1(OpKind::kHardSwish, "hs", {c});
+  TensorId s = gb.Op1(OpKind::kSoftmax, "sm", {h}, Attrs({{"axis", std::int64_t{-1}}}));
+  TensorId y = gb.Op1(OpKind::kAdd, "add", {s, c});
+  auto g = gb.Finish({y});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const BackendRegistry registry = Registry();
+  auto executor = Int8Executor(*g, registry, "ort");
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  const auto& a = (*executor)->assignments();
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a[0].precision, Precision::kInt8) << a[0].precision_why;
+  EXPECT_EQ(a[1].precision, Precision::kFp32);
+  EXPECT_EQ(a[1].precision_why,
+            "ONNX Runtime has no int8 hard_swish (no QDQ fusion for it: it would run in float between a dequantize and a quantize)");
+  EXPECT_EQ(a[2].precision, Precision::kInt8) << a[2].precision_why;
+  EXPECT_EQ(a[3].precision, Precision::kInt8) << a[3].precision_why;
+  for (const NodeAssignment& n : a) EXPECT_EQ(n.backend, "ort");
+  std::vector<std::string> ops;
+  for (const ProfileEntry& e : (*executor)->entries()) ops.push_back(e.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"quantize", "conv2d", "dequantize", "hard_swish", "quantize", "softmax", "add",
+                                           "dequantize"}));
+  // One ONNX Runtime session runs it all, close to the fp32 run on the same inputs.
+  EXPECT_TRUE((*executor)->RunsWholeGraph());
+  Placement placement;
+  placement.default_backend = "ort";
+  auto fp32 = Executor::Create(*g, placement, registry, RunOptions{});
+  ASSERT_TRUE(fp32.ok()) << fp32.status().message();
+  FillRandomInputs(*g, (*fp32)->buffers());
+  FillRandomInputs(*g, (*executor)->buffers());
+  ASSERT_TRUE((*fp32)->Run().ok());
+  ASSERT_TRUE((*executor)->Run().ok());
+  const float* want = (*fp32)->buffers().as<float>(y);
+  const float* got = (*executor)->buffers().as<float>(y);
+  for (size_t i = 0; i < 4 * 4 * 8; ++i) EXPECT_NEAR(got[i], want[i], 0.1) << i;
+}
+
+// A real model on ONNX Runtime at int8: every node int8 (face_detection_short_range has no kind
+// without a QDQ form), and its outputs within the drift the xnnpack int8 run of it shows.
+TEST(Int8, OrtRunsARealModelInt8CloseToFp32) {
+  const std::string file = "face_detection_short_range.tflite";
+  LATTE_REQUIRE_MODEL(file);
+  auto graph = ImportModel(latte::testing::ModelPath(file), ImportOptions{});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  const BackendRegistry registry = Registry();
+  auto int8 = Int8Executor(*graph, registry, "ort");
+  ASSERT_TRUE(int8.ok()) << int8.status().message();
+  for (const NodeAssignment& n : (*int8)->assignments()) EXPECT_EQ(n.precision, Precision::kInt8) << n.precision_why;
+  EXPECT_TRUE((*int8)->RunsWholeGraph());
+  Placement placement;
+  placement.default_backend = "ort";
+  auto fp32 = Executor::Create(*graph, placement, registry, RunOptions{});
+  ASSERT_TRUE(fp32.ok()) << fp32.status().message();
+  FillRandomInputs(*graph, (*fp32)->buffers());
+  FillRandomInputs(*graph, (*int8)->buffers());
+  ASSERT_TRUE((*fp32)->Run().ok());
+  ASSERT_TRUE((*int8)->Run().ok());
+  auto drift = CompareOutputs(*graph, (*fp32)->buffers(), (*int8)->buffers(), "fp32");
+  ASSERT_TRUE(drift.ok()) << drift.status().message();
+  ASSERT_EQ(drift->outputs.size(), 2u);
+  for (const OutputDrift& o : drift->outputs) {
+    EXPECT_GT(o.cosine, 0.95) << o.name;
+    EXPECT_LT(o.cosine, 1.0) << o.name << ": int8 gave fp32's outputs exactly; was it run in int8?";
+    EXPECT_EQ(o.nonfinite_mismatches, 0) << o.name;
   }
 }
 
