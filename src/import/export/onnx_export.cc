@@ -217,8 +217,12 @@ class Exporter {
       std::vector<std::uint8_t> v;
       for (auto z : zp) v.push_back(static_cast<std::uint8_t>(std::clamp<std::int64_t>(z, 0, 255)));
       AddInitializer(zero, onnx::TensorProto_DataType_UINT8, dims, v.data(), v.size());
+    } else if (t.dtype == DataType::kInt32) {  // a quantized model's bias
+      std::vector<std::int32_t> v;
+      for (auto z : zp) v.push_back(static_cast<std::int32_t>(z));
+      AddInitializer(zero, onnx::TensorProto_DataType_INT32, dims, v.data(), v.size() * sizeof(std::int32_t));
     } else {
-      return Unsupported("tensor '" + t.name + "' is quantized as " + std::string(DataTypeName(t.dtype)) + " (int8 and uint8 export)");
+      return Unsupported("tensor '" + t.name + "' is quantized as " + std::string(DataTypeName(t.dtype)) + " (int8, uint8 and int32 export)");
     }
     return std::vector<std::string>{scale, zero};
   }

@@ -505,6 +505,32 @@ Expected<Graph> BuildGraph(const onnx::ModelProto& model, std::int64_t opset, st
 
 namespace {
 
+// In a QDQ model, ops that only move quantized values (a layout Transpose, a Reshape, a Pad of
+// the zero point...) sit between a QuantizeLinear and the DequantizeLinear that reads their
+// output: their output's scale and zero point are their input's, which ONNX leaves implied and
+// Latte keeps on the tensor. Nodes in order, so a chain of such ops passes them along.
+void PropagateQuantParams(Graph& graph) {
+  auto moves_values = [](OpKind kind) {
+    switch (kind) {
+      case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+      case OpKind::kIdentity: case OpKind::kTranspose: case OpKind::kPad: case OpKind::kSlice: case OpKind::kGather:
+      case OpKind::kMaxPool2D: case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth: case OpKind::kResize:
+        return true;
+      default:
+        return false;
+    }
+  };
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) {
+    const Node& node = graph.node(n);
+    if (!moves_values(node.kind) || node.inputs.empty() || node.inputs[0] == kNoTensor || node.outputs.size() != 1) continue;
+    const Tensor& in = graph.tensor(node.inputs[0]);
+    Tensor& out = graph.mutable_tensor(node.outputs[0]);
+    const bool quantized = in.dtype == DataType::kInt8 || in.dtype == DataType::kUInt8;
+    if (quantized && !in.quant.empty() && out.quant.empty() && out.dtype == in.dtype && in.quant.scale.size() == 1)
+      out.quant = in.quant;
+  }
+}
+
 Expected<Graph> Import(std::span<const std::uint8_t> bytes, const ImportOptions& options) {
   if (bytes.empty()) return InvalidInput("empty file: not an ONNX model");
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
@@ -532,7 +558,10 @@ Expected<Graph> Import(std::span<const std::uint8_t> bytes, const ImportOptions&
     std::vector<FoldedNode> folds;
     std::vector<IfChoice> ifs;
     LATTE_ASSIGN_OR_RETURN(Graph built, BuildGraph(model, opset, folds, ifs));
-    if ((folds.empty() && ifs.empty()) || round == kMaxRounds) return built;
+    if ((folds.empty() && ifs.empty()) || round == kMaxRounds) {
+      PropagateQuantParams(built);
+      return built;
+    }
     for (const FoldedNode& f : folds) ReplaceWithConstant(*graph.mutable_node(f.index), f.value);
     if (!ifs.empty()) {
       LATTE_RETURN_IF_ERROR(InlineIfs(graph, std::move(ifs)));

@@ -772,7 +772,9 @@ Status MapDequantize(Mapper& m) {
   LATTE_ASSIGN_OR_RETURN(std::int64_t axis, m.attrs.Int("axis", 1));
   LATTE_ASSIGN_OR_RETURN(QuantParams q, QuantFromInputs(m, axis));
   const Tensor& x = m.T(m.In(0));
-  if (x.dtype == DataType::kInt32) return Unsupported("DequantizeLinear of int32");
+  // int32: a quantized model's bias, at the input's scale times the weights' (zero point 0).
+  if (x.dtype == DataType::kInt32 && std::any_of(q.zero_point.begin(), q.zero_point.end(), [](std::int64_t z) { return z != 0; }))
+    return Unsupported("DequantizeLinear of int32 with a non-zero zero point");
   if (!x.quant.empty() && !(x.quant == q))
     return Unsupported("DequantizeLinear of a tensor another node dequantizes with other parameters");
   m.graph().mutable_tensor(m.In(0)).quant = std::move(q);  // params live on the quantized input

@@ -384,10 +384,26 @@ Support OrtBackend::Supports(const Graph& graph, NodeId id) const {
   auto check = [&](TensorId t, const char* role) -> Status {
     const Tensor& tensor = graph.tensor(t);
     if (IsQuantized(tensor)) {
-      // Weights arrive in float and are quantized by the export; a file's own quantized weights
-      // (an int8 TFLite model) are not exported yet.
-      if (tensor.is_constant()) return Unsupported(std::string(role) + " '" + tensor.name + "' holds quantized weights, which Latte does not export to ONNX Runtime yet");
       const std::string what = std::string(role) + " '" + tensor.name + "'";
+      // A quantized model's own weights (int8, per channel) and biases (int32) are read by its
+      // dequantize nodes, which the export writes as they are; any other node reading them would
+      // need them quantized by the export, which starts from float weights.
+      if (tensor.is_constant()) {
+        if (node.kind != OpKind::kDequantize) return Unsupported(what + " holds quantized weights, read by a " + std::string(OpName(node.kind)) + " (only a dequantize reads them on ONNX Runtime)");
+        if (tensor.dtype != DataType::kInt8 && tensor.dtype != DataType::kUInt8 && tensor.dtype != DataType::kInt32)
+          return Unsupported(what + " is " + std::string(DataTypeName(tensor.dtype)) + " with quantization parameters");
+        const QuantParams& q = tensor.quant;
+        const auto rank = static_cast<std::int32_t>(tensor.shape.size());
+        if (q.zero_point.size() != q.scale.size() ||
+            (q.scale.size() > 1 && (q.axis < 0 || q.axis >= rank || tensor.shape[static_cast<size_t>(q.axis)] != static_cast<std::int64_t>(q.scale.size()))))
+          return Unsupported(what + " has " + std::to_string(q.scale.size()) + " scales, which do not match its shape along axis " + std::to_string(q.axis));
+        for (float scale : q.scale)
+          if (!std::isnormal(scale) || !(scale > 0)) return Unsupported(what + " has scale " + std::to_string(scale));
+        const std::int64_t lo = tensor.dtype == DataType::kInt8 ? -128 : 0, hi = tensor.dtype == DataType::kInt32 ? 0 : lo + 255;
+        for (std::int64_t zero : q.zero_point)
+          if (zero < lo || zero > hi) return Unsupported(what + " has zero point " + std::to_string(zero));
+        return Status::Ok();
+      }
       if ((tensor.dtype != DataType::kInt8 && tensor.dtype != DataType::kUInt8) || tensor.quant.empty())
         return Unsupported(what + " is " + std::string(DataTypeName(tensor.dtype)) + " with quantization parameters");
       // What the export writes as a QuantizeLinear/DequantizeLinear pair's operands, checked here
