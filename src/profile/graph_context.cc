@@ -104,7 +104,9 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   const char* graphs = options.family == NetworkFamily::kHardSwishSe ? "random-network-hswish-se"
                        : options.family == NetworkFamily::kEncoder   ? "random-encoder"
                                                                      : "random-network";
-  const nlohmann::json space = {{"graphs", graphs},            {"count", options.graphs},
+  // "generation" 2: random networks with lateral connections (a store's networks of generation 1
+  // are another campaign's, not these).
+  const nlohmann::json space = {{"graphs", graphs},            {"generation", 2}, {"count", options.graphs},
                                 {"seed", options.seed},        {"fusion_rules", rules.ToJson()},
                                 {"graph_runs", g.num_runs},    {"graph_min_secs", g.min_secs},
                                 {"l2_bytes", caches.l2},       {"l3_bytes", caches.l3}};

@@ -1053,8 +1053,14 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
   // MobileNet v2's residual is a plain add; MediaPipe's blocks (BlazeFace, BlazePose) clamp it with
   // a relu6, which ONNX Runtime runs outside its blocked layout, reordering around it.
   const bool clamped_residual = rng.Below(2) == 0;
+  // Decoders read the encoder's maps of their size (a lateral 1×1 conv, added), as FPN-like
+  // detectors and U-Net-like segmenters do, in two networks of three: a tensor written early and
+  // read many layers later, which only such networks show the context fit.
+  const bool laterals = rng.Below(3) != 0;
   net.push_back({relu6(ConvKernel(OpKind::kConv2D, r, r, 3, c, 3, stem_stride)), {-1}});
   I h = (r + stem_stride - 1) / stem_stride;
+  std::map<I, std::pair<int, I>> skips;  // map side → the encoder's last layer at that side, its channels
+  skips[h] = {last(), c};
   const int blocks = 4 + static_cast<int>(rng.Below(9));
   for (int b = 0; b < blocks; ++b) {
     const auto [t, stride, cout, k] = DrawBlock(rng, h, c, {1, 2, 4, 6});
@@ -1073,6 +1079,7 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
       net.push_back({add, {last(), in}});
     }
     c = cout;
+    skips[h] = {last(), c};
   }
   const int ups = static_cast<int>(rng.Below(3));
   for (int u = 0; u < ups && 2 * h <= r; ++u) {
@@ -1081,6 +1088,11 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
     const I cout = std::max<I>(8, c / 2 / 8 * 8);
     net.push_back({relu6(ConvKernel(OpKind::kConv2D, h, h, c, cout, 1, 1)), {last()}});
     c = cout;
+    if (auto skip = skips.find(h); laterals && skip != skips.end()) {
+      const int decoded = last();
+      net.push_back({ConvKernel(OpKind::kConv2D, h, h, skip->second.second, c, 1, 1), {skip->second.first}});
+      net.push_back({BinaryKernel(OpKind::kAdd, h, h, c), {decoded, last()}});
+    }
   }
   return net;
 }

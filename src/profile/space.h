@@ -140,7 +140,9 @@ class SplitMix64;
 /// 3×3 or 5×5 depthwise with stride 2 a third of the time while the map is over 8, 1×1 project,
 /// a residual add when the shape allows, clamped by a relu6 in half the networks; relu6 after
 /// expand and depthwise), then up to two decoder
-/// steps (bilinear ×2 resize and a 1×1 conv), like segmentation and landmark heads. Drawn from `rng`.
+/// steps (bilinear ×2 resize and a 1×1 conv, and in two networks of three the encoder's map of
+/// that size through a lateral 1×1 conv, added), like segmentation and landmark heads and FPN-like
+/// detectors. Drawn from `rng`.
 std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng);
 
 /// A random MobileNetV3-like network, the other family models come in: a 3×3 stride-2 stem conv
