@@ -18,6 +18,7 @@
 #include "core/file.h"
 #include "db/store.h"
 #include "import/import.h"
+#include "import/npy.h"
 
 namespace latte::cli {
 namespace {
@@ -236,6 +237,24 @@ void AddModelInputFlags(CLI::App& cmd, ModelInputFlags& flags, const std::string
   cmd.add_option("--input-value", flags.values,
                  "Value of a small input, NAME=V[,V...] in row-major order (repeatable; ONNX): the input becomes a "
                  "constant, so what is computed from it (shapes, an If's condition) folds at import");
+}
+
+void AddCalibrationDataFlag(CLI::App& cmd, std::vector<std::string>& flags) {
+  cmd.add_option("--calibration-data", flags,
+                 "With --precision int8: samples of input NAME to calibrate on, NAME=FILE.npy (repeatable; float32 or "
+                 "float64, the input's shape or N samples of it along a first axis; default: 4 generated inputs)");
+}
+
+Expected<std::shared_ptr<const CalibrationInputs>> ReadCalibrationData(const std::vector<std::string>& flags) {
+  if (flags.empty()) return std::shared_ptr<const CalibrationInputs>();
+  auto data = std::make_shared<CalibrationInputs>();
+  for (const std::string& flag : flags) {
+    LATTE_ASSIGN_OR_RETURN(const auto named, SplitNamed("--calibration-data", flag, "NAME=FILE.npy, like x=samples.npy"));
+    if (data->arrays.count(named.first)) return InvalidInput("--calibration-data names input '" + named.first + "' twice");
+    LATTE_ASSIGN_OR_RETURN(NpyArray array, ReadNpy(named.second));
+    data->arrays[named.first] = {named.second, std::move(array.shape), std::move(array.data)};
+  }
+  return std::shared_ptr<const CalibrationInputs>(std::move(data));
 }
 
 Expected<ImportOptions> ParseModelInputs(const ModelInputFlags& flags) {

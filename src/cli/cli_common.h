@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,11 @@ struct ModelInputFlags {
 void AddModelInputFlags(CLI::App& cmd, ModelInputFlags& flags, const std::string& shape_note = "");
 /// Both flags as import options.
 Expected<ImportOptions> ParseModelInputs(const ModelInputFlags& flags);
+
+/// --calibration-data NAME=FILE.npy (repeatable): the samples --precision int8 calibrates on, read
+/// from NumPy files (float32 or float64, C order); null when none are given. Errors name the file.
+void AddCalibrationDataFlag(CLI::App& cmd, std::vector<std::string>& flags);
+Expected<std::shared_ptr<const CalibrationInputs>> ReadCalibrationData(const std::vector<std::string>& flags);
 
 /// Imports MODEL with the --input-shape and --input-value values, as every command that reads a
 /// model does; errors name the model file.

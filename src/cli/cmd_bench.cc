@@ -21,6 +21,7 @@ void AddBenchCommand(CLI::App& app, Status& result) {
     MeasureOptions measure;
     bool op_profiling = false;
     ModelInputFlags inputs;
+    std::vector<std::string> calibration_data;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure a model's latency on a backend (like TFLite's benchmark_model)");
@@ -37,12 +38,16 @@ void AddBenchCommand(CLI::App& app, Status& result) {
   cmd->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->add_option("--trace", flags->trace, "Write a Chrome trace (Perfetto) of an average run to FILE (implies op profiling)");
   AddModelInputFlags(*cmd, flags->inputs);
+  AddCalibrationDataFlag(*cmd, flags->calibration_data);
   OnRun(cmd, result, [flags]() -> Status {
     BenchOptions options;
     options.placement.default_backend = flags->backend;
     options.placement.fallback = flags->fallback;
     options.run.num_threads = flags->num_threads;
     LATTE_ASSIGN_OR_RETURN(options.run.precision, ParsePrecision(flags->precision));
+    if (!flags->calibration_data.empty() && options.run.precision != Precision::kInt8)
+      return InvalidInput("--calibration-data: only --precision int8 calibrates (this run is " + flags->precision + ")");
+    LATTE_ASSIGN_OR_RETURN(options.run.calibration, ReadCalibrationData(flags->calibration_data));
     options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();
     // Before measuring.

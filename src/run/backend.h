@@ -3,6 +3,7 @@
 // says whether it can run a node, prepares it once (weights packed), then runs it many times.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,10 +26,24 @@ std::string_view PrecisionName(Precision precision);
 /// The precision `name` spells (PrecisionName's inverse); else kInvalidInput listing the names.
 Expected<Precision> ParsePrecision(std::string_view name);
 
+/// Samples of a graph's float inputs for --precision int8's calibration runs (--calibration-data),
+/// by input name: an array holding one tensor of the input's shape, or several along a first
+/// axis (Executor::Create splits and checks them against the graph).
+struct CalibrationInputs {
+  struct Array {
+    std::string source;  // where it came from, for messages ("x.npy")
+    std::vector<std::int64_t> shape;
+    std::vector<float> data;  // row-major
+  };
+  std::map<std::string, Array> arrays;
+};
+
 /// How a backend runs: what every measurement records beside the backend's name and version.
 struct RunOptions {
   int num_threads = 1;
   Precision precision = Precision::kFp32;
+  /// --precision int8: the inputs its calibration runs on; null: generated inputs.
+  std::shared_ptr<const CalibrationInputs> calibration;
 };
 
 /// Yes, or no with the reason ("transpose_conv2d with groups > 1"). "No" is a normal answer

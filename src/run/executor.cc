@@ -157,6 +157,64 @@ Status Executor::RunObserving(const std::function<void(NodeId)>& after) {
   return Status::Ok();
 }
 
+namespace {
+
+// One calibration run's inputs: graph input → its values.
+using CalibrationSample = std::vector<std::pair<TensorId, std::vector<float>>>;
+
+// --calibration-data split into runs: each float input's array holds one tensor of its shape, or
+// several along a first axis (of an input whose first dimension is 1, the array's first axis may
+// count them instead); every input the same number. Empty without calibration data.
+Expected<std::vector<CalibrationSample>> CalibrationSamples(const Graph& graph, const CalibrationInputs* calibration) {
+  std::vector<CalibrationSample> samples;
+  if (calibration == nullptr || calibration->arrays.empty()) return samples;
+  std::set<std::string> used;
+  std::string first;  // the input that set the count, for messages
+  for (TensorId id : graph.inputs) {
+    const Tensor& t = graph.tensor(id);
+    auto it = calibration->arrays.find(t.name);
+    if (t.dtype != DataType::kFloat32) {
+      if (it != calibration->arrays.end())
+        return InvalidInput("--calibration-data: input '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + ", not float32");
+      continue;  // integer inputs (indices, masks) are generated as at fp32
+    }
+    if (it == calibration->arrays.end())
+      return InvalidInput("--calibration-data gives no samples of input '" + t.name + "' (" + ShapeToString(t.shape) + ")");
+    used.insert(t.name);
+    const CalibrationInputs::Array& a = it->second;
+    const std::int64_t size = t.num_elements().value_or(-1);
+    if (size <= 0) return InvalidInput("--calibration-data: input '" + t.name + "' has no known size");
+    const auto tail_equal = [&](std::size_t from_array, std::size_t from_input) {
+      return a.shape.size() - from_array == t.shape.size() - from_input &&
+             std::equal(a.shape.begin() + static_cast<std::ptrdiff_t>(from_array), a.shape.end(),
+                        t.shape.begin() + static_cast<std::ptrdiff_t>(from_input));
+    };
+    std::int64_t count = 0;
+    if (a.shape == t.shape) count = 1;
+    else if (a.shape.size() == t.shape.size() + 1 && tail_equal(1, 0)) count = a.shape[0];
+    else if (!t.shape.empty() && t.shape[0] == 1 && a.shape.size() == t.shape.size() && tail_equal(1, 1)) count = a.shape[0];
+    if (count <= 0 || static_cast<std::int64_t>(a.data.size()) != count * size)
+      return InvalidInput(a.source + ": shape " + ShapeToString(a.shape) + " holds no samples of input '" + t.name + "' (" +
+                          ShapeToString(t.shape) + "): give " + ShapeToString(t.shape) + " or Nx" + ShapeToString(t.shape));
+    if (samples.empty()) {
+      samples.resize(static_cast<std::size_t>(count));
+      first = t.name;
+    } else if (samples.size() != static_cast<std::size_t>(count)) {
+      return InvalidInput("--calibration-data: input '" + first + "' has " + std::to_string(samples.size()) +
+                          " samples but '" + t.name + "' has " + std::to_string(count));
+    }
+    for (std::int64_t s = 0; s < count; ++s) {
+      const auto begin = a.data.begin() + static_cast<std::ptrdiff_t>(s * size);
+      samples[static_cast<std::size_t>(s)].emplace_back(id, std::vector<float>(begin, begin + static_cast<std::ptrdiff_t>(size)));
+    }
+  }
+  for (const auto& [name, array] : calibration->arrays)
+    if (!used.count(name)) return InvalidInput("--calibration-data names '" + name + "', which is no float input of the model");
+  return samples;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, GraphPlan plan, const std::vector<std::string>& wanted,
                                                          const Placement& placement, const BackendRegistry& registry,
                                                          const RunOptions& options) {
@@ -176,6 +234,7 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
   fp32.precision = Precision::kFp32;
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> reference,
                          Build(graph, plan, wanted, placement, registry, fp32, nullptr, nullptr, /*node_by_node=*/true));
+  LATTE_ASSIGN_OR_RETURN(std::vector<CalibrationSample> samples, CalibrationSamples(graph, options.calibration.get()));
   const Graph& planned = reference->prepared_graph();
   ActivationRanges ranges(planned.num_tensors());
   auto observe = [&](TensorId t) {
@@ -184,8 +243,12 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
     if (v == nullptr) return;
     for (size_t i = 0, n = reference->buffers_.bytes(t) / sizeof(float); i < n; ++i) ranges[static_cast<size_t>(t)].Add(v[i]);
   };
-  for (int run = 1; run <= kInt8CalibrationRuns; ++run) {
-    FillRandomInputs(graph, reference->buffers_, static_cast<unsigned>(run));
+  const int runs = samples.empty() ? kInt8CalibrationRuns : static_cast<int>(samples.size());
+  for (int run = 1; run <= runs; ++run) {
+    FillRandomInputs(graph, reference->buffers_, static_cast<unsigned>(run));  // integer inputs too
+    if (!samples.empty())
+      for (const auto& [input, values] : samples[static_cast<size_t>(run - 1)])
+        std::memcpy(reference->buffers_.mutable_data(input), values.data(), values.size() * sizeof(float));
     for (TensorId t : planned.inputs) observe(t);
     LATTE_RETURN_IF_ERROR(reference->RunObserving([&](NodeId k) {
       for (TensorId t : planned.node(k).outputs) observe(t);
@@ -228,6 +291,17 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
     state.from = lowered.from;
     NodeId refused = -1;
     auto built = Build(graph, std::move(lowered.plan), wanted, placement, registry, options, &state, &refused);
+    if (built.ok()) {
+      (*built)->int8_calibration_runs_ = runs;
+      (*built)->int8_calibration_ = std::to_string(runs) + " fp32 runs on ";
+      if (samples.empty()) {
+        (*built)->int8_calibration_ += "generated inputs";
+      } else {
+        std::string sources;
+        for (const auto& [name, array] : options.calibration->arrays) sources += (sources.empty() ? "" : ", ") + name + ": " + array.source;
+        (*built)->int8_calibration_ += "--calibration-data (" + sources + ")";
+      }
+    }
     if (built.ok() || refused < 0) return built;
     state.int8[static_cast<size_t>(refused)] = false;  // its backend refused the int8 operator when creating it
     state.kept_why[static_cast<size_t>(refused)] = built.status().message();

@@ -58,8 +58,10 @@ class Executor {
   /// copy of `graph` for them, checks support, prepares every node (weights packed once) and
   /// allocates buffers. The graph's own tensor ids address the buffers: graph inputs and outputs
   /// keep their ids, shapes and types in the prepared copy (at bf16 too: see LowerPlanToBf16).
-  /// At int8 (RunOptions::precision) the plan is first run kInt8CalibrationRuns times at fp32 for
-  /// its activation ranges, then lowered (run/int8_plan); a node its backend cannot run in int8
+  /// At int8 (RunOptions::precision) the plan is first run at fp32 for its activation ranges
+  /// (kInt8CalibrationRuns times on generated inputs, or once per sample of
+  /// RunOptions::calibration, which must give every float input the same number of samples of its
+  /// shape), then lowered (run/int8_plan); a node its backend cannot run in int8
   /// stays fp32, its assignment saying why. A backend without int8 at all (RunsPrecision) fails it.
   static Expected<std::unique_ptr<Executor>> Create(const Graph& graph, const Placement& placement,
                                                     const BackendRegistry& registry, const RunOptions& options);
@@ -73,6 +75,10 @@ class Executor {
   Status RunProfiled(std::vector<double>& entry_us, LayoutUs* layout = nullptr);
   /// True when one backend runs the whole graph as one unit (PreparedGraph).
   bool RunsWholeGraph() const { return whole_graph_ != nullptr; }
+  /// At int8: how the activation ranges were found ("4 fp32 runs on generated inputs", "16 fp32
+  /// runs on --calibration-data (x: x.npy)"); empty at other precisions.
+  const std::string& Int8Calibration() const { return int8_calibration_; }
+  int Int8CalibrationRuns() const { return int8_calibration_runs_; }
 
   TensorBuffers& buffers() { return buffers_; }
   /// One per node of the user's graph (a folded activation: its producer's backend).
@@ -116,6 +122,8 @@ class Executor {
   // Set when one backend runs the whole graph (every node placed on a RunsWholeGraphs backend
   // that supports them all): then prepared_ is empty and entries_ still name each node.
   std::unique_ptr<PreparedGraph> whole_graph_;
+  std::string int8_calibration_;  // Int8Calibration()
+  int int8_calibration_runs_ = 0;
   std::vector<ProfileEntry> entries_;
   std::vector<NodeAssignment> assignments_;
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/run_latte.h"
@@ -153,6 +154,59 @@ TEST_F(CliBench, Int8OnXnnpackSaysWhichNodesRanInt8) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Precision: int8 for "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Output drift vs fp32"), std::string::npos) << text.out;
+}
+
+// Writes an .npy of float32 `values` in `shape`, as numpy.save does (version 1).
+void WriteNpy(const fs::path& path, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
+  std::string dims;
+  for (std::int64_t d : shape) dims += std::to_string(d) + ", ";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size() & 0xff) << static_cast<char>(header.size() >> 8) << header;
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+}
+
+// --calibration-data: int8's activation ranges from the user's samples (two here, in one file
+// along a first axis); the report says so. Without int8, or with a file that is not one, one line.
+TEST_F(CliBench, Int8CalibratesOnTheSamplesGiven) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  const std::string model = ModelPath("face_detection_short_range.tflite");
+  const fs::path samples = dir_ / "faces.npy";
+  std::vector<float> values(2 * 128 * 128 * 3);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 255) / 127.5f - 1.0f;
+  WriteNpy(samples, {2, 1, 128, 128, 3}, values);
+  RunResult r = RunLatte({"bench", model, "--precision", "int8", "--calibration-data", "input=" + samples.string(),
+                          "--warmup-runs", "0", "--num-runs", "1", "--min-secs", "0", "--format", "json"},
+                         dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["int8"]["calibration_runs"], 2) << j["int8"].dump();
+  EXPECT_EQ(j["int8"]["calibration"], "2 fp32 runs on --calibration-data (input: " + samples.string() + ")");
+  RunResult text = RunLatte({"bench", model, "--precision", "int8", "--warmup-runs", "0", "--num-runs", "1", "--min-secs", "0"}, dir_);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("from 4 fp32 runs on generated inputs"), std::string::npos) << text.out;
+
+  const fs::path not_npy = dir_ / "notes.npy";
+  std::ofstream(not_npy) << "just text";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--calibration-data", "input=" + samples.string()},
+       "error: --calibration-data: only --precision int8 calibrates (this run is fp32)\n"},
+      {{"--precision", "int8", "--calibration-data", "input=" + not_npy.string()},
+       "error: " + not_npy.string() + ": not a NumPy .npy file (no \\x93NUMPY magic)\n"},
+      {{"--precision", "int8", "--calibration-data", samples.string()},
+       "error: --calibration-data '" + samples.string() + "': expected NAME=FILE.npy, like x=samples.npy\n"},
+      {{"--precision", "int8", "--calibration-data", "image=" + samples.string()},
+       "error: " + model + ": --calibration-data gives no samples of input 'input' (1x128x128x3)\n"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> args = {"bench", model, "--num-runs", "1", "--min-secs", "0"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    RunResult bad = RunLatte(args, dir_);
+    EXPECT_EQ(bad.exit_code, 2) << expected;
+    EXPECT_EQ(bad.err, expected);
+  }
 }
 
 TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -462,6 +464,69 @@ TEST(Int8, OrtRunsAnImportedQdqModelAsTheLoweringRanIt) {
     const float* want = (*int8)->buffers().as<float>(want_id);
     const float* got = (*run)->buffers().as<float>(got_id);
     for (size_t i = 0; i < n; ++i) ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::abs(want[i]))) << graph->tensor(want_id).name << "[" << i << "]";
+  }
+}
+
+// --calibration-data: the activation ranges come from the user's samples, not generated inputs.
+// Samples of x spanning [-2, 5] give x's int8 twin the scale 7/255 and the zero point
+// round(-128 + 2 / (7/255)) = -55, whatever the backend; bad samples are refused saying which.
+TEST(Int8, CalibrationDataSetsTheRangesAndBadSamplesAreRefused) {
+  GraphBuilder gb;
+  TensorId x = gb.Input("x", {1, 2, 2, 3});
+  TensorId y = gb.Op1(OpKind::kConv2D, "conv", {x, gb.Constant("w", {4, 1, 1, 3}, Random(12, 21))},
+                      Attrs({{"filter_layout", std::string("OHWI")}, {"padding", std::string("valid")}}));
+  auto g = gb.Finish({y});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const BackendRegistry registry = Registry();
+  auto data = std::make_shared<CalibrationInputs>();
+  // Three samples along a first axis: the first spans [-2, 5], the others inside it.
+  Floats samples = Random(3 * 12, 22, -1.0f, 1.0f);
+  samples[0] = -2.0f, samples[5] = 5.0f;
+  data->arrays["x"] = {"x.npy", {3, 1, 2, 2, 3}, samples};
+  for (const std::string& backend : kInt8Backends) {
+    SCOPED_TRACE(backend);
+    Placement placement;
+    placement.default_backend = backend;
+    RunOptions options;
+    options.precision = Precision::kInt8;
+    options.calibration = data;
+    auto executor = Executor::Create(*g, placement, registry, options);
+    ASSERT_TRUE(executor.ok()) << executor.status().message();
+    EXPECT_EQ((*executor)->Int8Calibration(), "3 fp32 runs on --calibration-data (x: x.npy)");
+    EXPECT_EQ((*executor)->Int8CalibrationRuns(), 3);
+    const QuantParams q = ParamsOf((*executor)->prepared_graph(), "x/int8");
+    ASSERT_EQ(q.scale.size(), 1u);
+    EXPECT_FLOAT_EQ(q.scale[0], 7.0f / 255.0f);
+    EXPECT_EQ(q.zero_point.at(0), -55);
+    // Without it: 4 runs on generated inputs in [-1, 1).
+    options.calibration = nullptr;
+    auto generated = Executor::Create(*g, placement, registry, options);
+    ASSERT_TRUE(generated.ok()) << generated.status().message();
+    EXPECT_EQ((*generated)->Int8Calibration(), "4 fp32 runs on generated inputs");
+    EXPECT_LT(ParamsOf((*generated)->prepared_graph(), "x/int8").scale.at(0), 2.0f / 255.0f + 1e-6f);
+  }
+
+  struct Case {
+    std::map<std::string, CalibrationInputs::Array> arrays;
+    std::string why;
+  };
+  const std::vector<Case> cases = {
+      {{{"x", {"x.npy", {2, 2, 3}, Floats(12)}}}, "x.npy: shape 2x2x3 holds no samples of input 'x' (1x2x2x3): give 1x2x2x3 or Nx1x2x2x3"},
+      {{{"x", {"x.npy", {2, 1, 2, 2, 3}, Floats(12)}}}, "x.npy: shape 2x1x2x2x3 holds no samples of input 'x'"},
+      {{{"y", {"y.npy", {1, 2, 2, 3}, Floats(12)}}}, "--calibration-data gives no samples of input 'x' (1x2x2x3)"},
+      {{{"x", {"x.npy", {1, 2, 2, 3}, Floats(12)}}, {"z", {"z.npy", {1}, Floats(1)}}},
+       "--calibration-data names 'z', which is no float input of the model"},
+  };
+  for (const Case& c : cases) {
+    auto bad = std::make_shared<CalibrationInputs>();
+    bad->arrays = c.arrays;
+    RunOptions options;
+    options.precision = Precision::kInt8;
+    options.calibration = bad;
+    auto executor = Executor::Create(*g, Placement{}, registry, options);
+    ASSERT_FALSE(executor.ok()) << c.why;
+    EXPECT_EQ(executor.status().code(), StatusCode::kInvalidInput) << executor.status().message();
+    EXPECT_NE(executor.status().message().find(c.why), std::string::npos) << executor.status().message();
   }
 }
 
