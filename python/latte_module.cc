@@ -483,13 +483,40 @@ void CheckThreads(int threads) {
     Throw(InvalidInput(fmt::format("num_threads: {} is not in 1..{}", threads, cli::kMaxThreads)));
 }
 
+// calibration_data={'input': array, ...}: as the CLI's --calibration-data NAME=FILE.npy, each
+// array taken as float32 in C order (one tensor of the input's shape, or N along a first axis).
+std::shared_ptr<const CalibrationInputs> CalibrationArguments(const py::object& data) {
+  if (data.is_none()) return nullptr;
+  if (!py::isinstance<py::dict>(data)) Throw(InvalidInput("calibration_data: a dict of input name → numpy array"));
+  auto inputs = std::make_shared<CalibrationInputs>();
+  for (const auto& [key, value] : data.cast<py::dict>()) {
+    const std::string name = py::str(key);
+    py::array_t<float, py::array::c_style | py::array::forcecast> array;
+    try {
+      array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(value);
+    } catch (const py::error_already_set&) {
+      Throw(InvalidInput("calibration_data['" + name + "']: not an array of numbers"));
+    }
+    if (!array) Throw(InvalidInput("calibration_data['" + name + "']: not an array of numbers"));
+    CalibrationInputs::Array& a = inputs->arrays[name];
+    a.source = "calibration_data['" + name + "']";
+    for (py::ssize_t i = 0; i < array.ndim(); ++i) a.shape.push_back(static_cast<std::int64_t>(array.shape(i)));
+    a.data.assign(array.data(), array.data() + array.size());
+  }
+  return inputs;
+}
+
 py::object Bench(const Model& model, const std::string& backend, int num_threads, const std::string& fallback,
-                 const std::string& precision, int warmup_runs, int num_runs, double min_secs, bool op_profiling) {
+                 const std::string& precision, int warmup_runs, int num_runs, double min_secs, bool op_profiling,
+                 const py::object& calibration_data) {
   CheckThreads(num_threads);
   BenchOptions options;
   Expected<Precision> parsed = ParsePrecision(precision);
   if (!parsed.ok()) Throw(parsed.status().WithContext("precision"));
   options.run.precision = *parsed;
+  if (!calibration_data.is_none() && *parsed != Precision::kInt8)
+    Throw(InvalidInput("calibration_data: only precision='int8' calibrates (this run is " + precision + ")"));
+  options.run.calibration = CalibrationArguments(calibration_data);
   options.placement.default_backend = backend;
   options.placement.fallback = fallback;
   options.run.num_threads = num_threads;
@@ -660,9 +687,11 @@ PYBIND11_MODULE(_latte, m) {
 
   m.def("bench", &Bench, "model"_a, py::kw_only(), "backend"_a = "xnnpack", "num_threads"_a = 1, "fallback"_a = "",
         "precision"_a = "fp32", "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0, "op_profiling"_a = false,
+        "calibration_data"_a = py::none(),
         "Measures the model's latency on a backend under Latte's protocol: what `latte bench MODEL --format json` "
         "prints (latency percentiles, throughput, memory; per-node times with op_profiling=True; at precision "
-        "'int8' on xnnpack the model quantized post-training, with 'int8' saying which nodes ran int8).");
+        "'int8' on xnnpack or ort the model quantized post-training, calibrated on calibration_data={input name: "
+        "array} when given, with 'int8' saying which nodes ran int8).");
   m.def("compare", &Compare, "models"_a, py::kw_only(),
         "backends"_a = std::vector<std::string>{"xnnpack", "onednn", "ort"}, "num_threads"_a = std::vector<int>{1},
         "precisions"_a = std::vector<std::string>{"fp32"}, "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0,

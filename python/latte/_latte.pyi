@@ -148,10 +148,13 @@ def bench(
     num_runs: int = 50,
     min_secs: float = 1.0,
     op_profiling: bool = False,
+    calibration_data: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Measures the model on a backend: what `latte bench MODEL --format json` prints. precision:
     'fp32', 'bf16' (onednn) or 'int8' (xnnpack or ort: the model quantized post-training; the record's
-    'int8' says which nodes ran int8 and why each other stayed fp32, 'drift' the outputs against fp32)."""
+    'int8' says which nodes ran int8 and why each other stayed fp32, 'drift' the outputs against fp32).
+    calibration_data: at 'int8', {input name: numpy array} to calibrate on instead of generated
+    inputs, as `--calibration-data` (one tensor of the input's shape, or N along a first axis)."""
 
 def compare(
     models: Iterable[Model],

@@ -242,6 +242,32 @@ def test_bench_and_compare_return_the_cli_records(model_path):
     with pytest.raises(latte.Error, match=r"^precision: .*fp16"):
         latte.bench(model, precision="fp16")
 
+
+def test_int8_calibrates_on_the_samples_given_as_arrays_or_npy_files(tmp_path, model_path):
+    # Two samples of the model's 1x128x128x3 input; numpy.save writes the file the CLI reads.
+    rng = np.random.default_rng(3)
+    samples = rng.uniform(-1.5, 2.0, size=(2, 1, 128, 128, 3))  # float64: taken as float32
+    npy = tmp_path / "faces.npy"
+    np.save(npy, samples)
+    model = latte.load_model(model_path)
+    quantized = latte.bench(model, precision="int8", num_runs=1, warmup_runs=0, min_secs=0,
+                            calibration_data={"input": samples})
+    code, out, err = run_cli("bench", model_path, "--precision", "int8", "--calibration-data", f"input={npy}",
+                             "--num-runs", "1", "--warmup-runs", "0", "--min-secs", "0", "--format", "json")
+    assert code == 0, err
+    cli = json.loads(out)
+    assert quantized["int8"]["calibration"] == "2 fp32 runs on --calibration-data (input: calibration_data['input'])"
+    assert cli["int8"]["calibration"] == f"2 fp32 runs on --calibration-data (input: {npy})"
+    assert quantized["int8"]["calibration_runs"] == cli["int8"]["calibration_runs"] == 2
+    # The same samples give the same quantized model: the same outputs against fp32.
+    assert quantized["drift"]["max_abs_diff"] == cli["drift"]["max_abs_diff"]
+    generated = latte.bench(model, precision="int8", num_runs=1, warmup_runs=0, min_secs=0)
+    assert generated["drift"]["max_abs_diff"] != quantized["drift"]["max_abs_diff"]
+    with pytest.raises(latte.Error, match=r"only precision='int8' calibrates"):
+        latte.bench(model, calibration_data={"input": samples})
+    with pytest.raises(latte.Error, match=r"holds no samples of input 'input'"):
+        latte.bench(model, precision="int8", calibration_data={"input": samples[0, 0, :64]})
+
     with pytest.raises(latte.Error) as e:
         latte.bench(model, backend="no_such_backend")
     assert str(e.value).startswith("backend: unknown backend 'no_such_backend'")
