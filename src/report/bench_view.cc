@@ -169,7 +169,7 @@ std::string BenchView::Int8Text() const {
                     " nodes" + (kinds.empty() ? "" : " (" + kinds + ")") + ", fp32 for " + std::to_string(s.fp32_nodes) + "; " +
                     std::to_string(s.quantize) + " quantize and " + std::to_string(s.dequantize) +
                     " dequantize node(s) inserted where they meet. Activations per tensor (asymmetric, from " +
-                    result_.int8_calibration + "), weights per output channel (symmetric)\n";
+                    result_.int8_calibration.Describe() + "), weights per output channel (symmetric)\n";
   if (s.fp32_nodes == 0) return out;
   out += "Kept at fp32:\n";
   for (size_t i = 0; i < result_.assignments.size(); ++i) {
@@ -192,7 +192,7 @@ nlohmann::json BenchView::Int8Json() const {
                       {"op", NodeOpName(graph_.node(static_cast<NodeId>(i)))}, {"why", a.precision_why}});
   }
   return {{"int8_nodes", s.int8_nodes}, {"fp32_nodes", s.fp32_nodes}, {"quantize_nodes", s.quantize},
-          {"dequantize_nodes", s.dequantize}, {"calibration_runs", result_.int8_calibration_runs}, {"calibration", result_.int8_calibration},
+          {"dequantize_nodes", s.dequantize}, {"calibration_runs", result_.int8_calibration.runs}, {"calibration", result_.int8_calibration.Describe()},
           {"node_precisions", per_node},
           {"kept_fp32", kept}};
 }

@@ -47,8 +47,7 @@ Expected<BenchResult> BenchmarkGraph(const Graph& graph, const BenchOptions& opt
   result.assignments = executor->assignments();
   result.entries = executor->entries();
   result.backend_versions = executor->BackendVersions();
-  result.int8_calibration = executor->Int8Calibration();
-  result.int8_calibration_runs = executor->Int8CalibrationRuns();
+  result.int8_calibration = executor->int8_calibration();
 
   MeasureOptions measure = options.measure;
   measure.threads = options.run.num_threads;

@@ -36,8 +36,7 @@ struct BenchResult {
   std::vector<ProfileEntry> entries;       // the prepared graph's nodes, named by the user's nodes
   std::vector<NodeAssignment> assignments;
   std::vector<std::string> backend_versions;
-  std::string int8_calibration;            // at int8: how the activation ranges were found (Executor::Int8Calibration)
-  int int8_calibration_runs = 0;
+  Int8Calibration int8_calibration;        // at int8: what the activation ranges were found on
   long peak_rss_kb = 0;                    // the process's peak resident set, after the runs
   RunDrift drift;                          // the outputs against fp32 (options.output_drift), after peak_rss_kb
   DeviceFingerprint device;

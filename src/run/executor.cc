@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <span>
 
 #include "run/graph_prep.h"
 #include "run/int8_plan.h"
@@ -16,6 +17,25 @@ std::string Placement::BackendFor(const Graph& graph, NodeId node) const {
   if (auto it = by_op_kind.find(graph.node(node).kind); it != by_op_kind.end()) return it->second;
   return default_backend;
 }
+
+namespace {
+
+using BackendsByName = std::map<std::string, std::unique_ptr<Backend>>;
+
+// The backends `names` name, each created once, every one of which must run `precision` at all: a
+// backend without it says so once, not as its refusal of node after node.
+Expected<BackendsByName> BackendsRunning(Precision precision, const std::vector<std::string>& names,
+                                         const BackendRegistry& registry, const RunOptions& options) {
+  BackendsByName backends;
+  for (const std::string& name : names) {
+    if (backends.count(name) != 0) continue;
+    LATTE_ASSIGN_OR_RETURN(backends[name], registry.Create(name, options));
+    if (Support s = backends[name]->RunsPrecision(precision); !s.ok()) return Unsupported(s.why());
+  }
+  return backends;
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const Placement& placement,
                                                      const BackendRegistry& registry, const RunOptions& options) {
@@ -29,13 +49,7 @@ Expected<std::unique_ptr<Executor>> Executor::Create(const Graph& graph, const P
   // inserted at the edges, run by the neighbouring nodes' backend); a node a backend cannot run
   // at bf16 is refused by it, saying why.
   if (options.precision == Precision::kBf16) {
-    // A backend without bf16 at all says so once, not as its refusal of the first cast node.
-    std::set<std::string> checked;
-    for (const std::string& name : wanted) {
-      if (!checked.insert(name).second) continue;
-      LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(name, options));
-      if (Support s = backend->RunsPrecision(Precision::kBf16); !s.ok()) return Unsupported(s.why());
-    }
+    LATTE_RETURN_IF_ERROR(BackendsRunning(Precision::kBf16, wanted, registry, options).status());
     LowerPlanToBf16(plan);
   }
   if (options.precision == Precision::kInt8) return CreateInt8(graph, std::move(plan), wanted, placement, registry, options);
@@ -159,8 +173,8 @@ Status Executor::RunObserving(const std::function<void(NodeId)>& after) {
 
 namespace {
 
-// One calibration run's inputs: graph input → its values.
-using CalibrationSample = std::vector<std::pair<TensorId, std::vector<float>>>;
+// One calibration run's inputs: graph input → its values (in the caller's arrays, not copied).
+using CalibrationSample = std::vector<std::pair<TensorId, std::span<const float>>>;
 
 // --calibration-data split into runs: each float input's array holds one tensor of its shape, or
 // several along a first axis (of an input whose first dimension is 1, the array's first axis may
@@ -204,8 +218,8 @@ Expected<std::vector<CalibrationSample>> CalibrationSamples(const Graph& graph, 
                           " samples but '" + t.name + "' has " + std::to_string(count));
     }
     for (std::int64_t s = 0; s < count; ++s) {
-      const auto begin = a.data.begin() + static_cast<std::ptrdiff_t>(s * size);
-      samples[static_cast<std::size_t>(s)].emplace_back(id, std::vector<float>(begin, begin + static_cast<std::ptrdiff_t>(size)));
+      samples[static_cast<std::size_t>(s)].emplace_back(
+          id, std::span<const float>(a.data).subspan(static_cast<std::size_t>(s * size), static_cast<std::size_t>(size)));
     }
   }
   for (const auto& [name, array] : calibration->arrays)
@@ -220,14 +234,9 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
                                                          const RunOptions& options) {
   // Every backend the run may use must have int8 kernels at all; a node it cannot run in int8 is
   // then its own answer (kept at fp32, saying why).
-  std::map<std::string, std::unique_ptr<Backend>> backends;
   std::vector<std::string> names = wanted;
   if (!placement.fallback.empty()) names.push_back(placement.fallback);
-  for (const std::string& name : names) {
-    if (backends.count(name) != 0) continue;
-    LATTE_ASSIGN_OR_RETURN(backends[name], registry.Create(name, options));
-    if (Support s = backends[name]->RunsPrecision(Precision::kInt8); !s.ok()) return Unsupported(s.why());
-  }
+  LATTE_ASSIGN_OR_RETURN(BackendsByName backends, BackendsRunning(Precision::kInt8, names, registry, options));
   // Calibration: the activations' ranges over a few fp32 runs of the same plan (same tensor ids),
   // node by node (a whole-graph backend's activations are not seen otherwise).
   RunOptions fp32 = options;
@@ -248,7 +257,7 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
     FillRandomInputs(graph, reference->buffers_, static_cast<unsigned>(run));  // integer inputs too
     if (!samples.empty())
       for (const auto& [input, values] : samples[static_cast<size_t>(run - 1)])
-        std::memcpy(reference->buffers_.mutable_data(input), values.data(), values.size() * sizeof(float));
+        std::memcpy(reference->buffers_.mutable_data(input), values.data(), values.size_bytes());
     for (TensorId t : planned.inputs) observe(t);
     LATTE_RETURN_IF_ERROR(reference->RunObserving([&](NodeId k) {
       for (TensorId t : planned.node(k).outputs) observe(t);
@@ -292,14 +301,13 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
     NodeId refused = -1;
     auto built = Build(graph, std::move(lowered.plan), wanted, placement, registry, options, &state, &refused);
     if (built.ok()) {
-      (*built)->int8_calibration_runs_ = runs;
-      (*built)->int8_calibration_ = std::to_string(runs) + " fp32 runs on ";
-      if (samples.empty()) {
-        (*built)->int8_calibration_ += "generated inputs";
-      } else {
+      Int8Calibration& calibration = (*built)->int8_calibration_;
+      calibration.runs = runs;
+      calibration.inputs = "generated inputs";
+      if (!samples.empty()) {
         std::string sources;
         for (const auto& [name, array] : options.calibration->arrays) sources += (sources.empty() ? "" : ", ") + name + ": " + array.source;
-        (*built)->int8_calibration_ += "--calibration-data (" + sources + ")";
+        calibration.inputs = "--calibration-data (" + sources + ")";
       }
     }
     if (built.ok() || refused < 0) return built;

@@ -52,6 +52,14 @@ struct ProfileEntry {
   Precision precision = Precision::kFp32;  // at int8: kInt8 for int8 nodes and the inserted quantize/dequantize
 };
 
+/// What --precision int8's activation ranges were found on.
+struct Int8Calibration {
+  int runs = 0;        // fp32 runs
+  std::string inputs;  // "generated inputs", "--calibration-data (x: x.npy)"
+  /// "4 fp32 runs on generated inputs"
+  std::string Describe() const { return std::to_string(runs) + " fp32 runs on " + inputs; }
+};
+
 class Executor {
  public:
   /// Creates the backends `placement` names (by the user's node ids and op kinds), prepares a
@@ -75,10 +83,8 @@ class Executor {
   Status RunProfiled(std::vector<double>& entry_us, LayoutUs* layout = nullptr);
   /// True when one backend runs the whole graph as one unit (PreparedGraph).
   bool RunsWholeGraph() const { return whole_graph_ != nullptr; }
-  /// At int8: how the activation ranges were found ("4 fp32 runs on generated inputs", "16 fp32
-  /// runs on --calibration-data (x: x.npy)"); empty at other precisions.
-  const std::string& Int8Calibration() const { return int8_calibration_; }
-  int Int8CalibrationRuns() const { return int8_calibration_runs_; }
+  /// At int8: what the activation ranges were found on (runs 0 at other precisions).
+  const Int8Calibration& int8_calibration() const { return int8_calibration_; }
 
   TensorBuffers& buffers() { return buffers_; }
   /// One per node of the user's graph (a folded activation: its producer's backend).
@@ -122,8 +128,7 @@ class Executor {
   // Set when one backend runs the whole graph (every node placed on a RunsWholeGraphs backend
   // that supports them all): then prepared_ is empty and entries_ still name each node.
   std::unique_ptr<PreparedGraph> whole_graph_;
-  std::string int8_calibration_;  // Int8Calibration()
-  int int8_calibration_runs_ = 0;
+  Int8Calibration int8_calibration_;
   std::vector<ProfileEntry> entries_;
   std::vector<NodeAssignment> assignments_;
 };

@@ -1,6 +1,7 @@
 #include "run/node_checks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace latte {
@@ -48,6 +49,23 @@ Expected<const Node*> NhwcNode(const Graph& graph, NodeId id, std::string_view b
 Status NeedInputs(const Node& node, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i)
     if (node.input(i) == kNoTensor) return Unsupported(std::string(OpName(node.kind)) + " lacks input " + std::to_string(i));
+  return Status::Ok();
+}
+
+Status CheckQuantParams(const Tensor& t, const std::string& what, bool per_tensor) {
+  const QuantParams& q = t.quant;
+  if (per_tensor && (q.scale.size() != 1 || q.zero_point.size() != 1)) return Unsupported(what + " is not quantized per tensor");
+  if (q.scale.empty() || q.zero_point.size() != q.scale.size())
+    return Unsupported(what + " has " + std::to_string(q.scale.size()) + " scales and " + std::to_string(q.zero_point.size()) + " zero points");
+  if (q.scale.size() > 1 && (q.axis < 0 || static_cast<std::size_t>(q.axis) >= t.shape.size() ||
+                             t.shape[static_cast<std::size_t>(q.axis)] != static_cast<std::int64_t>(q.scale.size())))
+    return Unsupported(what + " has " + std::to_string(q.scale.size()) + " scales, which do not match its shape along axis " +
+                       std::to_string(q.axis));
+  for (float scale : q.scale)
+    if (!std::isnormal(scale) || !(scale > 0)) return Unsupported(what + " has scale " + std::to_string(scale));
+  const std::int64_t lo = t.dtype == DataType::kInt8 ? -128 : 0, hi = t.dtype == DataType::kInt32 ? 0 : lo + 255;
+  for (std::int64_t zero : q.zero_point)
+    if (zero < lo || zero > hi) return Unsupported(what + " has zero point " + std::to_string(zero));
   return Status::Ok();
 }
 

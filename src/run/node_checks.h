@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +28,12 @@ Expected<const Node*> NhwcNode(const Graph& graph, NodeId id, std::string_view b
 Status NeedInputs(const Node& node, std::size_t n);
 /// Input `i`, when present, must be a constant (`what` names it: "weights", "bias").
 Status NeedConstant(const Graph& graph, const Node& node, std::size_t i, const char* what);
+
+/// A quantized tensor's parameters as an int8 kernel takes them (`what` names the tensor in the
+/// message, "input 'x'"): with `per_tensor`, one scale and one zero point; else as many zero
+/// points as scales, one per tensor or one per slice along its axis. Every scale finite and
+/// positive, every zero point in its type's range (int8 −128..127, uint8 0..255, int32 only 0).
+Status CheckQuantParams(const Tensor& t, const std::string& what, bool per_tensor);
 
 /// A pad node's pads (begins, then ends, one of each per axis), checked: a constant pad, pads as an
 /// attribute, none negative, and the output shape they give.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -184,10 +185,17 @@ class Exporter {
   // transposed), into a new float value.
   Expected<std::string> Dequantize(const std::string& x, TensorId id) {
     const std::string out = Temp(x + "_dq");
-    LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(g_.tensor(id), "x"));
-    auto* dq = Add("DequantizeLinear", {x, params[0], params[1]}, {out}, "dq");
-    if (g_.tensor(id).quant.scale.size() > 1) Attr(dq, "axis", std::int64_t{g_.tensor(id).quant.axis});
+    LATTE_RETURN_IF_ERROR(Convert("DequantizeLinear", x, id, out, "dq"));
     return out;
+  }
+  // QuantizeLinear or DequantizeLinear (`op`) of `x` into `out`, with tensor `id`'s scale and zero
+  // point (per channel along its axis when it has several); `part` names the node's part.
+  Status Convert(const char* op, const std::string& x, TensorId id, const std::string& out, const std::string& part) {
+    const Tensor& t = g_.tensor(id);
+    LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(t, op[0] == 'Q' ? "y" : "x"));
+    auto* node = Add(op, {x, params[0], params[1]}, {out}, part);
+    if (t.quant.scale.size() > 1) Attr(node, "axis", std::int64_t{t.quant.axis});
+    return Status::Ok();
   }
   bool IsQuantizedActivation(TensorId id) const {
     const Tensor& t = g_.tensor(id);
@@ -205,22 +213,23 @@ class Exporter {
     if (!scalar) dims.push_back(static_cast<std::int64_t>(q.scale.size()));
     std::vector<std::int64_t> zp = q.zero_point;
     zp.resize(q.scale.size(), zp.empty() ? 0 : zp.back());
+    // The zero points in type T, moved by `offset` (the backend checked them in range: clamping
+    // only keeps a cast defined).
+    auto write_zero = [&](auto tag, int type, std::int64_t offset) {
+      using T = decltype(tag);
+      std::vector<T> v;
+      for (std::int64_t z : zp)
+        v.push_back(static_cast<T>(std::clamp<std::int64_t>(z + offset, std::numeric_limits<T>::min(), std::numeric_limits<T>::max())));
+      AddInitializer(zero, type, dims, v.data(), v.size() * sizeof(T));
+    };
     if (t.dtype == DataType::kInt8 && u8_activations_ && !t.is_constant()) {
-      std::vector<std::uint8_t> v;
-      for (auto z : zp) v.push_back(static_cast<std::uint8_t>(std::clamp<std::int64_t>(z + 128, 0, 255)));
-      AddInitializer(zero, onnx::TensorProto_DataType_UINT8, dims, v.data(), v.size());
+      write_zero(std::uint8_t{}, onnx::TensorProto_DataType_UINT8, 128);
     } else if (t.dtype == DataType::kInt8) {
-      std::vector<std::int8_t> v;
-      for (auto z : zp) v.push_back(static_cast<std::int8_t>(std::clamp<std::int64_t>(z, -128, 127)));
-      AddInitializer(zero, onnx::TensorProto_DataType_INT8, dims, v.data(), v.size());
+      write_zero(std::int8_t{}, onnx::TensorProto_DataType_INT8, 0);
     } else if (t.dtype == DataType::kUInt8) {
-      std::vector<std::uint8_t> v;
-      for (auto z : zp) v.push_back(static_cast<std::uint8_t>(std::clamp<std::int64_t>(z, 0, 255)));
-      AddInitializer(zero, onnx::TensorProto_DataType_UINT8, dims, v.data(), v.size());
+      write_zero(std::uint8_t{}, onnx::TensorProto_DataType_UINT8, 0);
     } else if (t.dtype == DataType::kInt32) {  // a quantized model's bias
-      std::vector<std::int32_t> v;
-      for (auto z : zp) v.push_back(static_cast<std::int32_t>(z));
-      AddInitializer(zero, onnx::TensorProto_DataType_INT32, dims, v.data(), v.size() * sizeof(std::int32_t));
+      write_zero(std::int32_t{}, onnx::TensorProto_DataType_INT32, 0);
     } else {
       return Unsupported("tensor '" + t.name + "' is quantized as " + std::string(DataTypeName(t.dtype)) + " (int8, uint8 and int32 export)");
     }
@@ -272,9 +281,7 @@ class Exporter {
       const std::vector<std::int8_t> zeros(scales.size(), 0);
       AddInitializer(wz, onnx::TensorProto_DataType_INT8, scale_dims, zeros.data(), zeros.size());
       const std::string wf = Temp(node->input(1) + "_dq");
-      std::vector<std::string> dq_inputs = {wq, ws, wz};
-      PendingDequantize(dq_inputs, wf, per_channel ? axis : -1);
-      node = gp()->mutable_node(i);  // PendingDequantize may have moved the nodes
+      PendingDequantize({wq, ws, wz}, wf, per_channel ? axis : -1);
       node->set_input(1, wf);
       if ((conv || op == "Gemm") && node->input_size() > 2 && !node->input(2).empty()) {
         onnx::TensorProto* b = FloatInitializer(node->input(2));
@@ -286,18 +293,17 @@ class Exporter {
             bs[c] = x_scale * scales[per_channel ? c % scales.size() : 0];
             bq[c] = static_cast<std::int32_t>(std::clamp(std::nearbyint(bias[c] / bs[c]), -2147483520.0f, 2147483520.0f));
           }
-          const bool bias_per_channel = per_channel;
           Shape bias_dims(b->dims().begin(), b->dims().end()), bs_dims;
-          if (bias_per_channel) bs_dims.push_back(static_cast<std::int64_t>(bs.size()));
-          if (!bias_per_channel) bs.resize(1);
+          if (per_channel) bs_dims.push_back(static_cast<std::int64_t>(bs.size()));
+          else bs.resize(1);
           const std::string bname = Temp(node->input(2) + "_q"), bsn = Temp(node->input(2) + "_scale"),
                             bzn = Temp(node->input(2) + "_zero"), bf = Temp(node->input(2) + "_dq");
           AddInitializer(bname, onnx::TensorProto_DataType_INT32, bias_dims, bq.data(), bq.size() * sizeof(std::int32_t));
           AddInitializer(bsn, onnx::TensorProto_DataType_FLOAT, bs_dims, bs.data(), bs.size() * sizeof(float));
           const std::vector<std::int32_t> bz(bs.size(), 0);
           AddInitializer(bzn, onnx::TensorProto_DataType_INT32, bs_dims, bz.data(), bz.size() * sizeof(std::int32_t));
-          PendingDequantize({bname, bsn, bzn}, bf, bias_per_channel ? 0 : -1);
-          gp()->mutable_node(i)->set_input(2, bf);
+          PendingDequantize({bname, bsn, bzn}, bf, per_channel ? 0 : -1);
+          node->set_input(2, bf);
         }
       }
     }
@@ -460,7 +466,7 @@ class Exporter {
       const float x_scale = IsQuantizedActivation(n.inputs[0]) && in.quant.scale.size() == 1 ? in.quant.scale[0] : 0.0f;
       if (x_scale > 0) LATTE_RETURN_IF_ERROR(QuantizeWeights(first_node, x_scale));
       const std::string quantized = spatial ? Temp(final_out + "_nchw_q") : final_out;
-      LATTE_RETURN_IF_ERROR(Quantize(after_act, n.outputs[0], quantized));
+      LATTE_RETURN_IF_ERROR(Convert("QuantizeLinear", after_act, n.outputs[0], quantized, "q"));
       if (spatial) Attr(Add("Transpose", {quantized}, {final_out}, kLayoutOutPart), "perm", kToNhwc);
     } else if (spatial) {
       Attr(Add("Transpose", {after_act}, {final_out}, kLayoutOutPart), "perm", kToNhwc);
@@ -487,13 +493,6 @@ class Exporter {
     return Status::Ok();
   }
 
-  // QuantizeLinear of `x` into `out`, with tensor `id`'s scale and zero point (int8 or uint8).
-  Status Quantize(const std::string& x, TensorId id, const std::string& out) {
-    LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(g_.tensor(id), "y"));
-    auto* q = Add("QuantizeLinear", {x, params[0], params[1]}, {out}, "q");
-    if (g_.tensor(id).quant.scale.size() > 1) Attr(q, "axis", std::int64_t{g_.tensor(id).quant.axis});
-    return Status::Ok();
-  }
 
   static bool IsSpatial(OpKind k) {
     switch (k) {
@@ -538,21 +537,10 @@ class Exporter {
         return Status::Ok();
       }
       case K::kLayerNorm: return EmitLayerNorm(n, io);
-      case K::kQuantize: {
+      case K::kQuantize:
         if (n.outputs.size() != 1) return InvalidInput("quantize with " + std::to_string(n.outputs.size()) + " outputs");
-        const Tensor& y = g_.tensor(n.outputs[0]);
-        LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(y, "y"));
-        auto* q = Add("QuantizeLinear", {io.x, params[0], params[1]}, {io.out});
-        if (y.quant.scale.size() > 1) Attr(q, "axis", std::int64_t{y.quant.axis});
-        return Status::Ok();
-      }
-      case K::kDequantize: {
-        const Tensor& x = g_.tensor(n.inputs.at(0));
-        LATTE_ASSIGN_OR_RETURN(std::vector<std::string> params, QuantOperands(x, "x"));
-        auto* dq = Add("DequantizeLinear", {io.x, params[0], params[1]}, {io.out});
-        if (x.quant.scale.size() > 1) Attr(dq, "axis", std::int64_t{x.quant.axis});
-        return Status::Ok();
-      }
+        return Convert("QuantizeLinear", io.x, n.outputs[0], io.out, "");
+      case K::kDequantize: return Convert("DequantizeLinear", io.x, n.inputs.at(0), io.out, "");
       default: break;
     }
     if (std::optional<Status> done = EmitElementwise(n, io)) return *done;
@@ -953,8 +941,8 @@ class Exporter {
   std::set<std::string> used_names_;
   std::set<TensorId> added_constants_;
   std::map<std::string, NodeId> owners_;
-  std::vector<onnx::NodeProto> pending_;
-  bool u8_activations_ = false;  // a node's weights' DequantizeLinear, placed before it
+  std::vector<onnx::NodeProto> pending_;  // a node's weights' DequantizeLinear, placed before it
+  bool u8_activations_ = false;           // ExportAll: int8 activations written as uint8
   std::string prefix_;
   NodeId current_ = -1;
   int parts_ = 0;

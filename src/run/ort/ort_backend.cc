@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include "import/export/onnx_export.h"
 #include "ir/fusion_rules.h"
 #include "ir/nchwc_layout.h"
+#include "run/node_checks.h"
 
 #if LATTE_HAVE_ORT
 // The API table comes from the dlopen'ed library (Ort::InitApi), never from a link-time symbol.
@@ -392,28 +392,13 @@ Support OrtBackend::Supports(const Graph& graph, NodeId id) const {
         if (node.kind != OpKind::kDequantize) return Unsupported(what + " holds quantized weights, read by a " + std::string(OpName(node.kind)) + " (only a dequantize reads them on ONNX Runtime)");
         if (tensor.dtype != DataType::kInt8 && tensor.dtype != DataType::kUInt8 && tensor.dtype != DataType::kInt32)
           return Unsupported(what + " is " + std::string(DataTypeName(tensor.dtype)) + " with quantization parameters");
-        const QuantParams& q = tensor.quant;
-        const auto rank = static_cast<std::int32_t>(tensor.shape.size());
-        if (q.zero_point.size() != q.scale.size() ||
-            (q.scale.size() > 1 && (q.axis < 0 || q.axis >= rank || tensor.shape[static_cast<size_t>(q.axis)] != static_cast<std::int64_t>(q.scale.size()))))
-          return Unsupported(what + " has " + std::to_string(q.scale.size()) + " scales, which do not match its shape along axis " + std::to_string(q.axis));
-        for (float scale : q.scale)
-          if (!std::isnormal(scale) || !(scale > 0)) return Unsupported(what + " has scale " + std::to_string(scale));
-        const std::int64_t lo = tensor.dtype == DataType::kInt8 ? -128 : 0, hi = tensor.dtype == DataType::kInt32 ? 0 : lo + 255;
-        for (std::int64_t zero : q.zero_point)
-          if (zero < lo || zero > hi) return Unsupported(what + " has zero point " + std::to_string(zero));
-        return Status::Ok();
+        return CheckQuantParams(tensor, what, /*per_tensor=*/false);
       }
       if ((tensor.dtype != DataType::kInt8 && tensor.dtype != DataType::kUInt8) || tensor.quant.empty())
         return Unsupported(what + " is " + std::string(DataTypeName(tensor.dtype)) + " with quantization parameters");
       // What the export writes as a QuantizeLinear/DequantizeLinear pair's operands, checked here
       // rather than clamped there.
-      if (tensor.quant.scale.size() != 1 || tensor.quant.zero_point.size() != 1) return Unsupported(what + " is not quantized per tensor");
-      const float scale = tensor.quant.scale[0];
-      const std::int64_t zero = tensor.quant.zero_point[0];
-      if (!std::isnormal(scale) || !(scale > 0)) return Unsupported(what + " has scale " + std::to_string(scale));
-      const std::int64_t lo = tensor.dtype == DataType::kInt8 ? -128 : 0;
-      if (zero < lo || zero > lo + 255) return Unsupported(what + " has zero point " + std::to_string(zero));
+      LATTE_RETURN_IF_ERROR(CheckQuantParams(tensor, what, /*per_tensor=*/true));
       quantized = true;
     }
     if (!tensor.fully_known()) return Unsupported(std::string(role) + " '" + tensor.name + "' has unknown shape");

@@ -917,13 +917,7 @@ Status CheckInt8Tensors(const Graph& graph, const Node& node) {
       return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)));
     }
     if (t.dtype != DataType::kInt8) return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + ", not int8");
-    if (t.quant.scale.size() != 1 || t.quant.zero_point.size() != 1)
-      return Unsupported(std::string(role) + " '" + t.name + "' is not quantized per tensor");
-    const float s = t.quant.scale[0];
-    const std::int64_t z = t.quant.zero_point[0];
-    if (!std::isfinite(s) || !(s > 0) || !std::isnormal(s)) return Unsupported(std::string(role) + " '" + t.name + "' has scale " + std::to_string(s));
-    if (z < -128 || z > 127) return Unsupported(std::string(role) + " '" + t.name + "' has zero point " + std::to_string(z));
-    return Status::Ok();
+    return CheckQuantParams(t, std::string(role) + " '" + t.name + "'", /*per_tensor=*/true);
   };
   for (std::size_t i = 0; i < node.inputs.size(); ++i)
     if (node.inputs[i] != kNoTensor) LATTE_RETURN_IF_ERROR(check(node.inputs[i], "input"));
