@@ -104,11 +104,13 @@ int main(int argc, char** argv) {
     auto fit = FitContextModel(GroupNetworks(*layers), *caches, memories);
     if (!fit.ok()) return Fail(fit.status());
     std::printf("%-11s: %s, L3 %lld MiB, fitted on %s; %s + %.4f ms/MiB L2 + %.4f ms/MiB L3 (without weights %.4f, "
-                "%.4f); held-out networks (%zu, %d folds) RMSPE %.2f%% alone, %.2f%% with context\n",
+                "%.4f); held-out networks (%zu, %d folds) RMSPE %.2f%% alone, %.2f%% with context (one share %.2f%%, per class "
+                "%.2f%%)\n",
                 name, TensorMemoryName(fit->memory), static_cast<long long>(fit->l3_bytes >> 20),
                 ContextObjectiveName(fit->objective), fit->ShareText().c_str(),
                 fit->l2_ms_per_mib, fit->l3_ms_per_mib, fit->weightless_l2_ms_per_mib, fit->weightless_l3_ms_per_mib,
-                fit->graphs, fit->folds, fit->cv_alone_rmspe_pct, fit->cv_rmspe_pct);
+                fit->graphs, fit->folds, fit->cv_alone_rmspe_pct, fit->cv_rmspe_pct, fit->cv_one_share_rmspe_pct,
+                fit->cv_class_shares_rmspe_pct);
     fits.push_back(*fit);
     names.push_back(name);
   }

@@ -224,6 +224,24 @@ double NetworkError(const std::vector<Row>& rows, const Features* coef) {
   return measured > 0 ? (predicted - measured) / measured : 0;
 }
 
+// How many standard errors the second set of held-out errors is better than the first, paired by
+// network: each network's |error| with the first less with the second (absolute, not squared: one
+// network's large error squared would swamp the spread). A gain a few networks make and the rest
+// do not is noise, not a class.
+double PairedGainZ(const std::vector<double>& first, const std::vector<double>& second) {
+  const std::size_t n = first.size();
+  if (n < 2 || second.size() != n) return 0;
+  std::vector<double> gain(n);
+  double mean = 0;
+  for (std::size_t g = 0; g < n; ++g) mean += gain[g] = std::abs(first[g]) - std::abs(second[g]);
+  mean /= static_cast<double>(n);
+  double ss = 0;
+  for (double d : gain) ss += (d - mean) * (d - mean);
+  const double se = std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n));
+  if (se == 0) return mean > 0 ? std::numeric_limits<double>::infinity() : 0;
+  return mean / se;
+}
+
 double Rms(const std::vector<double>& errors) {
   double sum = 0;
   for (double e : errors) sum += e * e;
@@ -307,7 +325,12 @@ nlohmann::json ContextModel::ToJson() const {
           {"objective", ContextObjectiveName(objective)},
           {"graphs", graphs},
           {"layers", layers},
-          {"cv", {{"folds", folds}, {"alone_rmspe_pct", cv_alone_rmspe_pct}, {"rmspe_pct", cv_rmspe_pct}}}};
+          {"cv",
+           {{"folds", folds},
+            {"alone_rmspe_pct", cv_alone_rmspe_pct},
+            {"rmspe_pct", cv_rmspe_pct},
+            {"one_share_rmspe_pct", cv_one_share_rmspe_pct},
+            {"class_shares_rmspe_pct", cv_class_shares_rmspe_pct}}}};
   if (layout_block > 0)
     json["layout"] = {{"nchwc_block", layout_block}, {"ms_per_mib", layout_ms_per_mib}, {"measured", layout_measured}};
   if (class_shares) {
@@ -401,6 +424,11 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
     model.folds = static_cast<int>(folds);
     LATTE_ASSIGN_OR_RETURN(model.cv_alone_rmspe_pct, number(cv, "alone_rmspe_pct"));
     LATTE_ASSIGN_OR_RETURN(model.cv_rmspe_pct, number(cv, "rmspe_pct"));
+    // Packs before the choice was recorded do not say.
+    if (cv.contains("one_share_rmspe_pct") || cv.contains("class_shares_rmspe_pct")) {
+      LATTE_ASSIGN_OR_RETURN(model.cv_one_share_rmspe_pct, number(cv, "one_share_rmspe_pct"));
+      LATTE_ASSIGN_OR_RETURN(model.cv_class_shares_rmspe_pct, number(cv, "class_shares_rmspe_pct"));
+    }
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput("context: " + JsonErrorText(e));
   }
@@ -442,6 +470,7 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
   // share and for shares per class apart.
   struct Choice {
     double rmspe = 0;
+    std::vector<double> errors;  // each held-out network's, in network order
     std::int64_t l3 = 0;
     TensorMemory memory = TensorMemory::kArena;
     ContextObjective objective = ContextObjective::kLayers;
@@ -461,25 +490,27 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
           std::vector<std::vector<Row>> fitted = objective == ContextObjective::kNetworks ? PerNetwork(rows) : rows;
           if (per_class == 0) fitted = OneShare(std::move(fitted));
           for (double fixed_layout : layouts) {
-            std::vector<double> errors;
+            std::vector<double> errors(networks.size());
             for (std::size_t fold = 0; fold < folds; ++fold) {
               std::vector<bool> train(networks.size());
               for (std::size_t g = 0; g < networks.size(); ++g) train[g] = g % folds != fold;
               Features coef = FitNonNegative(fitted, train, fixed_layout);
               if (per_class == 0) coef = Spread(coef);
               for (std::size_t g = 0; g < networks.size(); ++g)
-                if (!train[g]) errors.push_back(NetworkError(rows[g], &coef));
+                if (!train[g]) errors[g] = NetworkError(rows[g], &coef);
             }
             const double rmspe = Rms(errors);
             Choice& choice = best[static_cast<std::size_t>(per_class)];
-            if (choice.l3 == 0 || rmspe < choice.rmspe) choice = {rmspe, l3, memory, objective, fixed_layout, rows, fitted};
+            if (choice.l3 == 0 || rmspe < choice.rmspe)
+              choice = {rmspe, std::move(errors), l3, memory, objective, fixed_layout, rows, fitted};
           }
         }
       }
     }
   }
   if (best[0].l3 == 0) return InvalidInput("the machine's L3 is not larger than its L2: no L3 size to simulate");
-  const bool per_class = best[1].rmspe < best[0].rmspe - kClassSharesMinGainPct;
+  const bool per_class = best[1].rmspe < best[0].rmspe - kClassSharesMinGainPct &&
+                         PairedGainZ(best[0].errors, best[1].errors) > kClassSharesMinZ;
   const Choice& chosen = best[per_class ? 1 : 0];
   Features coef = FitNonNegative(chosen.fitted, std::vector<bool>(networks.size(), true), chosen.fixed_layout);
   if (!per_class) coef = Spread(coef);
@@ -494,6 +525,8 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
   for (const std::vector<Row>& rows : chosen.rows) alone.push_back(NetworkError(rows, nullptr));
   model.cv_alone_rmspe_pct = Rms(alone);
   model.cv_rmspe_pct = chosen.rmspe;
+  model.cv_one_share_rmspe_pct = best[0].rmspe;
+  model.cv_class_shares_rmspe_pct = best[1].rmspe;
   return model;
 }
 

@@ -78,6 +78,9 @@ struct ContextModel {
   int folds = 0;              // networks held out in turn, in this many folds
   double cv_alone_rmspe_pct = 0;  // held-out networks: the sum of their layers alone vs in the graph
   double cv_rmspe_pct = 0;        // the same with this model's extra time
+  /// The held-out error of the best fit with one share and with shares per class, which decided
+  /// between them (0: packs before these were recorded).
+  double cv_one_share_rmspe_pct = 0, cv_class_shares_rmspe_pct = 0;
 
   /// Per layer, the extra ms inside the graph, given each layer's time alone (predicted or
   /// measured), its kernel's main op and the graph's traffic (all the same length; a layer
@@ -118,13 +121,15 @@ struct ContextCaches {
 /// network out in turn (in up to 20 folds) to choose the L3 size and to report the accuracy, then
 /// fits on all; the objective (layers or networks), and one share or one per class of kernel, are
 /// chosen the same way (shares per class only when they lower the held-out error by
-/// kClassSharesMinGainPct: more coefficients must earn their place). kInvalidInput when there are too few networks or the caches are unknown, saying
+/// kClassSharesMinGainPct and by more than kClassSharesMinZ standard errors of the gain paired by
+/// network: more coefficients must earn their place, on more than a few networks). kInvalidInput when there are too few networks or the caches are unknown, saying
 /// which. `memories` are the simulations chosen among. By default the arena alone: every executor
 /// Latte runs reuses activation memory (its own arena plan; ONNX Runtime's arena and memory
 /// patterns). Chosen by the held-out networks, each tensor in its own memory won on some ORT
 /// calibrations by a point of RMSPE and then more than doubled the context of real models,
 /// which have more and larger tensors than the random networks.
 inline constexpr double kClassSharesMinGainPct = 0.1;
+inline constexpr double kClassSharesMinZ = 2.0;
 /// `layout_block`: the NCHWc block the networks' LayerTraffic::layout_bytes were counted with (0:
 /// none; the model records it, and predictions count a model's layout changes with it). The cost
 /// per MiB is fitted with the other coefficients, or, when every network that reorders recorded
