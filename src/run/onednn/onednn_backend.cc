@@ -421,6 +421,9 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
     case OpKind::kMul: alg = dnnl::algorithm::binary_mul; break;
     case OpKind::kMaximum: alg = dnnl::algorithm::binary_max; break;
     case OpKind::kMinimum: alg = dnnl::algorithm::binary_min; break;
+    // bool bytes of 0 or 1: a and b is the smaller, a or b the larger.
+    case OpKind::kLogicalAnd: alg = dnnl::algorithm::binary_min; break;
+    case OpKind::kLogicalOr: alg = dnnl::algorithm::binary_max; break;
     case OpKind::kSub: alg = dnnl::algorithm::binary_sub, commutative = false; break;
     case OpKind::kDiv: alg = dnnl::algorithm::binary_div, commutative = false; break;
     default: return Internal("Binary called on " + Name(node));
@@ -475,6 +478,7 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
 struct SimpleEltwise {
   OpKind kind;
   dnnl::algorithm alg;
+  float alpha = 0, beta = 0;
 };
 const SimpleEltwise kSimpleEltwise[] = {
     {OpKind::kSigmoid, dnnl::algorithm::eltwise_logistic},
@@ -483,6 +487,12 @@ const SimpleEltwise kSimpleEltwise[] = {
     {OpKind::kSquare, dnnl::algorithm::eltwise_square},
     {OpKind::kHardSwish, dnnl::algorithm::eltwise_hardswish},
     {OpKind::kRound, dnnl::algorithm::eltwise_round},  // halves to even, as ONNX and TFLite round
+    {OpKind::kExp, dnnl::algorithm::eltwise_exp},
+    {OpKind::kLog, dnnl::algorithm::eltwise_log},
+    {OpKind::kSqrt, dnnl::algorithm::eltwise_sqrt},
+    {OpKind::kNeg, dnnl::algorithm::eltwise_linear, -1, 0},       // -1·x + 0
+    {OpKind::kReciprocal, dnnl::algorithm::eltwise_pow, 1, -1},   // 1·x^-1
+    {OpKind::kRsqrt, dnnl::algorithm::eltwise_pow, 1, -0.5f},     // 1·x^-0.5
 };
 
 Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
@@ -511,7 +521,7 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
       const auto* simple = std::find_if(std::begin(kSimpleEltwise), std::end(kSimpleEltwise),
                                         [&](const SimpleEltwise& s) { return s.kind == node.kind; });
       if (simple == std::end(kSimpleEltwise)) return Internal("Unary called on " + Name(node));
-      op.alg = simple->alg;
+      op.alg = simple->alg, op.alpha = simple->alpha, op.beta = simple->beta;
     }
   }
   if (node.inputs.size() != 1 && node.kind != OpKind::kClip) return Unsupported(Name(node) + " with more than one input");
@@ -521,6 +531,42 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
   dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, op.alg, md, op.alpha, op.beta}, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   return AddOneInputStep(ctx, graph, node, dnnl::eltwise_forward(pd), md, md, act);
+}
+
+// pow with a constant scalar exponent, as models write x², x³ and √x: oneDNN's eltwise_pow
+// (alpha · x^beta, alpha 1), the exponent a number in the primitive.
+Status Pow(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  const Tensor& exponent = graph.tensor(node.inputs[1]);
+  Expected<std::vector<float>> e = exponent.is_constant() ? ConstantFloats(exponent) : Expected<std::vector<float>>(Unsupported(""));
+  if (!e.ok() || e->size() != 1)
+    return Unsupported(Name(node) + " exponent '" + exponent.name +
+                       "' is not a constant scalar: oneDNN's pow takes the exponent as a number, not a tensor");
+  if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
+    return Unsupported(Name(node) + " changes the number of elements");
+  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))}, RunType(graph, node));
+  dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_pow, md, 1.0f, (*e)[0]},
+                                           ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::eltwise_forward(pd), md, md, act);
+}
+
+// not: x == 0, oneDNN's binary_eq against a zero byte the step owns (bool is a u8 0 or 1).
+Status LogicalNot(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  if (ys.empty()) return Unsupported(Name(node) + " of a scalar");
+  const Dims y(ys.begin(), ys.end());
+  const memory::desc x_md = Plain(y, Type::u8), zero_md = Plain(Dims(y.size(), 1), Type::u8);
+  dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_eq, x_md, zero_md, x_md}, PostOps(act), ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  memory zero(zero_md, ctx.engine);
+  *static_cast<std::uint8_t*>(zero.get_data_handle()) = 0;
+  Step step{dnnl::binary(pd), {}, {{DNNL_ARG_SRC_0, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, x_md);
+  step.args[DNNL_ARG_SRC_1] = zero;
+  step.args[DNNL_ARG_DST] = Unbound(ctx, x_md);
+  ctx.node->steps_.push_back(std::move(step));
+  return Status::Ok();
 }
 
 // matmul (two activations, or an activation and a constant read at run time): oneDNN's matmul
@@ -1078,6 +1124,9 @@ const KindTable<Handler>& Handlers() {
     h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Pool);
     h.Add({K::kAdd, K::kSub, K::kMul, K::kDiv, K::kMaximum, K::kMinimum}, Binary);
     h.Add({K::kEqual, K::kNotEqual, K::kLess, K::kLessEqual, K::kGreater, K::kGreaterEqual}, Binary);
+    h.Add({K::kLogicalAnd, K::kLogicalOr}, Binary);
+    h.Add({K::kLogicalNot}, LogicalNot);
+    h.Add({K::kPow}, Pow);
     h.Add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip, K::kLeakyRelu, K::kElu, K::kGelu}, Unary);
     for (const SimpleEltwise& op : kSimpleEltwise) h.Add(op.kind, Unary);
     h.Add({K::kSoftmax}, Softmax);
@@ -1100,6 +1149,19 @@ const KindTable<Handler>& Handlers() {
   return handlers;
 }
 
+// The kinds oneDNN has no primitive for, and what it lacks (nullptr: another kind).
+const char* NoOnednnPrimitive(OpKind kind) {
+  switch (kind) {
+    case OpKind::kWhere:
+      return "has no select primitive (and x·c + y·(1−c) is NaN where the side not taken is infinite, as attention masks are)";
+    case OpKind::kArgMax: case OpKind::kArgMin:
+      return "has no arg-max primitive (its reduction gives the extreme value, not where it is)";
+    case OpKind::kErf: return "has no erf (its eltwise has erf only inside gelu_erf)";
+    case OpKind::kFloor: case OpKind::kCeil: return "rounds only to the nearest integer (eltwise_round)";
+    default: return nullptr;
+  }
+}
+
 // Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
 constexpr const char* kOnednnInt8Refusal =
     "int8 unsupported on onednn, because Latte's oneDNN backend has no int8 primitives yet (xnnpack runs --precision int8)";
@@ -1109,6 +1171,8 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
   LATTE_ASSIGN_OR_RETURN(const Node* checked, NhwcNode(graph, id, "onednn backend"));
   const Node& node = *checked;
   const Handler* handler = Handlers().Find(node.kind);
+  if (const char* why = NoOnednnPrimitive(node.kind))
+    return Unsupported(std::string(OpName(node.kind)) + " unsupported on onednn, because oneDNN " + LibraryVersion() + " " + why);
   if (handler == nullptr) return Unsupported(Name(node) + " not implemented in the onednn backend");
   // At bf16 the activations are bfloat16 and constants float32: only the kinds that convert a
   // constant operand (binary ops, matmul, concat, gather's table) may read one where an activation goes.
@@ -1120,13 +1184,21 @@ Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx)
   if (node.kind == OpKind::kCast) {
     if (node.outputs.size() != 1) return Unsupported("cast with " + std::to_string(node.outputs.size()) + " outputs");
   } else if (IsComparisonOrLogic(node.kind)) {
-    // float32 operands, a bool output: the operands checked as every node's, the output here.
-    const Tensor& out = graph.tensor(node.outputs.at(0));
-    if (out.dtype != DataType::kBool || !out.fully_known() || out.shape.size() > 6)
-      return Unsupported(Name(node) + " output '" + out.name + "' is not a known bool tensor of rank ≤ 6");
-    Node operands = node;
-    operands.outputs = {node.inputs.at(0)};
-    LATTE_RETURN_IF_ERROR(CheckTensors(graph, operands, -1, activations));
+    // A bool output; a comparison's operands float32, checked as every node's, logic's bool.
+    auto known_bool = [&](TensorId id, const char* what) {
+      const Tensor& t = graph.tensor(id);
+      return t.dtype == DataType::kBool && t.fully_known() && t.shape.size() <= 6
+                 ? Status::Ok()
+                 : Unsupported(Name(node) + " " + what + " '" + t.name + "' is not a known bool tensor of rank ≤ 6");
+    };
+    LATTE_RETURN_IF_ERROR(known_bool(node.outputs.at(0), "output"));
+    if (IsLogic(node.kind)) {
+      for (TensorId in : node.inputs) LATTE_RETURN_IF_ERROR(known_bool(in, "input"));
+    } else {
+      Node operands = node;
+      operands.outputs = {node.inputs.at(0)};
+      LATTE_RETURN_IF_ERROR(CheckTensors(graph, operands, -1, activations));
+    }
   } else if (CopiesElements(node.kind) && IsInteger(graph.tensor(node.inputs[0]).dtype)) {
     LATTE_RETURN_IF_ERROR(CheckIntegerCopy(graph, node));
   } else {
