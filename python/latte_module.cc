@@ -538,7 +538,7 @@ py::object Bench(const Model& model, const std::string& backend, int num_threads
 
 py::object Compare(const py::iterable& model_objects, const std::vector<std::string>& backends,
                    const std::vector<int>& threads, const std::vector<std::string>& precisions, int warmup_runs,
-                   int num_runs, double min_secs) {
+                   int num_runs, double min_secs, const py::object& calibration_data) {
   std::vector<const Model*> models;
   std::vector<py::object> keep;  // holds each model while the GIL is released
   for (const py::handle item : model_objects) models.push_back(&ModelArgument(item, "compare", keep));
@@ -560,11 +560,26 @@ py::object Compare(const py::iterable& model_objects, const std::vector<std::str
   CompareOptions options;
   for (int t : threads) CheckThreads(t);
   options.threads = threads;
+  std::string listed;
   for (const std::string& p : precisions) {
-    if (p != "fp32" && p != "int8") Throw(InvalidInput("precisions: '" + p + "' is not fp32 or int8"));
-    options.precisions.push_back(p == "int8" ? Precision::kInt8 : Precision::kFp32);
+    Expected<Precision> parsed = ParsePrecision(p);
+    if (!parsed.ok()) Throw(parsed.status().WithContext("precisions"));
+    options.precisions.push_back(*parsed);
+    listed += (listed.empty() ? "" : ",") + p;
   }
   if (options.precisions.empty()) Throw(InvalidInput("precisions: none given"));
+  const bool int8 = std::find(options.precisions.begin(), options.precisions.end(), Precision::kInt8) != options.precisions.end();
+  if (!calibration_data.is_none() && !int8)
+    Throw(InvalidInput("calibration_data: only precision 'int8' calibrates (this run is " + listed + ")"));
+  // As the CLI: each model's int8 rows take the samples of its own inputs; a name no model has is a typo.
+  options.calibration = CalibrationArguments(calibration_data);
+  if (options.calibration)
+    for (const auto& [name, array] : options.calibration->arrays) {
+      bool used = false;
+      for (const Model* model : models)
+        for (TensorId id : model->graph.inputs) used |= model->graph.tensor(id).name == name;
+      if (!used) Throw(InvalidInput("calibration_data names input '" + name + "', which no model has"));
+    }
   options.measure = ProtocolOptions(warmup_runs, num_runs, min_secs);
   nlohmann::json json;
   {
@@ -695,6 +710,8 @@ PYBIND11_MODULE(_latte, m) {
   m.def("compare", &Compare, "models"_a, py::kw_only(),
         "backends"_a = std::vector<std::string>{"xnnpack", "onednn", "ort"}, "num_threads"_a = std::vector<int>{1},
         "precisions"_a = std::vector<std::string>{"fp32"}, "warmup_runs"_a = 1, "num_runs"_a = 50, "min_secs"_a = 1.0,
+        "calibration_data"_a = py::none(),
         "Benchmarks every model x backend x threads x precision, each in its own child process: what `latte "
-        "compare --format json` prints (one row per configuration, or why it could not run).");
+        "compare --format json` prints (one row per configuration, or why it could not run; an int8 row calibrated "
+        "on the calibration_data={input name: array} of its model's inputs, else on generated inputs).");
 }

@@ -165,7 +165,10 @@ def compare(
     warmup_runs: int = 1,
     num_runs: int = 50,
     min_secs: float = 1.0,
+    calibration_data: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Benchmarks every model x backend x threads x precision, each in a child process: what
     `latte compare --format json` prints. An int8 row (xnnpack or ort: the model quantized post-training)
-    adds 'int8_nodes' and 'fp32_nodes'; every row's 'drift' is against fp32 on the same inputs."""
+    adds 'int8_nodes', 'fp32_nodes' and 'int8_calibration'; every row's 'drift' is against fp32 on the
+    same inputs. calibration_data: {input name: numpy array}, as `--calibration-data`; each model's
+    int8 rows calibrate on the arrays of its own inputs (generated inputs when none are given)."""

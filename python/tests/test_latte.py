@@ -267,6 +267,16 @@ def test_int8_calibrates_on_the_samples_given_as_arrays_or_npy_files(tmp_path, m
         latte.bench(model, calibration_data={"input": samples})
     with pytest.raises(latte.Error, match=r"holds no samples of input 'input'"):
         latte.bench(model, precision="int8", calibration_data={"input": samples[0, 0, :64]})
+    # compare: the int8 row calibrates on the same samples, and says so.
+    table = latte.compare([model], backends=["xnnpack"], precisions=["int8"], num_runs=1, warmup_runs=0, min_secs=0,
+                          calibration_data={"input": samples})
+    row, = table["rows"]
+    assert row["int8_calibration"] == quantized["int8"]["calibration"]
+    assert row["drift"]["max_abs_diff"] == quantized["drift"]["max_abs_diff"]
+    with pytest.raises(latte.Error, match=r"calibration_data names input 'image', which no model has"):
+        latte.compare([model], backends=["xnnpack"], precisions=["int8"], calibration_data={"image": samples})
+    with pytest.raises(latte.Error, match=r"only precision 'int8' calibrates \(this run is fp32\)"):
+        latte.compare([model], backends=["xnnpack"], calibration_data={"input": samples})
 
     with pytest.raises(latte.Error) as e:
         latte.bench(model, backend="no_such_backend")

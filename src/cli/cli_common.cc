@@ -245,8 +245,10 @@ void AddCalibrationDataFlag(CLI::App& cmd, std::vector<std::string>& flags) {
                  "float64, the input's shape or N samples of it along a first axis; default: 4 generated inputs)");
 }
 
-Expected<std::shared_ptr<const CalibrationInputs>> ReadCalibrationData(const std::vector<std::string>& flags) {
+Expected<std::shared_ptr<const CalibrationInputs>> ReadCalibrationData(const std::vector<std::string>& flags, bool int8,
+                                                                       const std::string& precisions) {
   if (flags.empty()) return std::shared_ptr<const CalibrationInputs>();
+  if (!int8) return InvalidInput("--calibration-data: only --precision int8 calibrates (this run is " + precisions + ")");
   auto data = std::make_shared<CalibrationInputs>();
   for (const std::string& flag : flags) {
     LATTE_ASSIGN_OR_RETURN(const auto named, SplitNamed("--calibration-data", flag, "NAME=FILE.npy, like x=samples.npy"));

@@ -103,9 +103,11 @@ void AddModelInputFlags(CLI::App& cmd, ModelInputFlags& flags, const std::string
 Expected<ImportOptions> ParseModelInputs(const ModelInputFlags& flags);
 
 /// --calibration-data NAME=FILE.npy (repeatable): the samples --precision int8 calibrates on, read
-/// from NumPy files (float32 or float64, C order); null when none are given. Errors name the file.
+/// from NumPy files (float32 or float64, C order); null when none are given. Errors name the file;
+/// samples for a run without int8 among its `precisions` (`int8` false) are refused saying so.
 void AddCalibrationDataFlag(CLI::App& cmd, std::vector<std::string>& flags);
-Expected<std::shared_ptr<const CalibrationInputs>> ReadCalibrationData(const std::vector<std::string>& flags);
+Expected<std::shared_ptr<const CalibrationInputs>> ReadCalibrationData(const std::vector<std::string>& flags, bool int8,
+                                                                       const std::string& precisions);
 
 /// Imports MODEL with the --input-shape and --input-value values, as every command that reads a
 /// model does; errors name the model file.

@@ -45,9 +45,8 @@ void AddBenchCommand(CLI::App& app, Status& result) {
     options.placement.fallback = flags->fallback;
     options.run.num_threads = flags->num_threads;
     LATTE_ASSIGN_OR_RETURN(options.run.precision, ParsePrecision(flags->precision));
-    if (!flags->calibration_data.empty() && options.run.precision != Precision::kInt8)
-      return InvalidInput("--calibration-data: only --precision int8 calibrates (this run is " + flags->precision + ")");
-    LATTE_ASSIGN_OR_RETURN(options.run.calibration, ReadCalibrationData(flags->calibration_data));
+    LATTE_ASSIGN_OR_RETURN(options.run.calibration, ReadCalibrationData(flags->calibration_data,
+                                                                        options.run.precision == Precision::kInt8, flags->precision));
     options.measure = flags->measure;
     options.op_profiling = flags->op_profiling || !flags->trace.empty();
     // Before measuring.

@@ -22,6 +22,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
   struct Flags {
     std::vector<std::string> models, backends = {"xnnpack", "onednn", "ort"}, precisions = {"fp32"};
     ModelInputFlags inputs;
+    std::vector<std::string> calibration_data;
     std::vector<int> threads = {1};
     std::string format = "text", output;
     MeasureOptions measure;
@@ -46,6 +47,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
   AddReportOutputFlag(*cmd, flags->output);
   AddProtocolFlags(*cmd, flags->measure, " of each configuration");
   AddModelInputFlags(*cmd, flags->inputs, "; applies to the models with an input NAME");
+  AddCalibrationDataFlag(*cmd, flags->calibration_data);
   AddRunRecordFlags(*cmd, flags->record, "the run (each configuration's p50, throughput, memory and drift)");
   OnRun(cmd, result, [flags]() -> Status {
     // A configuration listed twice would be measured twice and shown twice.
@@ -83,6 +85,10 @@ void AddCompareCommand(CLI::App& app, Status& result) {
     if (Status s = options.measure.Validate(); !s.ok()) {
       return s;
     }
+    std::string precisions;
+    for (const std::string& p : flags->precisions) precisions += (precisions.empty() ? "" : ",") + p;
+    const bool int8 = std::find(options.precisions.begin(), options.precisions.end(), Precision::kInt8) != options.precisions.end();
+    LATTE_ASSIGN_OR_RETURN(options.calibration, ReadCalibrationData(flags->calibration_data, int8, precisions));
     auto parsed = ParseModelInputs(flags->inputs);
     if (!parsed.ok()) {
       return parsed.status();
@@ -107,6 +113,9 @@ void AddCompareCommand(CLI::App& app, Status& result) {
     if (Status named = CheckInputShapesNamed(import_options.input_shapes, inputs); !named.ok()) {
       return named;
     }
+    if (options.calibration)
+      for (const auto& [name, array] : options.calibration->arrays)
+        if (!inputs.count(name)) return InvalidInput("--calibration-data names input '" + name + "', which no model has");
     auto result = CompareModels(models, options, registry);
     if (!result.ok()) {
       return result.status();
@@ -127,6 +136,7 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       for (const auto& value : values) text += fmt::format("{}{}", text.empty() ? "" : ",", value);
       return text;
     };
+    for (const std::string& flag : flags->calibration_data) run.arguments += " --calibration-data " + flag;
     run.arguments += " --backends " + list(flags->backends) + " --num-threads " + list(flags->threads) +
                      " --precision " + list(flags->precisions) + ProtocolArguments(flags->measure);
     return RecordRunIn(flags->record, result->device, run, {}, view.Records());

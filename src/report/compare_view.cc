@@ -59,7 +59,8 @@ std::string CompareView::Text() const {
                   r.drift.measured ? Fixed(r.drift.cosine, 6) : "n/a"});
     if (r.int8_nodes >= 0)
       int8 += "  " + model + " on " + r.backend + ", " + std::to_string(r.threads) + " thread(s): " + std::to_string(r.int8_nodes) +
-              " of " + std::to_string(r.int8_nodes + r.fp32_nodes) + " nodes int8, " + std::to_string(r.fp32_nodes) + " fp32\n";
+               " of " + std::to_string(r.int8_nodes + r.fp32_nodes) + " nodes int8, " + std::to_string(r.fp32_nodes) + " fp32" +
+              (r.int8_calibration.empty() ? "" : "; scales from " + r.int8_calibration) + "\n";
     if (!r.drift.measured)
       undrifted += "  " + model + " on " + r.backend + ", " + std::to_string(r.threads) + " thread(s), " + r.precision + ": " +
                    r.drift.why + "\n";

@@ -27,6 +27,7 @@ nlohmann::json CompareRowToJson(const CompareRow& r) {
   j["contended"] = r.contended;
   j["drift"] = RunDriftToJson(r.drift);
   if (r.int8_nodes >= 0) j["int8_nodes"] = r.int8_nodes, j["fp32_nodes"] = r.fp32_nodes;
+  if (!r.int8_calibration.empty()) j["int8_calibration"] = r.int8_calibration;
   return j;
 }
 
@@ -51,6 +52,7 @@ CompareRow CompareRowFromJson(const nlohmann::json& j) {
   if (j.contains("drift")) r.drift = RunDriftFromJson(j["drift"]);
   r.int8_nodes = j.value("int8_nodes", -1);
   r.fp32_nodes = j.value("fp32_nodes", -1);
+  r.int8_calibration = j.value("int8_calibration", "");
   return r;
 }
 
@@ -98,6 +100,14 @@ CompareRow RunConfiguration(const CompareModel& model, const std::string& backen
   bench.run.num_threads = threads;
   bench.run.precision = precision;
   bench.measure = options.measure;
+  if (precision == Precision::kInt8 && options.calibration) {
+    // The samples of this model's inputs: one list serves models whose inputs are named differently.
+    auto mine = std::make_shared<CalibrationInputs>();
+    for (TensorId id : graph->inputs)
+      if (auto it = options.calibration->arrays.find(graph->tensor(id).name); it != options.calibration->arrays.end())
+        mine->arrays.insert(*it);
+    if (!mine->arrays.empty()) bench.run.calibration = std::move(mine);
+  }
   auto result = BenchmarkGraph(*graph, bench, registry);
   if (!result.ok()) {
     row.why = result.status().message();
@@ -116,6 +126,7 @@ CompareRow RunConfiguration(const CompareModel& model, const std::string& backen
   if (precision == Precision::kInt8) {
     const Int8Summary int8 = SummarizeInt8(*result);
     row.int8_nodes = int8.int8_nodes, row.fp32_nodes = int8.fp32_nodes;
+    row.int8_calibration = result->int8_calibration.Describe();
   }
   row.energy_mj = MeasureEnergy(*graph, bench, registry);
   return row;

@@ -32,6 +32,9 @@ struct CompareOptions {
   std::vector<int> threads;
   std::vector<Precision> precisions;
   MeasureOptions measure;
+  /// --calibration-data for the int8 rows: samples by input name; each model calibrates on those
+  /// of its own inputs (none: generated inputs).
+  std::shared_ptr<const CalibrationInputs> calibration;
 };
 
 /// One configuration's outcome: numbers, or why there are none.
@@ -50,6 +53,7 @@ struct CompareRow {
   bool contended = false;                     // ... more than the cores it left free: likely slow
   RunDrift drift;                             // the outputs against the same backend at fp32, same inputs
   int int8_nodes = -1, fp32_nodes = -1;        // at int8: the user's nodes that ran int8 / stayed fp32 (-1: other precisions)
+  std::string int8_calibration;               // at int8: what the scales were calibrated on (Int8Calibration::Describe)
 };
 
 struct CompareResult {

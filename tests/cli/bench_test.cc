@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 using ::latte::testing::ModelPath;
 using ::latte::testing::ReadAll;
 using ::latte::testing::RunLatte;
+using ::latte::testing::WriteNpy;
 using ::latte::testing::RunResult;
 
 class CliBench : public ::testing::Test {
@@ -154,18 +155,6 @@ TEST_F(CliBench, Int8OnXnnpackSaysWhichNodesRanInt8) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Precision: int8 for "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Output drift vs fp32"), std::string::npos) << text.out;
-}
-
-// Writes an .npy of float32 `values` in `shape`, as numpy.save does (version 1).
-void WriteNpy(const fs::path& path, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
-  std::string dims;
-  for (std::int64_t d : shape) dims += std::to_string(d) + ", ";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size() & 0xff) << static_cast<char>(header.size() >> 8) << header;
-  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
 }
 
 // --calibration-data: int8's activation ranges from the user's samples (two here, in one file

@@ -146,6 +146,53 @@ TEST_F(CliCompare, Int8RowsCarryDriftAgainstFp32) {
   EXPECT_EQ(row.find(",,,,"), std::string::npos) << csv.out;  // the drift columns are filled
 }
 
+// --calibration-data across models with differently named inputs: each model's int8 row
+// calibrates on the samples of its own inputs (the detector's 'input'), or on generated inputs
+// when none are given for it (the classifier's 'x'), and says which; fp32 rows ignore them. A
+// name no model has, or samples without an int8 row, is one line.
+TEST_F(CliCompare, Int8RowsCalibrateOnTheSamplesOfTheirOwnInputs) {
+  LATTE_REQUIRE_MODEL("face_detection_short_range.tflite");
+  LATTE_REQUIRE_MODEL("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  const std::string faces = ModelPath("face_detection_short_range.tflite");
+  const std::string cls = ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  const fs::path samples = dir_ / "faces.npy";
+  std::vector<float> values(3 * 128 * 128 * 3);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 251) / 125.5f - 1.0f;
+  ::latte::testing::WriteNpy(samples, {3, 1, 128, 128, 3}, values);
+  const std::vector<std::string> models = {"compare", faces, cls, "--input-shape", "x=1x3x48x192", "--backends", "xnnpack"};
+  std::vector<std::string> args = models;
+  for (const char* flag : {"--precision", "fp32,int8", "--format", "json"}) args.push_back(flag);
+  args.push_back("--calibration-data");
+  args.push_back("input=" + samples.string());
+  RunResult r = RunLatte(Args(args), dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (const auto& row : j["rows"]) {
+    ASSERT_TRUE(row["ok"].get<bool>()) << row.dump();
+    if (row["precision"] == "fp32") {
+      EXPECT_FALSE(row.contains("int8_calibration")) << row.dump();
+    } else if (row["model"] == faces) {
+      EXPECT_EQ(row["int8_calibration"], "3 fp32 runs on --calibration-data (input: " + samples.string() + ")");
+    } else {
+      EXPECT_EQ(row["int8_calibration"], "4 fp32 runs on generated inputs");
+    }
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--precision", "int8", "--calibration-data", "image=" + samples.string()},
+       "error: --calibration-data names input 'image', which no model has\n"},
+      {{"--precision", "fp32,bf16", "--calibration-data", "input=" + samples.string()},
+       "error: --calibration-data: only --precision int8 calibrates (this run is fp32,bf16)\n"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> bad_args = models;
+    bad_args.insert(bad_args.end(), flags.begin(), flags.end());
+    RunResult bad = RunLatte(Args(bad_args), dir_);
+    EXPECT_EQ(bad.exit_code, 2) << expected;
+    EXPECT_EQ(bad.err, expected);
+  }
+}
+
 // The commas of a CSV line outside quoted fields (a backend version may hold one).
 std::size_t Separators(const std::string& line) {
   std::size_t commas = 0;

@@ -56,6 +56,18 @@ struct RunResult {
   std::string err;
 };
 
+// Writes an .npy of float32 `values` in `shape`, as numpy.save does (version 1).
+inline void WriteNpy(const std::filesystem::path& path, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
+  std::string dims;
+  for (std::int64_t d : shape) dims += std::to_string(d) + ", ";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(header.size() & 0xff) << static_cast<char>(header.size() >> 8) << header;
+  out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(float)));
+}
+
 inline std::string ReadAll(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
