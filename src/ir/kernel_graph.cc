@@ -448,6 +448,37 @@ Expected<TensorId> BuildMain(const Kernel& k, KernelGraphBuilder& b, const std::
 
 }  // namespace
 
+Kernel WithNchwTensors(const Kernel& kernel) {
+  using Dims = std::array<std::int64_t, 4>;
+  auto nchw = [](const Dims& d) { return Dims{d[0], d[3], d[1], d[2]}; };
+  auto image = [](std::int64_t h, std::int64_t w) { return h > 1 && w > 1; };
+  Kernel out = kernel;
+  switch (KernelFamilyOf(kernel.op)) {
+    case KernelFamily::kBinary: {
+      auto p = ReadParams<BinaryKernelParams>(kernel);
+      if (!image(std::max(p.a[1], p.b[1]), std::max(p.a[2], p.b[2]))) break;
+      WriteParams(BinaryKernelParams{nchw(p.a), nchw(p.b)}, out);
+      break;
+    }
+    case KernelFamily::kReduce: {
+      auto p = ReadParams<ReduceKernelParams>(kernel);
+      if (!image(p.h, p.w)) break;
+      const Dims d = nchw({p.n, p.h, p.w, p.c});
+      // NHWC axis i sits at NCHW position kToNchwPosition[i]: n 0, h 2, w 3, c 1.
+      constexpr int kToNchwPosition[4] = {0, 2, 3, 1};
+      std::int64_t axes = 0;
+      for (int i = 0; i < 4; ++i)
+        if (p.axes & (std::int64_t{1} << i)) axes |= std::int64_t{1} << kToNchwPosition[i];
+      ReduceKernelParams q;
+      q.n = d[0], q.h = d[1], q.w = d[2], q.c = d[3], q.axes = axes;
+      WriteParams(q, out);
+      break;
+    }
+    default: break;
+  }
+  return out;
+}
+
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
   // Logic kernels are bool (their inputs are); a cast's input may be any numeric or bool type
   // (an attention mask is int64), and so may a reshape's (the mask's unsqueeze); every other

@@ -72,6 +72,16 @@ Expected<KernelGrouping> GroupIntoKernels(const Graph& graph, const FusionPredic
 /// with no family.
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed = 0);
 
+/// The kernel whose graph holds `kernel`'s tensors as a runtime that keeps images NCHW holds them
+/// (ONNX Runtime: an ONNX model's own layout, and a TFLite model's once its optimizer has pushed
+/// the exporter's layout transposes through the elementwise ops and cancelled them). Key params
+/// are NHWC; for a binary kernel and a reduction of an image (h and w above 1: a rank below 4,
+/// padded with leading 1s, is not one) the dims are permuted to n c h w and the reduced axes with
+/// them, because which dims are contiguous is what their time depends on: a squeeze-and-excite
+/// multiply of a 72×128×16 map by its 16 channel weights is 9,216 rows of 16 in NHWC and 16 rows
+/// of 9,216 in NCHW, 6× apart on ONNX Runtime. Other kernels are returned as they are.
+Kernel WithNchwTensors(const Kernel& kernel);
+
 /// A kernel of a joined graph and where its activation inputs come from: from[i] is, for the i-th
 /// graph input of the kernel's own graph (BuildKernelGraph), the index of the earlier kernel
 /// whose output it reads, or -1 for a graph input of the joined graph. Missing entries are -1.

@@ -87,15 +87,18 @@ Status AsKernelTime(Executor& executor, double run_cost_us, const std::vector<No
   return Status::Ok();
 }
 
-// The graph that measures `kernel` on `backend`: BuildKernelGraph's, or for a residual kind on a
-// backend with an NCHWc pass, one whose residual operand that pass holds blocked (so it fuses the
-// add as it does in a model), with the nodes that make it so.
+// The graph that measures `kernel` on `backend`: BuildKernelGraph's, with its tensors as the
+// backend holds a model's (a backend that keeps the file's layout runs images NCHW:
+// WithNchwTensors), or for a residual kind on a backend with an NCHWc pass, one whose residual
+// operand that pass holds blocked (so it fuses the add as it does in a model), with the nodes that
+// make it so.
 Expected<BlockedResidualGraph> MeasuredGraph(const Kernel& kernel, const std::string& backend,
                                              const BackendRegistry& registry) {
   const BackendFactory* factory = registry.Find(backend);
   if (factory != nullptr && factory->nchwc_block > 0 && IsResidualFusion(kernel))
     return BuildBlockedResidualGraph(kernel, factory->nchwc_block);
-  LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(kernel));
+  const bool nchw = factory != nullptr && !factory->takes_nhwc;
+  LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(nchw ? WithNchwTensors(kernel) : kernel));
   return BlockedResidualGraph{std::move(graph), {}};
 }
 

@@ -417,6 +417,48 @@ TEST(KernelGraphTest, NchwGraphsGiveTheSameKernelsAsNhwc) {
   EXPECT_EQ(KernelOfNodes(*ng, {0}).value(), *conv);
 }
 
+// A runtime that keeps images NCHW runs an ONNX file's layers as the file has them: the graph of
+// WithNchwTensors(kernel) holds exactly the NCHW tensors the kernel came from (an add of a
+// per-channel constant, a mean over H and W), where BuildKernelGraph of the NHWC key holds their
+// NHWC views. A rank-3 add (a transformer's, padded to [1, 1, s, d]) and a conv stay as they are.
+TEST(KernelGraphTest, WithNchwTensorsHoldsTheTensorsOfTheNchwFile) {
+  GraphBuilder b;  // an ONNX file's: a conv in NCHW makes the graph one
+  TensorId y = b.Op1(OpKind::kConv2D, "conv", {b.Input("x", {1, 4, 8, 9}), b.Constant("w", {6, 2, 3, 2}), b.Constant("b", {6})},
+                     ConvAttrs("NCHW", "OIHW", 2));
+  TensorId z = b.Op1(OpKind::kAdd, "add", {y, b.Constant("c", {6, 1, 1})});
+  Attributes mean;
+  mean.Set("axes", std::vector<std::int64_t>{2, 3});
+  TensorId m = b.Op1(OpKind::kMean, "mean", {z}, mean);
+  Expected<Graph> g = b.Finish({m});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ(g->tensor(y).shape, (Shape{1, 6, 4, 8}));
+  for (NodeId id : {NodeId{1}, NodeId{2}}) {
+    Expected<Kernel> kernel = KernelOfNodes(*g, {id});
+    ASSERT_TRUE(kernel.ok()) << kernel.status().message();
+    Expected<Graph> nhwc = BuildKernelGraph(*kernel);
+    Expected<Graph> nchw = BuildKernelGraph(WithNchwTensors(*kernel));
+    ASSERT_TRUE(nhwc.ok() && nchw.ok());
+    const Node& want = g->node(id);
+    const Node& got = nchw->node(0);
+    ASSERT_EQ(got.kind, want.kind);
+    for (std::size_t i = 0; i < want.inputs.size(); ++i) {
+      Shape shape = g->tensor(want.inputs[i]).shape;
+      shape.insert(shape.begin(), 4 - shape.size(), 1);  // the constant's leading 1
+      EXPECT_EQ(nchw->tensor(got.inputs[i]).shape, shape) << OpName(want.kind) << " input " << i;
+    }
+    EXPECT_EQ(nhwc->tensor(nhwc->node(0).inputs[0]).shape, (Shape{1, 4, 8, 6})) << OpName(want.kind);
+    if (want.kind == OpKind::kMean) {
+      EXPECT_EQ(nchw->node(0).attrs.GetInts("axes"), (std::vector<std::int64_t>{2, 3}));
+      EXPECT_EQ(nhwc->node(0).attrs.GetInts("axes"), (std::vector<std::int64_t>{1, 2}));
+    }
+  }
+  const Kernel rank3 = MakeKernel(OpKind::kAdd, {{"a0", 1}, {"a1", 1}, {"a2", 64}, {"a3", 256},
+                                                 {"b0", 1}, {"b1", 1}, {"b2", 1}, {"b3", 256}});
+  EXPECT_EQ(WithNchwTensors(rank3), rank3);
+  const Kernel conv = MakeKernel(OpKind::kConv2D, ConvParamsMap(4, 6, 2));
+  EXPECT_EQ(WithNchwTensors(conv), conv);
+}
+
 TEST(KernelGraphTest, SoftmaxOverANonChannelAxisIsUnsupported) {
   GraphBuilder b;
   TensorId x = b.Input("x", {1, 4, 8, 9});

@@ -179,6 +179,48 @@ TEST_F(CampaignTest, ABackendOfSingleNodesHasNoRunCostToTakeOff) {
   EXPECT_EQ(*cost, 0.0);
 }
 
+// Runs anything in no time and remembers the shape of the first input it was given.
+class ShapeRecordingBackend : public Backend {
+ public:
+  explicit ShapeRecordingBackend(Shape* seen) : seen_(seen) {}
+  std::string_view Name() const override { return "recording"; }
+  std::string Version() const override { return "1"; }
+  Support Supports(const Graph&, NodeId) const override { return Support::Yes(); }
+  Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) override {
+    *seen_ = graph.tensor(graph.node(node).inputs[0]).shape;
+    struct Nothing : PreparedNode {
+      Status Run(TensorBuffers&) override { return Status::Ok(); }
+    };
+    return std::unique_ptr<PreparedNode>(new Nothing);
+  }
+
+ private:
+  Shape* seen_;
+};
+
+// A squeeze-and-excite multiply (key in NHWC terms) measured on a backend that takes NHWC runs as
+// its key says; on one that keeps the file's layout (ONNX Runtime, which runs a model's images
+// NCHW) it runs NCHW, as in a model.
+TEST(MeasureKernel, RunsImagesNchwOnABackendThatKeepsTheFilesLayout) {
+  const Kernel se = BroadcastBinaryKernel(OpKind::kMul, 12, 16, 8, 'b', true);
+  MeasureOptions measure;
+  measure.num_runs = 1, measure.warmup_runs = 0, measure.min_secs = 0, measure.min_warmup_secs = 0;
+  for (bool takes_nhwc : {true, false}) {
+    Shape seen;
+    BackendRegistry registry;
+    ASSERT_TRUE(registry
+                    .Register({"recording", "",
+                               [&seen](const RunOptions&) -> Expected<std::unique_ptr<Backend>> {
+                                 return std::unique_ptr<Backend>(new ShapeRecordingBackend(&seen));
+                               },
+                               takes_nhwc})
+                    .ok());
+    auto m = MeasureKernel(se, "recording", registry, RunOptions{}, measure);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(seen, takes_nhwc ? (Shape{1, 12, 16, 8}) : (Shape{1, 8, 12, 16})) << takes_nhwc;
+  }
+}
+
 TEST(CampaignDefaults, ReferenceIsTheDocumentedConv) {
   const Kernel ref = ReferenceKernel();
   EXPECT_EQ(ref.Kind(), "conv2d");
