@@ -781,6 +781,30 @@ TEST(OnednnOps, LayerNormOverTheLastDims) {
 namespace latte {
 namespace {
 
+// Runs node 0 of `graph` on oneDNN with its inputs as `fill` writes them: its one output's bool
+// bytes (empty, with the failure recorded, when it cannot run).
+std::vector<std::uint8_t> RunBoolNode(const Graph& graph, const std::function<void(TensorBuffers&)>& fill) {
+  auto backend = MakeBackend();
+  auto buffers = TensorBuffers::Allocate(graph);
+  if (backend == nullptr || !buffers.ok()) {
+    ADD_FAILURE() << "no oneDNN backend or buffers";
+    return {};
+  }
+  fill(*buffers);
+  if (Support s = backend->Supports(graph, 0); !s.ok()) {
+    ADD_FAILURE() << s.why();
+    return {};
+  }
+  auto prepared = backend->Prepare(graph, 0);
+  if (!prepared.ok() || !(*prepared)->Run(*buffers).ok()) {
+    ADD_FAILURE() << "prepare or run failed: " << prepared.status().message();
+    return {};
+  }
+  const TensorId y = graph.node(0).outputs[0];
+  const std::uint8_t* bytes = buffers->as<std::uint8_t>(y);
+  return std::vector<std::uint8_t>(bytes, bytes + *graph.tensor(y).num_elements());
+}
+
 // Comparisons on oneDNN's binary_eq ... binary_ge, writing bool bytes, the first operand broadcast
 // by swapping it to the second place (and an ordered comparison for its mirror); logic on bool
 // bytes; the elementwise math of exports; gelu both ways.
@@ -798,17 +822,11 @@ TEST(OnednnOps, ComparisonsLogicMathAndGeluAgainstTheirDefinitions) {
       const TensorId y = b.Op1(kind, "cmp", row_first ? std::vector<TensorId>{broadcast, full} : std::vector<TensorId>{full, broadcast});
       auto g = b.Finish({y});
       ASSERT_TRUE(g.ok()) << g.status().message();
-      auto backend = MakeBackend();
-      ASSERT_NE(backend, nullptr);
-      auto buffers = TensorBuffers::Allocate(*g);
-      ASSERT_TRUE(buffers.ok());
-      std::copy(a.begin(), a.end(), buffers->mutable_as<float>(full));
-      std::copy(row.begin(), row.end(), buffers->mutable_as<float>(broadcast));
-      ASSERT_TRUE(backend->Supports(*g, 0).ok()) << backend->Supports(*g, 0).why();
-      auto prepared = backend->Prepare(*g, 0);
-      ASSERT_TRUE(prepared.ok()) << prepared.status().message();
-      ASSERT_TRUE((*prepared)->Run(*buffers).ok());
-      const std::uint8_t* got = buffers->as<std::uint8_t>(y);
+      const std::vector<std::uint8_t> got = RunBoolNode(*g, [&](TensorBuffers& buffers) {
+        std::copy(a.begin(), a.end(), buffers.mutable_as<float>(full));
+        std::copy(row.begin(), row.end(), buffers.mutable_as<float>(broadcast));
+      });
+      ASSERT_EQ(got.size(), 8u);
       for (size_t i = 0; i < 8; ++i) {
         const bool want = row_first ? fn(row[i % 4], a[i]) : fn(a[i], row[i % 4]);
         EXPECT_EQ(got[i], want ? 1 : 0) << "element " << i;
@@ -852,18 +870,12 @@ TEST(OnednnOps, ComparisonsLogicMathAndGeluAgainstTheirDefinitions) {
     const TensorId y = b.Op1(kind, "logic", kind == OpKind::kLogicalNot ? std::vector<TensorId>{full} : std::vector<TensorId>{full, row});
     auto g = b.Finish({y});
     ASSERT_TRUE(g.ok()) << g.status().message();
-    auto backend = MakeBackend();
-    ASSERT_NE(backend, nullptr);
-    auto buffers = TensorBuffers::Allocate(*g);
-    ASSERT_TRUE(buffers.ok());
     const std::uint8_t a[] = {0, 0, 1, 1, 0, 1, 0, 1}, r[] = {0, 1, 0, 1};
-    std::copy(std::begin(a), std::end(a), buffers->mutable_as<std::uint8_t>(full));
-    if (kind != OpKind::kLogicalNot) std::copy(std::begin(r), std::end(r), buffers->mutable_as<std::uint8_t>(row));
-    ASSERT_TRUE(backend->Supports(*g, 0).ok()) << backend->Supports(*g, 0).why();
-    auto prepared = backend->Prepare(*g, 0);
-    ASSERT_TRUE(prepared.ok()) << prepared.status().message();
-    ASSERT_TRUE((*prepared)->Run(*buffers).ok());
-    const std::uint8_t* got = buffers->as<std::uint8_t>(y);
+    const std::vector<std::uint8_t> got = RunBoolNode(*g, [&](TensorBuffers& buffers) {
+      std::copy(std::begin(a), std::end(a), buffers.mutable_as<std::uint8_t>(full));
+      if (kind != OpKind::kLogicalNot) std::copy(std::begin(r), std::end(r), buffers.mutable_as<std::uint8_t>(row));
+    });
+    ASSERT_EQ(got.size(), 8u);
     for (size_t i = 0; i < 8; ++i) {
       const bool p = a[i] != 0, q = r[i % 4] != 0;
       const bool want = kind == OpKind::kLogicalAnd ? (p && q) : kind == OpKind::kLogicalOr ? (p || q) : !p;
