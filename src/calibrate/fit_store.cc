@@ -137,7 +137,7 @@ std::size_t SplitPrior(std::vector<TrainingSample> prior, const std::map<std::st
                        std::vector<TrainingSample>& fitted) {
   const std::size_t before = fitted.size();
   std::map<std::string, std::vector<TrainingSample>> by_kind;
-  for (TrainingSample& s : prior) by_kind[s.kernel.Kind()].push_back(std::move(s));
+  for (TrainingSample& s : prior) by_kind[ModelKind(s.kernel)].push_back(std::move(s));
   for (auto& [kind, kind_prior] : by_kind) {
     auto measured = measured_per_kind.find(kind);
     const std::size_t keep =
@@ -343,7 +343,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
     std::map<std::string, std::size_t> measured_per_kind;
     for (const TrainingSample& s : samples) {
       measured.insert(TableKey(s.kernel, s.threads));
-      ++measured_per_kind[s.kernel.Kind()];
+      ++measured_per_kind[ModelKind(s.kernel)];
     }
     // At the machine speed of the measurements: the reference's level over its reading then.
     const double scale = request.correct_drift && request.prior_reference_us > 0 && info.reference_p50_us > 0
