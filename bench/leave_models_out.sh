@@ -267,8 +267,9 @@ for key, paths in sorted(rounds.items()):
                 continue
             err = 100 * (layer["predicted_ms"] - layer["measured_ms"]) / layer["measured_ms"]
             target = table_kinds if layer["source"] == "table" else kinds
-            # An int8 pack's int8 layers apart from its fp32 layers of the same kind.
-            kind = layer["kernel"] + ("|int8" if layer.get("precision") == "int8" else "")
+            # An int8 pack's int8 kernels apart from its fp32 kernels of the same kind, as the pack
+            # fits them (its kinds' keys: "conv2d|int8"; a quantize reads float32: "quantize").
+            kind = layer["kernel"] + ("|int8" if layer["key"].endswith("|int8") else "")
             target.setdefault(kind, []).append(err)
 
 print("| fold | model | predicted ms | 90% interval | measured ms | error | inside | coverage | reference now / pack | rounds: measured max / min |")
