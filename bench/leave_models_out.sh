@@ -27,6 +27,13 @@
 #   both      one calibration with no --models, then models/ (fold unseen) and the generated
 #             encoders (fold encoders) validated with its pack, one after the other.
 # BACKEND=NAME calibrates that backend (default xnnpack; ort for ONNX Runtime), one thread.
+# PRECISION=int8 (default fp32): `calibrate --precision int8` (an int8 pack: int8 kernels, the
+# quantize/dequantize where int8 meets fp32, the kinds the backend keeps fp32), so that validate
+# predicts and measures each model quantized post-training (bench --precision int8). Folds unseen,
+# families and encoders only (adapt and from start from an fp32 pack). Per kind, int8 layers are
+# counted apart from fp32 layers of the same kind ("conv2d|int8").
+# MODELS="A.tflite B.onnx" validates only those of models/ (a smoke run; the figure of record
+# takes them all).
 # ROUNDS=N (default 3): the models are validated in N rounds, one after the other, and each
 # model's figures are those of its round with the median measured time. Other tenants of this
 # host slow it down for minutes at a time (the same model measured 10.1, 12.9 and 16.0 ms within
@@ -35,7 +42,7 @@
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
-# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from|encoders|both] [PACK=FILE] [BACKEND=NAME] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from|encoders|both] [PACK=FILE] [BACKEND=NAME] [PRECISION=fp32|int8] [MODELS="A B"] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
 #        SUMMARY=DIR REPREDICT=NAME bench/leave_models_out.sh
 #            the same measurements against another pack's predictions: each fold's DIR/FOLD/NAME
@@ -51,6 +58,13 @@ budget="${1:-10m}"
 seed="${2:-0}"
 folds="${FOLDS:-unseen}"
 backend="${BACKEND:-xnnpack}"
+precision="${PRECISION:-fp32}"
+case "$precision" in
+  fp32) ;;
+  int8) [[ "$folds" == adapt || "$folds" == from ]] &&
+          { echo "bench: PRECISION=int8 goes with FOLDS unseen, families, encoders or both (adapt and from start from an fp32 pack)" >&2; exit 2; } ;;
+  *) echo "bench: PRECISION must be fp32 or int8, not '$precision'" >&2; exit 2 ;;
+esac
 keep="${KEEP:-}"
 if [[ -n "${SUMMARY:-}" ]]; then
   tmp="$SUMMARY"
@@ -68,6 +82,18 @@ mediapipe=(face_detection_short_range.tflite "" face_detection_full_range.tflite
            pose_landmark_lite.tflite "" pose_landmark_full.tflite "" pose_landmark_heavy.tflite "")
 paddleocr=(ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192 ch_PP-OCRv4_det_infer.onnx x=1x3x640x640
            ch_PP-OCRv4_rec_infer.onnx x=1x3x48x320)
+# keep_models FAMILY: only the pairs whose file MODELS names, when it names any.
+keep_models() {
+  local -n pairs="$1"
+  [[ -n "${MODELS:-}" ]] || return 0
+  local kept=() i
+  for ((i = 0; i < ${#pairs[@]}; i += 2)); do
+    [[ " $MODELS " == *" ${pairs[$i]} "* ]] && kept+=("${pairs[$i]}" "${pairs[$((i + 1))]}")
+  done
+  pairs=("${kept[@]}")
+}
+keep_models mediapipe
+keep_models paddleocr
 
 # calibrate FOLD [--models FILES...]: a fresh store and pack for the fold.
 calibrate() {
@@ -76,13 +102,13 @@ calibrate() {
   mkdir -p "$tmp/$fold"
   local started
   started="$(date -u +%H:%M)"
-  "$latte" calibrate --backend "$backend" --num-threads 1 --budget "$budget" --seed "$seed" --db "$tmp/$fold/store.db" \
+  "$latte" calibrate --backend "$backend" --num-threads 1 --precision "$precision" --budget "$budget" --seed "$seed" --db "$tmp/$fold/store.db" \
     -o "$tmp/$fold/pack.json.gz" "$@" >"$tmp/$fold/calibrate.log" 2>&1 ||
     { tail -20 "$tmp/$fold/calibrate.log" >&2; exit 1; }
   local with=""
   if [[ "${1:-}" == --from ]]; then with=", starting from $(basename "$2")"
   elif (($#)); then with=", the other family's models measured first"; fi
-  echo "fold $fold: calibrated at $started UTC ($backend, $budget, seed $seed$with): $(tail -1 "$tmp/$fold/calibrate.log")"
+  echo "fold $fold: calibrated at $started UTC ($backend $precision, $budget, seed $seed$with): $(tail -1 "$tmp/$fold/calibrate.log")"
 }
 rounds="${ROUNDS:-3}"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench: ROUNDS must be a whole number ≥ 1, not '$rounds'" >&2; exit 2; }
@@ -241,7 +267,10 @@ for key, paths in sorted(rounds.items()):
                 continue
             err = 100 * (layer["predicted_ms"] - layer["measured_ms"]) / layer["measured_ms"]
             target = table_kinds if layer["source"] == "table" else kinds
-            target.setdefault(layer["kernel"], []).append(err)
+            # An int8 pack's int8 kernels apart from its fp32 kernels of the same kind, as the pack
+            # fits them (its kinds' keys: "conv2d|int8"; a quantize reads float32: "quantize").
+            kind = layer["kernel"] + ("|int8" if layer["key"].endswith("|int8") else "")
+            target.setdefault(kind, []).append(err)
 
 print("| fold | model | predicted ms | 90% interval | measured ms | error | inside | coverage | reference now / pack | rounds: measured max / min |")
 print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |")

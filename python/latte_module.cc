@@ -308,7 +308,9 @@ py::object Predict(const LoadedPack& loaded, const Model& model) {
   std::optional<ModelPrediction> prediction;
   {
     py::gil_scoped_release release;
-    Expected<GraphPlan> planned = PlanGraphForPrediction(model.graph, loaded.pack);
+    BackendRegistry registry;  // an int8 pack asks its backend which nodes run int8
+    cli::RegisterBuiltinBackends(registry);
+    Expected<GraphPlan> planned = PlanGraphForPrediction(model.graph, loaded.pack, &registry);
     if (!planned.ok()) Throw(planned.status().WithContext(model.name));
     plan.emplace(std::move(planned).value());
     Expected<ModelPrediction> predicted = PredictModel(plan->graph, loaded.pack);

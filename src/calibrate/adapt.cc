@@ -180,7 +180,7 @@ Expected<AdaptResult> RunAdapt(Pack pack, const AdaptOptions& options, const Bac
     const std::vector<JoinedKernel> network = (drawn++ % 2 == 0) ? RandomNetwork(rng) : RandomHardSwishNetwork(rng);
     Expected<Graph> graph = JoinKernels(network);
     if (!graph.ok()) continue;
-    Expected<GraphPlan> plan = PlanGraphForPrediction(*graph, pack);
+    Expected<GraphPlan> plan = PlanGraphForPrediction(*graph, pack, &registry);
     if (!plan.ok()) continue;
     Expected<ModelPrediction> predicted = PredictModel(plan->graph, pack);
     if (!predicted.ok() || predicted->uncovered_nodes > 0 || !(predicted->total_ms > 0)) {

@@ -74,18 +74,22 @@ Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegis
                                       options.num_threads));
     }
     if (from.precision != "fp32") {
-      return InvalidInput(options.from_path + ": a pack of precision " + from.precision + "; calibrate measures fp32");
+      return InvalidInput(options.from_path + ": a pack of precision " + from.precision + "; calibrate --from starts from an fp32 pack");
     }
   }
+  if (options.precision != Precision::kFp32 && options.precision != Precision::kInt8)
+    return InvalidInput("calibrate makes fp32 and int8 packs, not " + std::string(PrecisionName(options.precision)));
+  if (options.precision == Precision::kInt8 && (options.from != nullptr || !options.from_path.empty()))
+    return InvalidInput("--from adapts an fp32 pack; calibrate --precision int8 starts from nothing");
   const bool from_pack = options.from != nullptr || !options.from_path.empty();  // no fusion detection
   if (options.detect_fusion && !from_pack && options.budget_secs < kMinCalibrateWithFusionSecs) {
     return InvalidInput("--budget under 2m leaves no time after fusion detection (about 30 s on one core): "
                         "give at least 2m, or --no-detect-fusion");
   }
-  if (registry.Find(options.backend) == nullptr) {
-    RunOptions probe;
-    return registry.Create(options.backend, probe).status();
-  }
+  RunOptions probe;
+  probe.precision = options.precision;
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(options.backend, probe));
+  if (Support s = backend->RunsPrecision(options.precision); !s.ok()) return InvalidInput(s.why());
   return Status::Ok();
 }
 
@@ -150,6 +154,8 @@ Status ChooseFusionRules(const CalibrateOptions& options, const BackendRegistry&
   log << "calibrate: detecting fusion on " << options.backend << "\n";
   FusionOptions fusion;
   fusion.campaign = campaign;
+  // At int8 too: XNNPACK's int8 operators take the same output clamps as its fp32 ones.
+  fusion.campaign.run.precision = Precision::kFp32;
   LATTE_ASSIGN_OR_RETURN(FusionReport report, DetectFusion(fusion, registry, log));
   result.fusion_rules = report.rules;
   result.fusion = std::move(report);
@@ -284,6 +290,11 @@ class Phases {
   // interval needs 20 networks, and a 10-minute calibration measures about 25 in that time.
   Status ContextNetworks(bool transformers) {
     if (Stopped(options_)) return Status::Ok();
+    if (campaign_.run.precision == Precision::kInt8) {
+      log_ << "calibrate: no random networks in context at int8 (not measured at int8 yet): the pack predicts each "
+              "layer as its kernel alone\n";
+      return Status::Ok();
+    }
     const double context_deadline = Now() + (deadline_ - Now()) * kGraphContextShare;
     struct Family {
       NetworkFamily family;
@@ -342,7 +353,7 @@ Expected<StoreFit> FitCalibration(const CalibrateOptions& options, const Backend
   request.backend_takes_nhwc = backend.takes_nhwc;
   request.nchwc_block = backend.nchwc_block;
   request.filter.threads = options.num_threads;
-  request.filter.precision = "fp32";
+  request.filter.precision = std::string(PrecisionName(options.precision));
   request.filter.device = ReadDeviceFingerprint().Key();
   request.options = options.fit;
   request.options.clamps_run_apart = backend.clamps_run_apart;
@@ -364,6 +375,7 @@ Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const Ba
   CampaignOptions campaign;
   campaign.backend = options.backend;
   campaign.run.num_threads = options.num_threads;
+  campaign.run.precision = options.precision;
   campaign.stop = options.stop;
 
   CalibrateResult result;

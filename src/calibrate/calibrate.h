@@ -30,6 +30,11 @@ class BackendRegistry;
 struct CalibrateOptions {
   std::string backend = "xnnpack";
   int num_threads = 1;
+  /// fp32, or int8: the kernels an int8 model is made of (profile/campaign's Int8ModelKernels:
+  /// int8 kernels, the conversions where int8 meets fp32, the kinds the backend keeps fp32 at fp32),
+  /// fitted into a pack of precision int8. At int8 no random networks are measured in context (the
+  /// pack predicts each layer as its kernel alone) and fusion is detected at fp32.
+  Precision precision = Precision::kFp32;
   std::string db;                       // the store the campaigns write to
   double budget_secs = 600;             // the whole calibration, fusion detection included
   std::vector<std::string> models;      // their kernels are profiled first (optional)
@@ -113,7 +118,8 @@ std::optional<double> CalibratePhaseBudget(double left_secs, double share, std::
 
 /// The checks RunCalibrate makes before it starts: an unknown backend, a budget under
 /// kMinCalibrateSecs (or under kMinCalibrateWithFusionSecs with fusion detection), a `from` pack
-/// of another backend or thread count.
+/// of another backend, thread count or precision, a precision other than fp32 and int8 or one the
+/// backend lacks.
 Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegistry& registry);
 
 /// Runs a whole calibration (progress on `log`). Fails for an unknown backend, a budget under

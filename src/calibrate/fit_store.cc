@@ -107,8 +107,10 @@ void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expecte
 Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLayer>& layers, int nchwc_block,
                              StoreFit& result) {
   if (layers.empty()) {
-    result.context_note = "no layers measured in context on this configuration (latte calibrate measures them): "
-                          "the pack predicts each layer as its kernel alone";
+    const bool int8 = result.fit.pack.info.precision == "int8";  // calibrate measures no networks at int8 yet
+    result.context_note = std::string("no layers measured in context on this configuration (") +
+                          (int8 ? "latte calibrate does not measure random networks at int8 yet" : "latte calibrate measures them") +
+                          "): the pack predicts each layer as its kernel alone";
     result.interval_note = "interval: the kernels' spreads summed (no networks measured in context to calibrate it on)";
     return Status::Ok();
   }
@@ -138,7 +140,7 @@ std::size_t SplitPrior(std::vector<TrainingSample> prior, const std::map<std::st
                        std::vector<TrainingSample>& fitted) {
   const std::size_t before = fitted.size();
   std::map<std::string, std::vector<TrainingSample>> by_kind;
-  for (TrainingSample& s : prior) by_kind[s.kernel.Kind()].push_back(std::move(s));
+  for (TrainingSample& s : prior) by_kind[ModelKind(s.kernel)].push_back(std::move(s));
   for (auto& [kind, kind_prior] : by_kind) {
     auto measured = measured_per_kind.find(kind);
     const std::size_t keep =
@@ -344,7 +346,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
     std::map<std::string, std::size_t> measured_per_kind;
     for (const TrainingSample& s : samples) {
       measured.insert(TableKey(s.kernel, s.threads));
-      ++measured_per_kind[s.kernel.Kind()];
+      ++measured_per_kind[ModelKind(s.kernel)];
     }
     // At the machine speed of the measurements: the reference's level over its reading then.
     const double scale = request.correct_drift && request.prior_reference_us > 0 && info.reference_p50_us > 0

@@ -22,7 +22,7 @@
 namespace latte::cli {
 void AddCalibrateCommand(CLI::App& app, Status& result) {
   struct Flags {
-    std::string backend = "xnnpack", budget = "10m", db, output, from, format = "text";
+    std::string backend = "xnnpack", budget = "10m", db, output, from, format = "text", precision = "fp32";
     std::vector<std::string> models;
     ModelInputFlags inputs;
     int num_threads = 1;
@@ -34,6 +34,10 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
   CLI::App* cmd = app.add_subcommand("calibrate", "Profile this machine within a budget and fit a predictor pack (one command)");
   cmd->add_option("--backend", flags->backend, "Backend to calibrate")->capture_default_str();
   cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
+  cmd->add_option("--precision", flags->precision,
+                  "fp32, or int8: the kernels of a model quantized post-training (bench --precision int8), for an int8 pack")
+      ->check(PrecisionIn({Precision::kFp32, Precision::kInt8}, "calibrate"))
+      ->capture_default_str();
   cmd->add_option("--budget", flags->budget, "Time for the whole calibration: 90s, 10m, 1h (at least 30s)")
       ->capture_default_str();
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
@@ -53,6 +57,7 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
     CalibrateOptions options;
     options.backend = flags->backend;
     options.num_threads = flags->num_threads;
+    LATTE_ASSIGN_OR_RETURN(options.precision, ParsePrecision(flags->precision));
     auto budget = ParseDuration(flags->budget);
     if (!budget.ok()) {
       return budget.status().WithContext("--budget");
@@ -72,7 +77,8 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
     options.tty = IsTerminal(STDERR_FILENO);
     options.command = "latte calibrate --backend " + flags->backend + " --num-threads " +
                       std::to_string(flags->num_threads) + " --budget " + flags->budget + " --seed " +
-                      std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "");
+                      std::to_string(flags->seed) + (flags->no_fusion ? " --no-detect-fusion" : "") +
+                      (options.precision == Precision::kFp32 ? "" : " --precision " + flags->precision);
     for (const std::string& model : flags->models) options.command += " --models " + model;
     for (const std::string& shape : flags->inputs.shapes) options.command += " --input-shape " + shape;
     for (const std::string& value : flags->inputs.values) options.command += " --input-value " + value;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/builtin_backends.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "db/tensorrt_conv.h"
@@ -96,7 +97,9 @@ void AddPredictCommand(CLI::App& app, Status& result) {
     }
     Graph graph;
     LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->inputs, graph));
-    auto plan = PlanGraphForPrediction(graph, *pack);
+    BackendRegistry registry;  // an int8 pack asks its backend which nodes run int8
+    RegisterBuiltinBackends(registry);
+    auto plan = PlanGraphForPrediction(graph, *pack, &registry);
     if (!plan.ok()) {
       return plan.status().WithContext(flags->model);
     }

@@ -6,7 +6,7 @@ namespace latte {
 
 bool IsFusableFollower(OpKind kind) {
   // Bool outputs, or another dtype: not an epilogue of a float op.
-  if (IsComparisonOrLogic(kind) || kind == OpKind::kCast) return false;
+  if (IsComparisonOrLogic(kind) || kind == OpKind::kCast || kind == OpKind::kQuantize || kind == OpKind::kDequantize) return false;
   return (KernelFamilyOf(kind) == KernelFamily::kUnary && kind != OpKind::kPRelu && kind != OpKind::kBatchNorm) ||
          KernelFamilyOf(kind) == KernelFamily::kBinary;
 }

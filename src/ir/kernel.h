@@ -19,7 +19,7 @@ namespace latte {
 /// `params` holds the main op's canonical, layout-free integer parameters by key: which keys a
 /// kernel family has, and what they mean, is kernel_params.h, whose typed structs read and write
 /// them. A fused activation or add is listed in `fused`; an add's other operand has the output's
-/// shape. Kinds with no family (split, cast, quantize, dequantize) are reported uncovered, never
+/// shape. Kinds with no family (split) are reported uncovered, never
 /// approximated. `dtype` is the data's: the main op's input 0, where's input 1 (its choices, not
 /// its condition); logic kernels are bool.
 struct Kernel {

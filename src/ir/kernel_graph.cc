@@ -480,6 +480,10 @@ Kernel WithNchwTensors(const Kernel& kernel) {
 }
 
 Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
+  // A conversion's graph is an int8 graph's edge: MeasureKernel times it inside one at int8.
+  if (kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize)
+    return Unsupported("a " + std::string(OpName(kernel.op)) + " kernel is measured at --precision int8 only, as the "
+                       "conversion at an int8 kernel's edge");
   // Logic kernels are bool (their inputs are); a cast's input may be any numeric or bool type
   // (an attention mask is int64), and so may a reshape's (the mask's unsqueeze); every other
   // kind's data is float32.

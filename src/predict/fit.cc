@@ -21,7 +21,7 @@ Kernel ClampFree(Kernel kernel) {
   while (!kernel.fused.empty() && IsFoldedActivation(kernel.fused.back())) kernel.fused.pop_back();
   return kernel;
 }
-std::string ClampFreeKind(const Kernel& kernel) { return ClampFree(kernel).Kind(); }
+std::string ClampFreeKind(const Kernel& kernel) { return ModelKind(ClampFree(kernel)); }
 
 // The samples `kind` is fitted on: its own, then those of its clamp siblings (ClampFreeKind), each
 // as a kernel of `kind` (its clamps replaced by the kind's own), not measured as such (never a
@@ -104,15 +104,15 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
       ++result.skipped_samples;
       continue;
     }
-    by_kind[s.kernel.Kind()].push_back(s);
+    by_kind[ModelKind(s.kernel)].push_back(s);
   }
   if (by_kind.empty()) return InvalidInput("no usable measurements to fit (" + std::to_string(samples.size()) + " given)");
   std::map<std::string, std::vector<std::string>> clamp_siblings;  // clamp-free kind -> its kinds
   std::map<std::string, Kernel> clamp_free;                         // clamp-free kind -> a kernel of it
   for (const auto& [kind, kind_samples] : by_kind) {
     const Kernel base = ClampFree(kind_samples.front().kernel);
-    clamp_siblings[base.Kind()].push_back(kind);
-    clamp_free.emplace(base.Kind(), base);
+    clamp_siblings[ModelKind(base)].push_back(kind);
+    clamp_free.emplace(ModelKind(base), base);
   }
   // Every kind to fit, with a kernel of it: the measured ones, and (pooling) each clamp-free kind
   // of which only clamped forms were measured.

@@ -57,10 +57,10 @@ Status InterpPredictor::Fit(std::span<const TrainingSample> samples) {
   axes_.clear();
   aliases_.clear();
   constants_.clear();
-  kind_ = samples.front().kernel.Kind();
+  kind_ = ModelKind(samples.front().kernel);
   per_work_ = true;
   for (const TrainingSample& s : samples)
-    if (s.kernel.Kind() != kind_) return InvalidInput("interp: samples of two kinds, " + kind_ + " and " + s.kernel.Kind());
+    if (ModelKind(s.kernel) != kind_) return InvalidInput("interp: samples of two kinds, " + kind_ + " and " + ModelKind(s.kernel));
   std::vector<std::string> names = ParamNames(samples);
   std::vector<std::vector<std::int64_t>> columns;  // per name, per sample
   for (const std::string& name : names) {
@@ -135,7 +135,7 @@ void InterpPredictor::Index() {
   cells_.clear();
   point_coords_.clear();
   point_log_.clear();
-  Expected<Kernel> parsed = ParseKernelKind(kind_);  // checked by Fit and FromJson
+  Expected<Kernel> parsed = ParseModelKind(kind_);  // checked by Fit and FromJson
   const Kernel kind = parsed.ok() ? *parsed : Kernel{};
   for (std::size_t p = 0; p < point_values_.size(); ++p) {
     point_log_.push_back(std::log(point_ms_[p]) -
@@ -339,7 +339,7 @@ Status InterpPredictor::FromJson(const nlohmann::json& json) {
     kind_.clear();
     if (per_work_) {
       kind_ = json.at("kind").get<std::string>();
-      if (Expected<Kernel> k = ParseKernelKind(kind_); !k.ok()) return InvalidInput("interp: kind: " + k.status().message());
+      if (Expected<Kernel> k = ParseModelKind(kind_); !k.ok()) return InvalidInput("interp: kind: " + k.status().message());
     }
     point_values_.clear();
     point_ms_.clear();

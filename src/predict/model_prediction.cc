@@ -8,12 +8,21 @@
 
 #include "ir/cache_reuse.h"
 #include "ir/nchwc_layout.h"
+#include "run/executor.h"
 
 namespace latte {
 
-Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack) {
-  return PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend),
-                              pack.NhwcBackendNames());
+Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack, const BackendRegistry* registry) {
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend),
+                                                              pack.NhwcBackendNames()));
+  // Other precisions (fp32; fp16 of an imported table) predict the plan as it is.
+  if (pack.info.precision != PrecisionName(Precision::kInt8)) return plan;
+  if (registry == nullptr || registry->Find(pack.info.backend) == nullptr)
+    return Unsupported("a pack of precision int8 predicts a model as its backend (" + pack.info.backend +
+                       ") lowers it to int8, and that backend is not available here");
+  RunOptions options;
+  options.num_threads = pack.info.threads;
+  return LowerPlanToInt8Uncalibrated(plan, pack.info.backend, *registry, options);
 }
 
 std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here) {
@@ -46,7 +55,13 @@ void NameUserNodes(const GraphPlan& plan, const Graph& user, ModelPrediction& pr
     }
   };
   prediction.covered_nodes = prediction.uncovered_nodes = 0;
-  for (LayerPrediction& layer : prediction.layers) name(layer.nodes, layer.names, prediction.covered_nodes);
+  for (LayerPrediction& layer : prediction.layers) {
+    name(layer.nodes, layer.names, prediction.covered_nodes);
+    if (plan.fp32_why.empty()) continue;
+    // A kernel's nodes run at one precision: the main node's.
+    layer.fp32_why = plan.fp32_why.at(static_cast<std::size_t>(layer.nodes.front()));
+    layer.int8 = layer.fp32_why.empty();
+  }
   for (UncoveredLayer& layer : prediction.uncovered) name(layer.nodes, layer.names, prediction.uncovered_nodes);
   prediction.total_nodes = user.num_nodes();
 }

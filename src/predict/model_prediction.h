@@ -17,6 +17,8 @@
 
 namespace latte {
 
+class BackendRegistry;
+
 /// One predicted kernel of the model.
 struct LayerPrediction {
   std::vector<NodeId> nodes;  // main node first
@@ -30,6 +32,10 @@ struct LayerPrediction {
   double context_ms = 0;
   /// The layer's predicted time in the model.
   double ms() const { return prediction.ms + context_ms; }
+  /// With an int8 pack (the plan's fp32_why, set by NameUserNodes): whether the layer runs int8
+  /// (an inserted quantize or dequantize too), and when not, why it stays fp32.
+  bool int8 = false;
+  std::string fp32_why;
 };
 
 /// A node (or a kernel's nodes) the prediction does not cover, and why.
@@ -89,11 +95,15 @@ struct ModelPrediction {
 
 /// `graph` laid out and fused exactly as the executor runs it on the pack's backend (NCHW graphs
 /// converted to NHWC with the transposes that inserts; clamps folded into the op before them).
-Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack);
+/// With a pack of precision int8, then lowered as the executor lowers it at --precision int8 (which
+/// nodes run int8 is the backend's answer: run/executor's LowerPlanToInt8Uncalibrated, no model
+/// run), for which `registry` must know the pack's backend; without one such a pack is refused.
+Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack, const BackendRegistry* registry = nullptr);
 
 /// Names every layer of `prediction` (made on `plan.graph`) by the user's nodes it runs and counts
 /// the coverage in them, as `inspect` counts the model: a relu folded into its conv is two of the
-/// user's nodes, a layout transpose the plan inserted none.
+/// user's nodes, a layout transpose the plan inserted none. An int8 plan's layers also get their
+/// precision (LayerPrediction::int8, fp32_why).
 void NameUserNodes(const GraphPlan& plan, const Graph& user, ModelPrediction& prediction);
 
 /// "" when `here` is the kind of machine the pack was fitted on; otherwise one line saying how

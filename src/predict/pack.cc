@@ -185,7 +185,7 @@ Expected<Prediction> Pack::Predict(const Kernel& kernel, int threads) const {
 }
 
 Expected<Prediction> Pack::PredictUnadapted(const Kernel& kernel, int threads) const {
-  std::string kind = kernel.Kind();
+  std::string kind = ModelKind(kernel);
   auto it = kinds.find(kind);
   if (it == kinds.end() && !kernel.fused.empty()) return PredictFromParts(kernel, threads);
   if (it == kinds.end()) {
@@ -363,7 +363,7 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
     for (const auto& [kind, k] : json.at("kinds").items()) {
       KindModel model;
       model.kind = kind;
-      LATTE_RETURN_IF_ERROR(ParseKernelKind(kind));
+      LATTE_RETURN_IF_ERROR(ParseModelKind(kind));
       Expected<std::size_t> samples = JsonCount(k, "samples");
       if (!samples.ok()) return samples.status().WithContext("kind " + kind);
       model.samples = *samples;

@@ -11,6 +11,21 @@
 
 namespace latte {
 
+namespace {
+constexpr std::string_view kInt8Suffix = "|int8";
+}  // namespace
+
+std::string ModelKind(const Kernel& kernel) {
+  return kernel.dtype == DataType::kInt8 ? kernel.Kind() + std::string(kInt8Suffix) : kernel.Kind();
+}
+
+Expected<Kernel> ParseModelKind(std::string_view kind) {
+  const bool int8 = kind.size() > kInt8Suffix.size() && kind.substr(kind.size() - kInt8Suffix.size()) == kInt8Suffix;
+  LATTE_ASSIGN_OR_RETURN(Kernel kernel, ParseKernelKind(int8 ? kind.substr(0, kind.size() - kInt8Suffix.size()) : kind));
+  if (int8) kernel.dtype = DataType::kInt8;
+  return kernel;
+}
+
 const std::vector<PredictorType>& PredictorTypes() {
   using Options = const PredictorOptions&;
   static const std::vector<PredictorType> kTypes = {

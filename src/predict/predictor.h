@@ -25,6 +25,13 @@ enum class PredictionSource { kTableHit, kInterpolation, kTrees, kForest, kTraff
 /// packs, flags and reports.
 std::string_view PredictionSourceName(PredictionSource source);
 
+/// The kind a pack fits and looks a kernel up by: Kernel::Kind(), with "|int8" after an int8
+/// kernel's (an int8 pack's int8 convolution is another routine than its fp32 one, so each is
+/// fitted apart; other dtypes share their kind's models, the dtype one of the features).
+std::string ModelKind(const Kernel& kernel);
+/// Inverse of ModelKind: a kernel of the kind, int8 when the kind says so.
+Expected<Kernel> ParseModelKind(std::string_view kind);
+
 /// One predicted latency.
 struct Prediction {
   double ms = 0;

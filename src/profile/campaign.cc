@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "core/stats.h"
+#include "ir/fusion_rules.h"
 #include "ir/kernel_graph.h"
+#include "ir/kernel_params.h"
 #include "ir/nchwc_layout.h"
 #include "profile/space.h"
 #include "run/executor.h"
@@ -161,8 +163,83 @@ Expected<double> WholeGraphRunCostUs(const std::string& backend, const BackendRe
   return known[key] = RunCostFromBlocks(blocks);
 }
 
+namespace {
+
+// The entries of an int8 executor's profile that are one kernel of an int8 model: a conversion
+// the executor inserted, or the user's nodes (the kernel itself).
+using EntryFilter = bool (*)(const ProfileEntry&);
+bool IsKernelEntry(const ProfileEntry& e) { return !e.inserted; }
+bool IsQuantizeEntry(const ProfileEntry& e) { return e.inserted && e.op == OpName(OpKind::kQuantize); }
+bool IsDequantizeEntry(const ProfileEntry& e) { return e.inserted && e.op == OpName(OpKind::kDequantize); }
+
+// `graph` (fp32) run at int8, every node of it int8, timed whole under the protocol, then its
+// time kept in the share of the entries `keep` selects (a few profiled runs): an int8 kernel or a
+// conversion as a model runs it, between int8 neighbours, not its own conversions at its edges.
+Expected<Measurement> MeasureInt8Entries(const Graph& graph, EntryFilter keep, const std::string& backend,
+                                         const BackendRegistry& registry, const RunOptions& run, const MeasureOptions& measure) {
+  LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph, backend, registry, run));
+  LATTE_ASSIGN_OR_RETURN(Measurement m, MeasureRuns(*executor, run, measure));
+  double run_cost_us = 0;
+  if (executor->RunsWholeGraph()) {  // a run's fixed cost, measured on fp32 relus (a backend's int8 may lack them)
+    RunOptions fp32 = run;
+    fp32.precision = Precision::kFp32;
+    LATTE_ASSIGN_OR_RETURN(run_cost_us, WholeGraphRunCostUs(backend, registry, fp32));
+  }
+  std::vector<double> entry_us;
+  for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR(executor->RunProfiled(entry_us));
+  double total_us = 0, kept_us = 0;
+  for (std::size_t i = 0; i < entry_us.size(); ++i) {
+    total_us += entry_us[i];
+    if (keep(executor->entries().at(i))) kept_us += entry_us[i];
+  }
+  if (!(kept_us > 0)) return Unsupported("int8: the profile gave the measured part no time");
+  return WithoutRunCosts(std::move(m), run_cost_us, 1.0 - kept_us / total_us);
+}
+
+}  // namespace
+
+Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,
+                                               const BackendRegistry& registry, const RunOptions& run) {
+  if (kernel.dtype == DataType::kInt8 || kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) return std::vector{kernel};
+  LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(kernel));
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), backend),
+                                                              registry.NhwcBackendNames()));
+  LATTE_ASSIGN_OR_RETURN(GraphPlan lowered, LowerPlanToInt8Uncalibrated(plan, backend, registry, run));
+  std::vector<std::string> fused;  // the kernel's own fusion, as a model's rules would group it
+  if (!kernel.fused.empty()) fused.push_back(kernel.Kind());
+  LATTE_ASSIGN_OR_RETURN(const FusionRules rules, FusionRules::FromKinds(fused));
+  LATTE_ASSIGN_OR_RETURN(KernelGrouping grouping, GroupIntoKernels(lowered.graph, rules));
+  if (!grouping.uncovered.empty())
+    return Unsupported("int8: " + grouping.uncovered[0].op + " in the int8 form of " + kernel.Key() + ": " + grouping.uncovered[0].why);
+  std::vector<Kernel> kernels;
+  for (KernelGroup& group : grouping.kernels) kernels.push_back(std::move(group.kernel));
+  return kernels;
+}
+
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
                                     const RunOptions& run, const MeasureOptions& measure) {
+  if (run.precision == Precision::kInt8) {
+    // At int8 a kernel is measured as an int8 model runs it, in its key's dtype: an int8 kernel
+    // inside its float32 twin's int8 run, a conversion inside that of a relu (an int8 clamp) of
+    // its shape, and any other kernel at fp32 (a kind the backend keeps fp32 in an int8 model).
+    if (kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) {
+      const NhwcParams p = ReadParams<NhwcParams>(kernel);
+      Kernel carrier = NhwcKernel(OpKind::kRelu, p.h, p.w, p.c);
+      WriteParams(p, carrier);
+      LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(carrier));
+      return MeasureInt8Entries(graph, kernel.op == OpKind::kQuantize ? IsQuantizeEntry : IsDequantizeEntry, backend,
+                                registry, run, measure);
+    }
+    if (kernel.dtype == DataType::kInt8) {
+      Kernel twin = kernel;
+      twin.dtype = DataType::kFloat32;
+      LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(twin));
+      return MeasureInt8Entries(graph, IsKernelEntry, backend, registry, run, measure);
+    }
+    RunOptions fp32 = run;
+    fp32.precision = Precision::kFp32;
+    return MeasureKernel(kernel, backend, registry, fp32, measure);
+  }
   LATTE_ASSIGN_OR_RETURN(BlockedResidualGraph graph, MeasuredGraph(kernel, backend, registry));
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph.graph, backend, registry, run));
   LATTE_ASSIGN_OR_RETURN(Measurement m, MeasureRuns(*executor, run, measure));
@@ -190,6 +267,7 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
   summary.planned = kernels.size();
   for (const Kernel& kernel : kernels) summary.already_done += done.count(kernel.Key());
   CampaignStart start{options.backend, backend->Version(), options.run, summary.planned, summary.already_done};
+  if (Support s = backend->RunsPrecision(options.run.precision); !s.ok()) return Unsupported(s.why());
   backend.reset();  // each kernel's executor creates its own
   LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnStart(start); }));
 
@@ -210,6 +288,8 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
 
   std::size_t since_reference = 0;
   std::size_t index = 0;
+  const bool int8 = options.run.precision == Precision::kInt8;
+  std::set<std::string> int8_seen;  // the parts measured in this run (a shape's quantize recurs)
   for (; index < kernels.size(); ++index) {
     const Kernel& kernel = kernels[index];
     if (done.count(kernel.Key())) continue;
@@ -221,14 +301,27 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
       summary.budget_spent = true;
       break;
     }
-    auto measurement = MeasureKernel(kernel, options.backend, registry, options.run, options.measure);
-    if (measurement.ok()) {
-      ++summary.measured;
-      LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnMeasured(kernel, *measurement); }));
-    } else {
+    // At int8, what an int8 model makes of the kernel: its int8 form and the conversions at its
+    // edges, or the kernel itself where the backend keeps it fp32; each measured once.
+    Expected<std::vector<Kernel>> parts = std::vector{kernel};
+    if (int8) parts = Int8ModelKernels(kernel, options.backend, registry, options.run);
+    if (!parts.ok()) {
       ++summary.unsupported;
-      const std::string why = WhyNot(measurement.status());
+      const std::string why = WhyNot(parts.status());
       LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnUnsupported(kernel, why); }));
+      continue;
+    }
+    for (const Kernel& part : *parts) {
+      if (int8 && (done.count(part.Key()) || !int8_seen.insert(part.Key()).second)) continue;
+      auto measurement = MeasureKernel(part, options.backend, registry, options.run, options.measure);
+      if (measurement.ok()) {
+        ++summary.measured;
+        LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnMeasured(part, *measurement); }));
+      } else {
+        ++summary.unsupported;
+        const std::string why = WhyNot(measurement.status());
+        LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnUnsupported(part, why); }));
+      }
     }
     if (options.reference_every > 0 && ++since_reference >= options.reference_every) {
       since_reference = 0;

@@ -92,6 +92,15 @@ Expected<Measurement> MeasureGraph(const Graph& graph, const std::string& backen
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
                                     const RunOptions& run, const MeasureOptions& measure);
 
+/// What an int8 model makes of `kernel` on `backend`, as a prediction lowers a model
+/// (LowerPlanToInt8Uncalibrated): its int8 form (dtype int8) with the quantize and dequantize at its
+/// edges, or the kernel itself where the backend keeps it fp32. An int8 kernel or a conversion is
+/// itself. At --precision int8 a campaign measures these in place of each kernel it samples, and
+/// MeasureKernel measures each in its key's dtype (a conversion or an int8 kernel without the
+/// conversions around it: the share of an int8 run its entries take).
+Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,
+                                               const BackendRegistry& registry, const RunOptions& run);
+
 /// What one run of a whole-graph backend (Executor::RunsWholeGraph) costs besides its nodes: the
 /// call into it, binding inputs and outputs. Measured once per process for each backend and
 /// thread count, as 2·T(one node) − T(two nodes) over tiny relu chains run alternately, in blocks

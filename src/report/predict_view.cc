@@ -1,8 +1,11 @@
 #include "report/predict_view.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "core/text.h"
@@ -10,6 +13,7 @@
 #include "report/html_report.h"
 #include "report/inspect_view.h"
 #include "report/text_table.h"
+#include "run/backend.h"
 
 namespace latte {
 namespace {
@@ -86,6 +90,11 @@ std::string DescribePack(const Pack& pack) {
                      info.precision, device.empty() ? "" : " on " + device);
 }
 
+std::string LayerPrecision(const LayerPrediction& layer, const Pack& pack) {
+  if (pack.info.precision != PrecisionName(Precision::kInt8)) return pack.info.precision;
+  return std::string(PrecisionName(layer.int8 ? Precision::kInt8 : Precision::kFp32));
+}
+
 PredictView::PredictView(const Graph& graph, const ModelPrediction& prediction, const Pack& pack, std::string model,
                          std::string machine_note)
     : graph_(graph), prediction_(prediction), pack_(pack), model_(std::move(model)), machine_note_(std::move(machine_note)) {}
@@ -99,6 +108,9 @@ std::string PredictView::Text() const {
 
   TextTable table({{"#", TextTable::kRight}, {"layer"}, {"kernel"}, {"geometry"}, {"ms", TextTable::kRight},
                    {"±ms", TextTable::kRight}});
+  // An int8 pack's layers run int8 or stay fp32 (why: listed after the table).
+  const bool int8 = pack_.info.precision == PrecisionName(Precision::kInt8);
+  if (int8) table.AddColumn("precision");
   const bool context = prediction_.context_applied;
   if (context) table.AddColumn("of which in graph", TextTable::kRight);
   table.AddColumn("source");
@@ -110,11 +122,22 @@ std::string PredictView::Text() const {
     std::vector<std::string> row = {std::to_string(index++), KeepTail(LayerName(graph_, layer.nodes, layer.names), 40),
                                     layer.kernel.Kind(),     DescribeKernel(layer.kernel),
                                     Ms(layer.ms()),          Ms(p.spread_ms)};
+    if (int8) row.push_back(LayerPrecision(layer, pack_));
     if (context) row.push_back(fmt::format("{}{}", layer.context_ms < 0 ? "-" : "+", Ms(std::abs(layer.context_ms))));
     row.push_back(source);
     table.AddRow(row);
   }
   out << table.Render();
+  if (int8) {
+    // Why each kind stays fp32, once per reason (a model repeats a kind many times).
+    std::map<std::string, std::vector<std::string>> kept;  // why -> kinds
+    for (const LayerPrediction& layer : prediction_.layers) {
+      if (layer.int8) continue;
+      std::vector<std::string>& kinds = kept[layer.fp32_why];
+      if (std::find(kinds.begin(), kinds.end(), layer.kernel.Kind()) == kinds.end()) kinds.push_back(layer.kernel.Kind());
+    }
+    for (const auto& [why, kinds] : kept) out << fmt::format("fp32 in the int8 model: {}: {}\n", fmt::join(kinds, ", "), why);
+  }
 
   const ModelPrediction& m = prediction_;
   out << "\n"

@@ -51,6 +51,8 @@ std::vector<std::string> NodeNames(const Graph& graph, const std::vector<NodeId>
 std::string DescribeKernel(const Kernel& kernel);
 /// "xnnpack 1 thread fp32 on <device>": what a pack was fitted for.
 std::string DescribePack(const Pack& pack);
+/// What a layer computes in: the pack's precision, or with an int8 pack "int8" or "fp32".
+std::string LayerPrecision(const LayerPrediction& layer, const Pack& pack);
 
 template <class Doc>
 typename Doc::Value PredictView::Build(Doc& doc) const {
@@ -69,6 +71,8 @@ typename Doc::Value PredictView::Build(Doc& doc) const {
     doc.Set(row, "spread_ms", doc.Number(layer.prediction.spread_ms));
     doc.Set(row, "source", doc.Text(PredictionSourceName(layer.prediction.source)));
     doc.Set(row, "outside_training_range", doc.Boolean(layer.prediction.outside_training_range));
+    doc.Set(row, "precision", doc.Text(LayerPrecision(layer, pack_)));
+    if (!layer.int8 && !layer.fp32_why.empty()) doc.Set(row, "fp32_why", doc.Text(layer.fp32_why));
     doc.Push(layers, std::move(row));
   }
   Value uncovered = doc.Array(m.uncovered.size());

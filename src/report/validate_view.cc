@@ -107,12 +107,12 @@ std::string ValidateView::Text(bool per_layer) const {
   for (const ModelValidation& m : models_) {
     out << "\n" << m.model << "\n";
     TextTable layers({{"#", TextTable::kRight}, {"kernel"}, {"geometry"}, {"predicted ms", TextTable::kRight},
-                      {"measured ms", TextTable::kRight}, {"error", TextTable::kRight}, {"source"}});
+                      {"measured ms", TextTable::kRight}, {"error", TextTable::kRight}, {"source"}, {"precision"}});
     for (const LayerComparison& l : m.layers) {
       const LayerPrediction& layer = m.prediction.layers[l.layer];
       layers.AddRow({std::to_string(l.layer), layer.kernel.Kind(), DescribeKernel(layer.kernel), Ms(l.predicted_ms),
                      Ms(l.measured_ms), l.measured_ms > 0 ? Pct(ErrorPct(l.predicted_ms, l.measured_ms)) : "n/a",
-                     std::string(PredictionSourceName(layer.prediction.source))});
+                     std::string(PredictionSourceName(layer.prediction.source)), LayerPrecision(layer, pack_)});
     }
     out << layers.Render();
   }
@@ -131,7 +131,8 @@ nlohmann::json ValidateView::Json() const {
                         {"predicted_ms", l.predicted_ms},
                         {"context_ms", layer.context_ms},
                         {"measured_ms", l.measured_ms},
-                        {"source", PredictionSourceName(layer.prediction.source)}});
+                        {"source", PredictionSourceName(layer.prediction.source)},
+                        {"precision", LayerPrecision(layer, pack_)}});
     }
     const Stats& s = m.bench.latency.stats;
     models.push_back({{"model", m.model},
@@ -151,7 +152,8 @@ nlohmann::json ValidateView::Json() const {
                       {"layers", layers}});
   }
   AccuracyMetrics model_metrics = ModelMetrics(), layer_metrics = LayerMetrics();
-  return {{"pack", {{"backend", pack_.info.backend}, {"threads", pack_.info.threads}, {"device", pack_.info.device}}},
+  return {{"pack", {{"backend", pack_.info.backend}, {"threads", pack_.info.threads}, {"precision", pack_.info.precision},
+                    {"device", pack_.info.device}}},
           {"machine_note", machine_note_},
           {"models", models},
           {"within5_pct", model_metrics.within5_pct},

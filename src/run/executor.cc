@@ -135,8 +135,9 @@ Expected<std::unique_ptr<Executor>> Executor::Build(const Graph& graph, GraphPla
     // Which precision the node computes in (at int8, per node of the fp32 plan it runs).
     assignment.precision = options.precision == Precision::kInt8 ? Precision::kFp32 : options.precision;
     const NodeId plan_node = int8 != nullptr ? int8->from[static_cast<size_t>(k)] : -1;
-    if (int8 != nullptr && (plan_node < 0 || int8->int8[static_cast<size_t>(plan_node)])) assignment.precision = Precision::kInt8;
-    if (plan_node >= 0 && !int8->int8[static_cast<size_t>(plan_node)]) assignment.precision_why = int8->kept_why[static_cast<size_t>(plan_node)];
+    if (int8 != nullptr && (plan_node < 0 || int8->choice.int8[static_cast<size_t>(plan_node)])) assignment.precision = Precision::kInt8;
+    if (plan_node >= 0 && !int8->choice.int8[static_cast<size_t>(plan_node)])
+      assignment.precision_why = int8->choice.kept_why[static_cast<size_t>(plan_node)];
     if (whole == nullptr) {
       auto ready = chosen->Prepare(run_graph, k);
       if (!ready.ok()) {
@@ -268,35 +269,20 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
   // Every node that can be lowered tries int8; each one its backend refuses stays fp32 with the
   // backend's reason, and the plan is lowered again (its neighbours' conversions change).
   Int8State state;
-  const auto num_plan_nodes = plan.graph.num_nodes();
-  state.int8.assign(num_plan_nodes, false);
-  state.kept_why.assign(num_plan_nodes, "");
-  for (NodeId k = 0; k < static_cast<NodeId>(num_plan_nodes); ++k) {
-    state.kept_why[static_cast<size_t>(k)] = Int8Ineligibility(plan.graph, k);
-    state.int8[static_cast<size_t>(k)] = state.kept_why[static_cast<size_t>(k)].empty();
-  }
+  state.choice = Int8Choice::Eligible(plan.graph);
   // A plan node's backend: its user node's, or for a node the plan inserted (a layout transpose)
   // the first its neighbours suggest.
-  auto backend_of = [&](NodeId k) -> Expected<Backend*> {
+  auto supports = [&](NodeId k, const Graph& lowered, NodeId j) -> Expected<Support> {
     const std::vector<NodeId>& from = plan.sources[static_cast<size_t>(k)];
     const std::string name = from.empty() ? InsertedNodeBackends(plan.graph, plan.sources, wanted, k, placement.default_backend)[0]
                                           : wanted[static_cast<size_t>(from[0])];
     if (backends.count(name) == 0) {
       LATTE_ASSIGN_OR_RETURN(backends[name], registry.Create(name, options));
     }
-    return backends[name].get();
+    return backends[name]->Supports(lowered, j);
   };
-  for (size_t attempt = 0; attempt <= num_plan_nodes; ++attempt) {
-    Int8Plan lowered = LowerPlanToInt8(plan, state.int8, ranges);
-    bool refused_any = false;
-    for (NodeId j = 0; j < static_cast<NodeId>(lowered.plan.graph.num_nodes()); ++j) {
-      const NodeId k = lowered.from[static_cast<size_t>(j)];
-      if (k < 0 || !state.int8[static_cast<size_t>(k)]) continue;
-      LATTE_ASSIGN_OR_RETURN(Backend * b, backend_of(k));
-      Support s = b->Supports(lowered.plan.graph, j);
-      if (!s.ok()) state.int8[static_cast<size_t>(k)] = false, state.kept_why[static_cast<size_t>(k)] = s.why(), refused_any = true;
-    }
-    if (refused_any) continue;
+  for (size_t attempt = 0; attempt <= plan.graph.num_nodes(); ++attempt) {
+    LATTE_ASSIGN_OR_RETURN(Int8Plan lowered, SettleInt8Plan(plan, ranges, supports, state.choice));
     state.from = lowered.from;
     NodeId refused = -1;
     auto built = Build(graph, std::move(lowered.plan), wanted, placement, registry, options, &state, &refused);
@@ -311,10 +297,26 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
       }
     }
     if (built.ok() || refused < 0) return built;
-    state.int8[static_cast<size_t>(refused)] = false;  // its backend refused the int8 operator when creating it
-    state.kept_why[static_cast<size_t>(refused)] = built.status().message();
+    // Its backend refused the int8 operator when creating it (a conv's scale limits).
+    state.choice.int8[static_cast<size_t>(refused)] = false;
+    state.choice.kept_why[static_cast<size_t>(refused)] = built.status().message();
   }
   return Internal("int8 lowering did not settle");
+}
+
+Expected<GraphPlan> LowerPlanToInt8Uncalibrated(const GraphPlan& plan, const std::string& backend,
+                                                const BackendRegistry& registry, RunOptions options) {
+  options.precision = Precision::kInt8;
+  LATTE_ASSIGN_OR_RETURN(BackendsByName backends, BackendsRunning(Precision::kInt8, {backend}, registry, options));
+  Int8Choice choice = Int8Choice::Eligible(plan.graph);
+  auto supports = [&](NodeId, const Graph& lowered, NodeId j) -> Expected<Support> {
+    return backends.at(backend)->Supports(lowered, j);
+  };
+  // No ranges: every activation gets Int8ParamsFor's parameters of a tensor never seen.
+  LATTE_ASSIGN_OR_RETURN(Int8Plan lowered, SettleInt8Plan(plan, ActivationRanges{}, supports, choice));
+  GraphPlan out = std::move(lowered.plan);
+  for (NodeId k : lowered.from) out.fp32_why.push_back(k < 0 ? "" : choice.kept_why[static_cast<size_t>(k)]);
+  return out;
 }
 
 Status Executor::Run() {

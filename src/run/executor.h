@@ -17,6 +17,7 @@
 #include "ir/graph.h"
 #include "run/backend_registry.h"
 #include "run/graph_prep.h"
+#include "run/int8_plan.h"
 
 namespace latte {
 
@@ -100,8 +101,7 @@ class Executor {
   /// fp32 plan node it runs (-1: inserted), and per fp32 plan node whether it runs int8 or why not.
   struct Int8State {
     std::vector<NodeId> from;
-    std::vector<bool> int8;
-    std::vector<std::string> kept_why;
+    Int8Choice choice;
   };
 
  private:
@@ -133,6 +133,15 @@ class Executor {
   std::vector<NodeAssignment> assignments_;
 };
 
+
+/// `plan` (fp32, every node on `backend`) lowered to int8 as Executor::Create lowers it at
+/// --precision int8, without running anything: the same choice of nodes (Int8Choice::Eligible, then
+/// SettleInt8Plan on the backend's Supports), but every activation under one scale and zero point
+/// instead of calibrated ones, since an int8 kernel's time does not depend on them. What calibrated
+/// scales can still change: a node the backend refuses only for its scale ratios (XNNPACK's limits),
+/// or only when it creates the operator (a conv's), runs fp32 in a real run. Fills `fp32_why`.
+Expected<GraphPlan> LowerPlanToInt8Uncalibrated(const GraphPlan& plan, const std::string& backend,
+                                                const BackendRegistry& registry, RunOptions options);
 
 /// Fills every graph input with uniform random values in [-1, 1) (fixed seed): the protocol's
 /// random inputs. Bool inputs get random true and false; int32/int64 inputs that only gathers read

@@ -195,4 +195,30 @@ Int8Plan LowerPlanToInt8(const GraphPlan& plan, const std::vector<bool>& int8, c
   return out;
 }
 
+Int8Choice Int8Choice::Eligible(const Graph& plan_graph) {
+  Int8Choice choice;
+  for (NodeId k = 0; k < static_cast<NodeId>(plan_graph.num_nodes()); ++k) {
+    choice.kept_why.push_back(Int8Ineligibility(plan_graph, k));
+    choice.int8.push_back(choice.kept_why.back().empty());
+  }
+  return choice;
+}
+
+Expected<Int8Plan> SettleInt8Plan(const GraphPlan& plan, const ActivationRanges& ranges, const Int8Supports& supports,
+                                  Int8Choice& choice) {
+  // Each round refuses at least one node or ends: at most one round per node, and a last one.
+  for (size_t round = 0; round <= plan.graph.num_nodes(); ++round) {
+    Int8Plan lowered = LowerPlanToInt8(plan, choice.int8, ranges);
+    bool refused_any = false;
+    for (NodeId j = 0; j < static_cast<NodeId>(lowered.plan.graph.num_nodes()); ++j) {
+      const NodeId k = lowered.from[static_cast<size_t>(j)];
+      if (k < 0 || !choice.int8[static_cast<size_t>(k)]) continue;
+      LATTE_ASSIGN_OR_RETURN(const Support s, supports(k, lowered.plan.graph, j));
+      if (!s.ok()) choice.int8[static_cast<size_t>(k)] = false, choice.kept_why[static_cast<size_t>(k)] = s.why(), refused_any = true;
+    }
+    if (!refused_any) return lowered;
+  }
+  return Internal("int8 lowering did not settle");
+}
+
 }  // namespace latte

@@ -5,10 +5,12 @@
 // dequantize node is inserted wherever the two meet. Constants stay float32: a backend quantizes
 // the weights it packs (per output channel) and the biases from them.
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "run/backend.h"
 #include "run/graph_prep.h"
 
 namespace latte {
@@ -50,5 +52,22 @@ struct Int8Plan {
 /// int8 twin ("x/int8") a quantize node writes right after the producer. An int8 sigmoid's output
 /// has XNNPACK's fixed parameters (scale 1/256, zero point -128), a tanh's (1/128, 0).
 Int8Plan LowerPlanToInt8(const GraphPlan& plan, const std::vector<bool>& int8, const ActivationRanges& ranges);
+
+/// Per node of an fp32 plan: whether it runs int8, and why not when it does not.
+struct Int8Choice {
+  std::vector<bool> int8;
+  std::vector<std::string> kept_why;
+  /// Every node Int8Ineligibility allows starts int8; the others say why not.
+  static Int8Choice Eligible(const Graph& plan_graph);
+};
+
+/// Whether node `node` of a lowered graph, which runs fp32 plan node `plan_node`, can run there.
+using Int8Supports = std::function<Expected<Support>(NodeId plan_node, const Graph& lowered, NodeId node)>;
+
+/// The executor's decision before it prepares anything: `plan` lowered with `choice`, each int8
+/// node asked `supports`; one refused stays fp32 with the reason in `choice`, and the plan is
+/// lowered again (its neighbours' conversions change) until none is refused. The last lowering.
+Expected<Int8Plan> SettleInt8Plan(const GraphPlan& plan, const ActivationRanges& ranges, const Int8Supports& supports,
+                                  Int8Choice& choice);
 
 }  // namespace latte

@@ -153,5 +153,73 @@ TEST(CalibrateCli, BadBudgetAndBackendAreErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
 }
 
+// --precision int8: the kernels an int8 model is made of, stored under the int8 configuration in
+// their keys' dtypes, fitted into a pack of precision int8 that predicts a model as it would run
+// quantized, each layer saying its precision.
+TEST(CalibrateCli, Int8CalibrationWritesAnInt8PackThatPredictsTheModelQuantized) {
+  TempDir dir;
+  const std::string db = (dir.path() / "q.db").string();
+  const std::string pack = (dir.path() / "q.json").string();
+  RunResult run = RunLatte({"calibrate", "--precision", "int8", "--budget", "30s", "--no-detect-fusion", "--db", db, "-o", pack},
+                           dir.path(), /*timeout_secs=*/240);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.err.find("no random networks in context at int8"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("latte calibrate does not measure random networks at int8 yet"), std::string::npos) << run.out;
+  nlohmann::json json = nlohmann::json::parse(ReadAll(pack));
+  EXPECT_EQ(json["precision"], "int8");
+  EXPECT_NE(json["provenance"]["command"].get<std::string>().find(" --precision int8"), std::string::npos);
+  EXPECT_TRUE(json["kinds"].contains("quantize")) << json["kinds"].size();
+  EXPECT_TRUE(json["kinds"].contains("dequantize|int8"));
+  EXPECT_TRUE(json["kinds"].contains("conv2d|int8") || json["kinds"].contains("conv2d+relu|int8") ||
+              json["kinds"].contains("conv2d+relu6|int8"));
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_FALSE(rows->empty());
+  std::size_t int8_rows = 0;
+  for (const StoredMeasurement& row : *rows) {
+    EXPECT_EQ(row.backend.precision, "int8");
+    int8_rows += row.kernel.dtype == DataType::kInt8;
+  }
+  EXPECT_GT(int8_rows, 0u);
+
+  RunResult predicted = RunLatte({"predict", kModel, "--pack", pack, "--format", "json"}, dir.path());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  nlohmann::json p = nlohmann::json::parse(predicted.out);
+  EXPECT_EQ(p["pack"]["precision"], "int8");
+  std::size_t int8_layers = 0, conversions = 0;
+  for (const nlohmann::json& layer : p["layers"]) {
+    int8_layers += layer["precision"] == "int8";
+    conversions += layer["kernel"] == "quantize" || layer["kernel"] == "dequantize";
+  }
+  EXPECT_GT(int8_layers, 0u) << predicted.out;
+  EXPECT_GT(conversions, 0u) << predicted.out;  // the input quantized, the output dequantized at least
+  RunResult text = RunLatte({"predict", kModel, "--pack", pack}, dir.path());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("xnnpack 1 thread int8"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("precision"), std::string::npos) << text.out;
+}
+
+TEST(CalibrateCli, BadPrecisionsAreOneLineErrors) {
+  TempDir dir;
+  const std::string db = (dir.path() / "c.db").string();
+  RunResult bf16 = RunLatte({"calibrate", "--precision", "bf16", "--budget", "30s", "--no-detect-fusion", "--db", db, "-o", "p.json"},
+                            dir.path());
+  EXPECT_EQ(bf16.exit_code, 2);
+  EXPECT_NE(bf16.err.find("bf16 is not one calibrate runs (fp32, int8)"), std::string::npos) << bf16.err;
+  RunResult onednn = RunLatte({"calibrate", "--precision", "int8", "--backend", "onednn", "--budget", "30s",
+                               "--no-detect-fusion", "--db", db, "-o", "p.json"},
+                              dir.path());
+  EXPECT_EQ(onednn.exit_code, 2);
+  EXPECT_NE(onednn.err.find("int8 unsupported on onednn"), std::string::npos) << onednn.err;
+  RunResult from = RunLatte({"calibrate", "--precision", "int8", "--from", "p0.json", "--budget", "30s", "--db", db, "-o", "p.json"},
+                            dir.path());
+  EXPECT_EQ(from.exit_code, 2);
+  EXPECT_NE(from.err.find("calibrate --precision int8 starts from nothing"), std::string::npos) << from.err;
+  for (const RunResult* r : {&bf16, &onednn, &from}) EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
+}
+
 }  // namespace
 }  // namespace latte

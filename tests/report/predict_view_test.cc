@@ -287,6 +287,33 @@ TEST(ModelPredictionTest, CountsAndNamesTheUsersNodesNotThePlannedOnes) {
       << view.Csv();
 }
 
+// An int8 pack's report: a precision column, JSON's precision per layer, and after the table one
+// line per reason a kind stays fp32.
+TEST(ModelPredictionTest, AnInt8PacksRowsSayEachLayersPrecisionAndWhyFp32) {
+  Graph graph = TestGraph();
+  Pack pack = TablePack(graph);
+  pack.info.precision = "int8";
+  auto predicted = PredictModel(graph, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  ASSERT_EQ(predicted->layers.size(), 2u);
+  predicted->layers[0].int8 = true;  // as NameUserNodes sets them from an int8 plan
+  predicted->layers[1].fp32_why = "xnnpack has no int8 add (a test's reason)";
+  PredictView view(graph, *predicted, pack, "m.tflite", "");
+  const std::string text = view.Text();
+  EXPECT_NE(text.find("precision"), std::string::npos) << text;
+  EXPECT_NE(text.find("fp32 in the int8 model: add: xnnpack has no int8 add (a test's reason)\n"), std::string::npos) << text;
+  const nlohmann::json json = view.Json();
+  EXPECT_EQ(json["layers"][0]["precision"], "int8");
+  EXPECT_FALSE(json["layers"][0].contains("fp32_why"));
+  EXPECT_EQ(json["layers"][1]["precision"], "fp32");
+  EXPECT_EQ(json["layers"][1]["fp32_why"], "xnnpack has no int8 add (a test's reason)");
+  // An fp32 pack's layers say fp32, with no column or lines of their own.
+  pack.info.precision = "fp32";
+  PredictView fp32(graph, *predicted, pack, "m.tflite", "");
+  EXPECT_EQ(fp32.Json()["layers"][1]["precision"], "fp32");
+  EXPECT_EQ(fp32.Text().find("in the int8 model"), std::string::npos);
+}
+
 TEST(ModelPredictionTest, SaysWhenThisMachineIsNotThePacks) {
   Pack pack;
   pack.info.threads = 1;

@@ -1,0 +1,190 @@
+// An fp32 model predicted as it would run quantized (a pack of precision int8): lowered as the
+// executor lowers it at --precision int8 (its backend saying which nodes run int8), without running
+// it; the quantize and dequantize where int8 meets fp32 are layers of their own; a kind the backend
+// keeps fp32 is predicted from the pack's fp32 entries, its row saying why.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "calibrate/validation.h"
+#include "ir/graph_builder.h"
+#include "predict/model_prediction.h"
+#include "run/executor.h"
+#include "run/xnnpack/xnnpack_backend.h"
+
+namespace latte {
+namespace {
+
+// x (1x8x8x4, NHWC) → conv 3x3 4→8 → hard_swish: XNNPACK runs the conv in int8 and has no int8
+// hard_swish, which stays fp32.
+Graph ConvHardSwish() {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 8, 8, 4});
+  std::vector<float> weights(8 * 3 * 3 * 4);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(i % 7) / 7.0f - 0.4f;
+  TensorId w = b.Constant("w", {8, 3, 3, 4}, weights);
+  Attributes conv;
+  conv.Set("layout", std::string("NHWC"));
+  conv.Set("filter_layout", std::string("OHWI"));
+  conv.Set("padding", std::string("same"));
+  conv.Set("strides", std::vector<std::int64_t>{1, 1});
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w}, conv);
+  TensorId h = b.Op1(OpKind::kHardSwish, "hswish", {c});
+  auto graph = b.Finish({h});
+  EXPECT_TRUE(graph.ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+BackendRegistry Xnnpack() {
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  return registry;
+}
+
+// Known times by (op, dtype): every kernel of the lowered graph gets one, and an fp32 conv2d
+// (which this model never runs) one too, so that taking it for the int8 conv would show.
+double KnownMs(const Kernel& k) {
+  static const std::map<std::pair<OpKind, DataType>, double> ms = {
+      {{OpKind::kQuantize, DataType::kFloat32}, 0.01}, {{OpKind::kConv2D, DataType::kInt8}, 0.25},
+      {{OpKind::kDequantize, DataType::kInt8}, 0.02},  {{OpKind::kHardSwish, DataType::kFloat32}, 0.0625},
+      {{OpKind::kConv2D, DataType::kFloat32}, 1.0}};
+  auto it = ms.find({k.op, k.dtype});
+  return it == ms.end() ? 0 : it->second;
+}
+
+void AddTableEntry(Pack& pack, const Kernel& kernel, double ms) {
+  KindModel& model = pack.kinds[ModelKind(kernel)];
+  model.kind = ModelKind(kernel);
+  model.samples = 1;
+  model.ranges.Extend(kernel, 1);
+  model.table = std::move(MakePredictor("table", {})).value();
+  TrainingSample sample{kernel, 1, ms, ms / 10};
+  ASSERT_TRUE(model.table->Fit({&sample, 1}).ok());
+}
+
+// An int8 xnnpack pack whose tables hold every kernel of `plan` (lowered) at KnownMs, plus the
+// fp32 form of its int8 convs.
+Pack Int8TablePack(const GraphPlan& lowered) {
+  Pack pack;
+  pack.info.backend = "xnnpack";
+  pack.info.backend_takes_nhwc = true;
+  pack.info.threads = 1;
+  pack.info.precision = "int8";
+  pack.info.device = {{"key", "test-cpu"}, {"description", "Test CPU"}};
+  auto grouping = GroupIntoKernels(lowered.graph, *FusionRules::FromKinds({}));
+  EXPECT_TRUE(grouping.ok());
+  for (const KernelGroup& group : grouping->kernels) {
+    AddTableEntry(pack, group.kernel, KnownMs(group.kernel));
+    if (group.kernel.dtype == DataType::kInt8 && group.kernel.op == OpKind::kConv2D) {
+      Kernel fp32 = group.kernel;
+      fp32.dtype = DataType::kFloat32;
+      AddTableEntry(pack, fp32, KnownMs(fp32));
+    }
+  }
+  return pack;
+}
+
+// The pack's lowering without its tables: what Int8TablePack is made from.
+GraphPlan Lowered(const Graph& graph, const BackendRegistry& registry) {
+  Pack bare;
+  bare.info.backend = "xnnpack";
+  bare.info.backend_takes_nhwc = true;
+  bare.info.precision = "int8";
+  auto plan = PlanGraphForPrediction(graph, bare, &registry);
+  EXPECT_TRUE(plan.ok()) << plan.status().message();
+  return std::move(plan).value();
+}
+
+TEST(Int8Prediction, TheTotalIsTheKnownSumWithTheConversions) {
+  const Graph graph = ConvHardSwish();
+  const BackendRegistry registry = Xnnpack();
+  const GraphPlan plan = Lowered(graph, registry);
+  const Pack pack = Int8TablePack(plan);
+  auto predicted = PredictModel(plan.graph, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  NameUserNodes(plan, graph, *predicted);
+  // quantize x → conv (int8) → dequantize → hard_swish (fp32), in the order they run.
+  ASSERT_EQ(predicted->layers.size(), 4u);
+  EXPECT_EQ(ModelKind(predicted->layers[0].kernel), "quantize");
+  EXPECT_EQ(ModelKind(predicted->layers[1].kernel), "conv2d|int8");
+  EXPECT_EQ(ModelKind(predicted->layers[2].kernel), "dequantize|int8");
+  EXPECT_EQ(ModelKind(predicted->layers[3].kernel), "hard_swish");
+  EXPECT_DOUBLE_EQ(predicted->total_ms, 0.01 + 0.25 + 0.02 + 0.0625);  // not the fp32 conv's 1.0
+  EXPECT_TRUE(predicted->uncovered.empty());
+  EXPECT_EQ(predicted->covered_nodes, 2u);  // the user's conv and hard_swish
+  EXPECT_EQ(predicted->layers[1].names, (std::vector<std::string>{"conv"}));
+  EXPECT_EQ(predicted->layers[0].names, (std::vector<std::string>{"x/quantize"}));
+}
+
+TEST(Int8Prediction, AKindTheBackendKeepsFp32SaysSoAndWhy) {
+  const Graph graph = ConvHardSwish();
+  const BackendRegistry registry = Xnnpack();
+  const GraphPlan plan = Lowered(graph, registry);
+  const Pack pack = Int8TablePack(plan);
+  auto predicted = PredictModel(plan.graph, pack);
+  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  NameUserNodes(plan, graph, *predicted);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(predicted->layers[i].int8) << i;  // conversions included
+  const LayerPrediction& kept = predicted->layers[3];
+  EXPECT_FALSE(kept.int8);
+  EXPECT_EQ(kept.kernel.dtype, DataType::kFloat32);
+  EXPECT_NE(kept.fp32_why.find("xnnpack has no int8 hard_swish"), std::string::npos) << kept.fp32_why;
+}
+
+// The prediction's lowering is the executor's: the same nodes, each at the same precision.
+TEST(Int8Prediction, LowersAsTheExecutorDoesWithoutRunningTheModel) {
+  const Graph graph = ConvHardSwish();
+  const BackendRegistry registry = Xnnpack();
+  const GraphPlan plan = Lowered(graph, registry);
+  RunOptions run;
+  run.precision = Precision::kInt8;
+  Placement placement;
+  placement.default_backend = "xnnpack";
+  auto executor = Executor::Create(graph, placement, registry, run);
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  const std::vector<ProfileEntry>& entries = (*executor)->entries();
+  ASSERT_EQ(entries.size(), plan.graph.num_nodes());
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    EXPECT_EQ(entries[k].op, NodeOpName(plan.graph.node(static_cast<NodeId>(k)))) << k;
+    EXPECT_EQ(entries[k].precision == Precision::kInt8, plan.fp32_why[k].empty()) << k << " " << entries[k].op;
+  }
+}
+
+TEST(Int8Prediction, AnInt8PackNeedsItsBackendToLowerTheModel) {
+  const Graph graph = ConvHardSwish();
+  Pack pack;
+  pack.info.backend = "xnnpack";
+  pack.info.precision = "int8";
+  auto refused = PlanGraphForPrediction(graph, pack);  // no registry: it cannot say what runs int8
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(refused.status().message().find("a pack of precision int8"), std::string::npos) << refused.status().message();
+  // An fp32 pack plans as before, with no precision per node.
+  pack.info.precision = "fp32";
+  auto fp32 = PlanGraphForPrediction(graph, pack);
+  ASSERT_TRUE(fp32.ok()) << fp32.status().message();
+  EXPECT_TRUE(fp32->fp32_why.empty());
+  EXPECT_EQ(fp32->graph.num_nodes(), 2u);
+}
+
+TEST(Int8Prediction, ValidateMeasuresTheModelAtInt8) {
+  const Graph graph = ConvHardSwish();
+  const BackendRegistry registry = Xnnpack();
+  const Pack pack = Int8TablePack(Lowered(graph, registry));
+  BenchOptions options;
+  options.measure.warmup_runs = 1;
+  options.measure.num_runs = 3;
+  options.measure.min_secs = 0;
+  options.measure.min_warmup_secs = 0;
+  options.measure.max_remeasures = 0;
+  auto validated = ValidateModel(graph, "m", pack, options, registry);
+  ASSERT_TRUE(validated.ok()) << validated.status().message();
+  EXPECT_EQ(validated->bench.entries.size(), 4u);  // quantize, conv, dequantize, hard_swish
+  EXPECT_EQ(validated->bench.entries[1].precision, Precision::kInt8);
+  EXPECT_EQ(validated->bench.entries[3].precision, Precision::kFp32);
+  EXPECT_DOUBLE_EQ(validated->predicted_ms, 0.01 + 0.25 + 0.02 + 0.0625);
+  EXPECT_EQ(validated->layers.size(), 4u);
+}
+
+}  // namespace
+}  // namespace latte

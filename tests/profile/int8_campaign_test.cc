@@ -1,0 +1,115 @@
+// At --precision int8 a campaign measures what an int8 model is made of (Int8ModelKernels): each
+// sampled kernel's int8 form and the conversions at its edges, or the kernel at fp32 where XNNPACK
+// keeps its kind fp32; each part once, in its key's dtype.
+#include <gtest/gtest.h>
+
+#include "profile/campaign.h"
+#include "profile/space.h"
+#include "run/xnnpack/xnnpack_backend.h"
+
+namespace latte {
+namespace {
+
+class Int8CampaignTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RegisterXnnpackBackend(registry_);
+    run_.precision = Precision::kInt8;
+    measure_.num_runs = 3;
+    measure_.min_secs = 0;
+    measure_.min_warmup_secs = 0;
+    measure_.warmup_runs = 1;
+    measure_.max_remeasures = 0;
+  }
+  BackendRegistry registry_;
+  RunOptions run_;
+  MeasureOptions measure_;
+};
+
+TEST_F(Int8CampaignTest, AConvIsItsInt8FormBetweenAQuantizeAndADequantize) {
+  const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
+  auto parts = Int8ModelKernels(conv, "xnnpack", registry_, run_);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  ASSERT_EQ(parts->size(), 3u);
+  EXPECT_EQ((*parts)[0].Key(), "quantize|c=4,h=8,n=1,w=8|float32");
+  Kernel int8 = conv;
+  int8.dtype = DataType::kInt8;
+  EXPECT_EQ((*parts)[1].Key(), int8.Key());
+  EXPECT_EQ((*parts)[2].Key(), "dequantize|c=8,h=8,n=1,w=8|int8");
+  // An int8 kernel or a conversion is itself.
+  auto same = Int8ModelKernels((*parts)[1], "xnnpack", registry_, run_);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(*same, std::vector<Kernel>{(*parts)[1]});
+}
+
+TEST_F(Int8CampaignTest, AKindXnnpackKeepsFp32IsItself) {
+  const Kernel hswish = NhwcKernel(OpKind::kHardSwish, 8, 8, 16);
+  auto parts = Int8ModelKernels(hswish, "xnnpack", registry_, run_);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  EXPECT_EQ(*parts, std::vector<Kernel>{hswish});
+}
+
+TEST_F(Int8CampaignTest, EachPartIsMeasuredInItsKeysDtype) {
+  const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
+  auto parts = Int8ModelKernels(conv, "xnnpack", registry_, run_);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  for (const Kernel& part : *parts) {
+    auto m = MeasureKernel(part, "xnnpack", registry_, run_, measure_);
+    ASSERT_TRUE(m.ok()) << part.Key() << ": " << m.status().message();
+    EXPECT_GT(m->stats.p50, 0) << part.Key();
+  }
+  // Not buildable alone: a conversion is measured at int8 only.
+  RunOptions fp32;
+  auto alone = MeasureKernel((*parts)[0], "xnnpack", registry_, fp32, measure_);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("measured at --precision int8 only"), std::string::npos) << alone.status().message();
+}
+
+// Records the keys a campaign reports.
+class Keys : public MeasurementListener {
+ public:
+  Status OnMeasured(const Kernel& kernel, const Measurement&) override {
+    measured.push_back(kernel.Key());
+    return Status::Ok();
+  }
+  Status OnUnsupported(const Kernel& kernel, std::string_view why) override {
+    unsupported.push_back(kernel.Key() + ": " + std::string(why));
+    return Status::Ok();
+  }
+  std::vector<std::string> measured, unsupported;
+};
+
+TEST_F(Int8CampaignTest, ACampaignMeasuresEachPartOnceAndSkipsWhatIsDone) {
+  // Two convs of one input shape share their quantize; the hard_swish stays fp32.
+  const std::vector<Kernel> kernels = {ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1),
+                                       ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 1, 1), NhwcKernel(OpKind::kHardSwish, 8, 8, 16)};
+  CampaignOptions options;
+  options.run = run_;
+  options.measure = measure_;
+  options.reference_every = 0;
+  Keys keys;
+  const std::set<std::string> done = {"dequantize|c=8,h=8,n=1,w=8|int8"};  // an earlier run's
+  auto summary = RunCampaign(kernels, done, options, registry_, {&keys});
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_TRUE(keys.unsupported.empty()) << keys.unsupported.front();
+  Kernel conv3 = kernels[0], conv1 = kernels[1];
+  conv3.dtype = conv1.dtype = DataType::kInt8;
+  EXPECT_EQ(keys.measured, (std::vector<std::string>{"quantize|c=4,h=8,n=1,w=8|float32", conv3.Key(), conv1.Key(),
+                                                     kernels[2].Key()}));
+  EXPECT_EQ(summary->measured, 4u);
+}
+
+TEST_F(Int8CampaignTest, ABackendWithoutInt8FailsTheCampaignOnce) {
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  CampaignOptions options;
+  options.run.precision = Precision::kBf16;  // XNNPACK has no bf16 operators
+  options.reference_every = 0;
+  Keys keys;
+  auto summary = RunCampaign({NhwcKernel(OpKind::kRelu, 4, 4, 8)}, {}, options, registry, {&keys});
+  ASSERT_FALSE(summary.ok());
+  EXPECT_NE(summary.status().message().find("bf16 unsupported on xnnpack"), std::string::npos) << summary.status().message();
+}
+
+}  // namespace
+}  // namespace latte
