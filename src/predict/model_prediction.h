@@ -35,7 +35,7 @@ struct LayerPrediction {
   /// With an int8 pack (the plan's fp32_why, set by NameUserNodes): whether the layer runs int8
   /// (an inserted quantize or dequantize too), and when not, why it stays fp32.
   bool int8 = false;
-  std::string fp32_why;
+  std::string fp32_why{};
 };
 
 /// A node (or a kernel's nodes) the prediction does not cover, and why.

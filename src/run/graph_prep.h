@@ -20,7 +20,7 @@ struct GraphPlan {
   std::vector<std::vector<NodeId>> sources;  // per node of `graph`: the user's nodes it runs (empty: inserted)
   /// A plan lowered to int8 for prediction (LowerPlanToInt8Uncalibrated), per node of `graph`: why
   /// it stays fp32, "" when it runs int8 (an inserted quantize or dequantize too). Empty otherwise.
-  std::vector<std::string> fp32_why;
+  std::vector<std::string> fp32_why{};
 };
 
 /// The names of the backends that take NHWC activations (BackendRegistry::NhwcBackendNames(), or
