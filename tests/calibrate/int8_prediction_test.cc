@@ -11,9 +11,12 @@
 #include "predict/model_prediction.h"
 #include "run/executor.h"
 #include "run/xnnpack/xnnpack_backend.h"
+#include "test_graphs.h"
 
 namespace latte {
 namespace {
+
+using ::latte::testing::NhwcSameConvAttrs;
 
 // x (1x8x8x4, NHWC) → conv 3x3 4→8 → hard_swish: XNNPACK runs the conv in int8 and has no int8
 // hard_swish, which stays fp32.
@@ -23,12 +26,7 @@ Graph ConvHardSwish() {
   std::vector<float> weights(8 * 3 * 3 * 4);
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(i % 7) / 7.0f - 0.4f;
   TensorId w = b.Constant("w", {8, 3, 3, 4}, weights);
-  Attributes conv;
-  conv.Set("layout", std::string("NHWC"));
-  conv.Set("filter_layout", std::string("OHWI"));
-  conv.Set("padding", std::string("same"));
-  conv.Set("strides", std::vector<std::int64_t>{1, 1});
-  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w}, conv);
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w}, NhwcSameConvAttrs());
   TensorId h = b.Op1(OpKind::kHardSwish, "hswish", {c});
   auto graph = b.Finish({h});
   EXPECT_TRUE(graph.ok()) << graph.status().message();
