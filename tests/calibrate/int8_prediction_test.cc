@@ -93,37 +93,37 @@ GraphPlan Lowered(const Graph& graph, const BackendRegistry& registry) {
   return std::move(plan).value();
 }
 
-TEST(Int8Prediction, TheTotalIsTheKnownSumWithTheConversions) {
+// ConvHardSwish predicted with Int8TablePack, its layers named by the user's nodes.
+ModelPrediction PredictedConvHardSwish() {
   const Graph graph = ConvHardSwish();
   const BackendRegistry registry = Xnnpack();
   const GraphPlan plan = Lowered(graph, registry);
-  const Pack pack = Int8TablePack(plan);
-  auto predicted = PredictModel(plan.graph, pack);
-  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
+  auto predicted = PredictModel(plan.graph, Int8TablePack(plan));
+  EXPECT_TRUE(predicted.ok()) << predicted.status().message();
+  if (!predicted.ok()) return {};
   NameUserNodes(plan, graph, *predicted);
+  return std::move(predicted).value();
+}
+
+TEST(Int8Prediction, TheTotalIsTheKnownSumWithTheConversions) {
+  const ModelPrediction predicted = PredictedConvHardSwish();
   // quantize x → conv (int8) → dequantize → hard_swish (fp32), in the order they run.
-  ASSERT_EQ(predicted->layers.size(), 4u);
-  EXPECT_EQ(ModelKind(predicted->layers[0].kernel), "quantize");
-  EXPECT_EQ(ModelKind(predicted->layers[1].kernel), "conv2d|int8");
-  EXPECT_EQ(ModelKind(predicted->layers[2].kernel), "dequantize|int8");
-  EXPECT_EQ(ModelKind(predicted->layers[3].kernel), "hard_swish");
-  EXPECT_DOUBLE_EQ(predicted->total_ms, 0.01 + 0.25 + 0.02 + 0.0625);  // not the fp32 conv's 1.0
-  EXPECT_TRUE(predicted->uncovered.empty());
-  EXPECT_EQ(predicted->covered_nodes, 2u);  // the user's conv and hard_swish
-  EXPECT_EQ(predicted->layers[1].names, (std::vector<std::string>{"conv"}));
-  EXPECT_EQ(predicted->layers[0].names, (std::vector<std::string>{"x/quantize"}));
+  ASSERT_EQ(predicted.layers.size(), 4u);
+  EXPECT_EQ(ModelKind(predicted.layers[0].kernel), "quantize");
+  EXPECT_EQ(ModelKind(predicted.layers[1].kernel), "conv2d|int8");
+  EXPECT_EQ(ModelKind(predicted.layers[2].kernel), "dequantize|int8");
+  EXPECT_EQ(ModelKind(predicted.layers[3].kernel), "hard_swish");
+  EXPECT_DOUBLE_EQ(predicted.total_ms, 0.01 + 0.25 + 0.02 + 0.0625);  // not the fp32 conv's 1.0
+  EXPECT_TRUE(predicted.uncovered.empty());
+  EXPECT_EQ(predicted.covered_nodes, 2u);  // the user's conv and hard_swish
+  EXPECT_EQ(predicted.layers[1].names, (std::vector<std::string>{"conv"}));
+  EXPECT_EQ(predicted.layers[0].names, (std::vector<std::string>{"x/quantize"}));
 }
 
 TEST(Int8Prediction, AKindTheBackendKeepsFp32SaysSoAndWhy) {
-  const Graph graph = ConvHardSwish();
-  const BackendRegistry registry = Xnnpack();
-  const GraphPlan plan = Lowered(graph, registry);
-  const Pack pack = Int8TablePack(plan);
-  auto predicted = PredictModel(plan.graph, pack);
-  ASSERT_TRUE(predicted.ok()) << predicted.status().message();
-  NameUserNodes(plan, graph, *predicted);
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(predicted->layers[i].int8) << i;  // conversions included
-  const LayerPrediction& kept = predicted->layers[3];
+  const ModelPrediction predicted = PredictedConvHardSwish();
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(predicted.layers[i].int8) << i;  // conversions included
+  const LayerPrediction& kept = predicted.layers[3];
   EXPECT_FALSE(kept.int8);
   EXPECT_EQ(kept.kernel.dtype, DataType::kFloat32);
   EXPECT_NE(kept.fp32_why.find("xnnpack has no int8 hard_swish"), std::string::npos) << kept.fp32_why;
