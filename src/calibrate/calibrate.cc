@@ -290,11 +290,6 @@ class Phases {
   // interval needs 20 networks, and a 10-minute calibration measures about 25 in that time.
   Status ContextNetworks(bool transformers) {
     if (Stopped(options_)) return Status::Ok();
-    if (campaign_.run.precision == Precision::kInt8) {
-      log_ << "calibrate: no random networks in context at int8 (not measured at int8 yet): the pack predicts each "
-              "layer as its kernel alone\n";
-      return Status::Ok();
-    }
     const double context_deadline = Now() + (deadline_ - Now()) * kGraphContextShare;
     struct Family {
       NetworkFamily family;

@@ -107,10 +107,8 @@ void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expecte
 Status FitContextAndInterval(const Store& store, const std::vector<StoredGraphLayer>& layers, int nchwc_block,
                              StoreFit& result) {
   if (layers.empty()) {
-    const bool int8 = result.fit.pack.info.precision == "int8";  // calibrate measures no networks at int8 yet
-    result.context_note = std::string("no layers measured in context on this configuration (") +
-                          (int8 ? "latte calibrate does not measure random networks at int8 yet" : "latte calibrate measures them") +
-                          "): the pack predicts each layer as its kernel alone";
+    result.context_note = "no layers measured in context on this configuration (latte calibrate measures them): the pack "
+                          "predicts each layer as its kernel alone";
     result.interval_note = "interval: the kernels' spreads summed (no networks measured in context to calibrate it on)";
     return Status::Ok();
   }

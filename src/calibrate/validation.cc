@@ -3,25 +3,6 @@
 #include "profile/campaign.h"
 
 namespace latte {
-namespace {
-
-// The prediction lowers without calibrated scales (LowerPlanToInt8Uncalibrated): a node the run
-// kept fp32 for its real scales (or the other way) is said, not compared as if alike.
-Status CheckSameInt8Nodes(const GraphPlan& plan, const std::vector<ProfileEntry>& entries) {
-  for (std::size_t k = 0; k < entries.size() && k < plan.graph.num_nodes(); ++k) {
-    const bool predicted_int8 = plan.fp32_why[k].empty(), ran_int8 = entries[k].precision == Precision::kInt8;
-    if (predicted_int8 != ran_int8)
-      return Unsupported("'" + entries[k].name + "' (" + entries[k].op + ") ran " + (ran_int8 ? "int8" : "fp32") +
-                         " but the prediction lowered it " + (predicted_int8 ? "to int8" : "at fp32") +
-                         " (the run's calibrated scales decided otherwise): the two cannot be compared layer by layer");
-  }
-  if (entries.size() != plan.graph.num_nodes())
-    return Unsupported("the int8 run has " + std::to_string(entries.size()) + " nodes, the prediction's plan " +
-                       std::to_string(plan.graph.num_nodes()) + " (the run's calibrated scales kept other nodes at fp32)");
-  return Status::Ok();
-}
-
-}  // namespace
 
 Expected<ModelValidation> ValidateModel(const Graph& graph, const std::string& model, const Pack& pack,
                                         BenchOptions options, const BackendRegistry& registry) {
@@ -38,7 +19,17 @@ Expected<ModelValidation> ValidateModel(const Graph& graph, const std::string& m
   const bool int8 = !result.plan.fp32_why.empty();
   if (int8) options.run.precision = Precision::kInt8;  // the model measured as the pack predicts it
   LATTE_ASSIGN_OR_RETURN(result.bench, BenchmarkGraph(graph, options, registry));
-  if (int8) LATTE_RETURN_IF_ERROR(CheckSameInt8Nodes(result.plan, result.bench.entries));
+  if (int8 && !CheckRunMatchesInt8Plan(result.plan, result.bench.entries).ok()) {
+    // The run's calibrated scales kept nodes fp32 that the uncalibrated prediction lowered (or
+    // the other way): the model is predicted again as it ran, and the nodes are counted.
+    LATTE_ASSIGN_OR_RETURN(GraphPlan fp32, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend),
+                                                                registry.NhwcBackendNames()));
+    LATTE_ASSIGN_OR_RETURN(result.plan, LowerPlanToInt8AsRun(fp32, pack.info.backend, registry, options.run, result.bench.entries));
+    LATTE_RETURN_IF_ERROR(CheckRunMatchesInt8Plan(result.plan, result.bench.entries));
+    for (const std::string& why : result.plan.fp32_why) result.kept_fp32_by_run += why == kKeptFp32ByRun;
+    LATTE_ASSIGN_OR_RETURN(result.prediction, PredictModel(result.plan.graph, pack));
+    NameUserNodes(result.plan, graph, result.prediction);
+  }
 
   result.predicted_ms = result.prediction.total_ms;
   result.measured_ms = result.bench.latency.stats.p50 / 1000.0;

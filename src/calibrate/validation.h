@@ -30,6 +30,9 @@ struct ModelValidation {
   /// Measured time of the nodes the prediction does not cover (included in measured_ms,
   /// missing from predicted_ms: said, not hidden).
   double uncovered_measured_ms = 0;
+  /// At int8: nodes of the plan that the run's calibrated scales kept fp32 where the uncalibrated
+  /// prediction lowered them (XNNPACK's scale ratio limits); the model is then predicted as it ran.
+  std::size_t kept_fp32_by_run = 0;
   std::vector<LayerComparison> layers;
 };
 

@@ -13,16 +13,16 @@
 namespace latte {
 
 Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack, const BackendRegistry* registry) {
-  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend),
-                                                              pack.NhwcBackendNames()));
-  // Other precisions (fp32; fp16 of an imported table) predict the plan as it is.
-  if (pack.info.precision != PrecisionName(Precision::kInt8)) return plan;
+  // Other precisions (fp32; fp16 of an imported table) predict the plan as it is, with no backend.
+  if (pack.info.precision != PrecisionName(Precision::kInt8))
+    return PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend), pack.NhwcBackendNames());
   if (registry == nullptr || registry->Find(pack.info.backend) == nullptr)
     return Unsupported("a pack of precision int8 predicts a model as its backend (" + pack.info.backend +
                        ") lowers it to int8, and that backend is not available here");
   RunOptions options;
   options.num_threads = pack.info.threads;
-  return LowerPlanToInt8Uncalibrated(plan, pack.info.backend, *registry, options);
+  options.precision = Precision::kInt8;
+  return PlanGraphOnBackend(graph, pack.info.backend, *registry, options);
 }
 
 std::string CompareMachine(const Pack& pack, const DeviceFingerprint& here) {

@@ -202,9 +202,9 @@ Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::
                                                const BackendRegistry& registry, const RunOptions& run) {
   if (kernel.dtype == DataType::kInt8 || kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) return std::vector{kernel};
   LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(kernel));
-  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), backend),
-                                                              registry.NhwcBackendNames()));
-  LATTE_ASSIGN_OR_RETURN(GraphPlan lowered, LowerPlanToInt8Uncalibrated(plan, backend, registry, run));
+  RunOptions int8 = run;
+  int8.precision = Precision::kInt8;
+  LATTE_ASSIGN_OR_RETURN(GraphPlan lowered, PlanGraphOnBackend(graph, backend, registry, int8));
   std::vector<std::string> fused;  // the kernel's own fusion, as a model's rules would group it
   if (!kernel.fused.empty()) fused.push_back(kernel.Kind());
   LATTE_ASSIGN_OR_RETURN(const FusionRules rules, FusionRules::FromKinds(fused));

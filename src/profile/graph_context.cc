@@ -14,6 +14,7 @@
 #include "profile/space.h"
 #include "profile/store_writer.h"
 #include "run/benchmark.h"
+#include "run/executor.h"
 #include "run/graph_prep.h"
 
 namespace latte {
@@ -26,9 +27,23 @@ Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, c
                                                            const FusionRules& rules, const CampaignOptions& campaign,
                                                            const MeasureOptions& graph_measure,
                                                            const BackendRegistry& registry) {
-  LATTE_ASSIGN_OR_RETURN(GraphPlan plan,
-                         PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), campaign.backend),
-                                              registry.NhwcBackendNames()));
+  RunOptions fp32 = campaign.run;
+  fp32.precision = Precision::kFp32;
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphOnBackend(graph, campaign.backend, registry, fp32));
+  BenchOptions bench;
+  bench.placement.default_backend = campaign.backend;
+  bench.run = campaign.run;
+  bench.measure = graph_measure;
+  bench.op_profiling = true;
+  bench.output_drift = false;
+  LATTE_ASSIGN_OR_RETURN(BenchResult result, BenchmarkGraph(graph, bench, registry));
+  if (campaign.run.precision == Precision::kInt8) {
+    // The layers of an int8 network are the kernels of its int8 form, as prediction lowers it
+    // (int8 kinds, the conversions where precisions meet, the kinds kept fp32), with the nodes
+    // its run's calibrated scales kept fp32 kept fp32.
+    LATTE_ASSIGN_OR_RETURN(plan, LowerPlanToInt8AsRun(plan, campaign.backend, registry, campaign.run, result.entries));
+    LATTE_RETURN_IF_ERROR(CheckRunMatchesInt8Plan(plan, result.entries).WithContext(name));
+  }
   LATTE_ASSIGN_OR_RETURN(KernelGrouping grouping, GroupIntoKernels(plan.graph, rules));
   if (!grouping.uncovered.empty()) {
     const UncoveredNode& node = grouping.uncovered.front();
@@ -41,12 +56,6 @@ Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, c
   for (const KernelGroup& group : grouping.kernels) layers.push_back(group.nodes);
   const std::vector<LayerTraffic> traffic = LayerTrafficOf(plan.graph, layers);
 
-  BenchOptions bench;
-  bench.placement.default_backend = campaign.backend;
-  bench.run = campaign.run;
-  bench.measure = graph_measure;
-  bench.op_profiling = true;
-  LATTE_ASSIGN_OR_RETURN(BenchResult result, BenchmarkGraph(graph, bench, registry));
   if (result.node_avg_us.size() != plan.graph.num_nodes()) {
     return Status(StatusCode::kInternal, fmt::format("{}: the executor ran {} nodes but the plan has {}", name,
                                                      result.node_avg_us.size(), plan.graph.num_nodes()));

@@ -80,6 +80,8 @@ std::string ValidateView::Text(bool per_layer) const {
   for (const ModelValidation& m : models_) {
     std::string coverage = fmt::format("{}/{} nodes", m.prediction.covered_nodes, m.prediction.total_nodes);
     if (m.uncovered_measured_ms > 0) coverage += fmt::format(" ({} ms measured not predicted)", Ms(m.uncovered_measured_ms));
+    if (m.kept_fp32_by_run > 0)
+      coverage += fmt::format("; {} node{} kept fp32 by the run's scales, predicted so", m.kept_fp32_by_run, m.kept_fp32_by_run == 1 ? "" : "s");
     table.AddRow({KeepTail(m.model, 48), Ms(m.predicted_ms), Ms(m.measured_ms), Pct(m.error_pct),
                   m.bench.latency.contended ? (m.bench.latency.noise.noisy ? "noisy, host busy" : "host busy")
                                             : (m.bench.latency.noise.noisy ? "noisy" : "ok"),
@@ -149,6 +151,7 @@ nlohmann::json ValidateView::Json() const {
                       {"covered_nodes", m.prediction.covered_nodes},
                       {"total_nodes", m.prediction.total_nodes},
                       {"uncovered_measured_ms", m.uncovered_measured_ms},
+                      {"kept_fp32_by_run", m.kept_fp32_by_run},
                       {"layers", layers}});
   }
   AccuracyMetrics model_metrics = ModelMetrics(), layer_metrics = LayerMetrics();

@@ -304,11 +304,14 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
   return Internal("int8 lowering did not settle");
 }
 
-Expected<GraphPlan> LowerPlanToInt8Uncalibrated(const GraphPlan& plan, const std::string& backend,
-                                                const BackendRegistry& registry, RunOptions options) {
+namespace {
+
+// `plan` lowered with one scale for every activation, from `choice` (what may run int8), each
+// int8 node asked its backend's Supports. Fills fp32_why.
+Expected<GraphPlan> LowerUncalibrated(const GraphPlan& plan, const std::string& backend, const BackendRegistry& registry,
+                                      RunOptions options, Int8Choice choice) {
   options.precision = Precision::kInt8;
   LATTE_ASSIGN_OR_RETURN(BackendsByName backends, BackendsRunning(Precision::kInt8, {backend}, registry, options));
-  Int8Choice choice = Int8Choice::Eligible(plan.graph);
   auto supports = [&](NodeId, const Graph& lowered, NodeId j) -> Expected<Support> {
     return backends.at(backend)->Supports(lowered, j);
   };
@@ -317,6 +320,52 @@ Expected<GraphPlan> LowerPlanToInt8Uncalibrated(const GraphPlan& plan, const std
   GraphPlan out = std::move(lowered.plan);
   for (NodeId k : lowered.from) out.fp32_why.push_back(k < 0 ? "" : choice.kept_why[static_cast<size_t>(k)]);
   return out;
+}
+
+}  // namespace
+
+Expected<GraphPlan> LowerPlanToInt8Uncalibrated(const GraphPlan& plan, const std::string& backend,
+                                                const BackendRegistry& registry, RunOptions options) {
+  return LowerUncalibrated(plan, backend, registry, std::move(options), Int8Choice::Eligible(plan.graph));
+}
+
+Expected<GraphPlan> LowerPlanToInt8AsRun(const GraphPlan& plan, const std::string& backend, const BackendRegistry& registry,
+                                         RunOptions options, const std::vector<ProfileEntry>& entries) {
+  std::set<NodeId> ran_fp32;  // the user's nodes the run kept fp32
+  for (const ProfileEntry& entry : entries)
+    if (!entry.inserted && entry.precision != Precision::kInt8) ran_fp32.insert(entry.sources.begin(), entry.sources.end());
+  Int8Choice choice = Int8Choice::Eligible(plan.graph);
+  for (std::size_t k = 0; k < plan.graph.num_nodes(); ++k) {
+    if (!choice.int8[k]) continue;
+    for (NodeId user : plan.sources[k])
+      if (ran_fp32.count(user)) {
+        choice.int8[k] = false;
+        choice.kept_why[k] = kKeptFp32ByRun;
+      }
+  }
+  return LowerUncalibrated(plan, backend, registry, std::move(options), std::move(choice));
+}
+
+Expected<GraphPlan> PlanGraphOnBackend(const Graph& graph, const std::string& backend, const BackendRegistry& registry,
+                                       const RunOptions& run) {
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), backend),
+                                                              registry.NhwcBackendNames()));
+  if (run.precision != Precision::kInt8) return plan;
+  return LowerPlanToInt8Uncalibrated(plan, backend, registry, run);
+}
+
+Status CheckRunMatchesInt8Plan(const GraphPlan& plan, const std::vector<ProfileEntry>& entries) {
+  for (std::size_t k = 0; k < entries.size() && k < plan.graph.num_nodes() && k < plan.fp32_why.size(); ++k) {
+    const bool planned_int8 = plan.fp32_why[k].empty(), ran_int8 = entries[k].precision == Precision::kInt8;
+    if (planned_int8 != ran_int8)
+      return Unsupported("'" + entries[k].name + "' (" + entries[k].op + ") ran " + (ran_int8 ? "int8" : "fp32") +
+                         " but the uncalibrated plan lowered it " + (planned_int8 ? "to int8" : "at fp32") +
+                         " (the run's calibrated scales decided otherwise): the two cannot be compared layer by layer");
+  }
+  if (entries.size() != plan.graph.num_nodes() || plan.fp32_why.size() != plan.graph.num_nodes())
+    return Unsupported("the int8 run has " + std::to_string(entries.size()) + " nodes, the uncalibrated plan " +
+                       std::to_string(plan.graph.num_nodes()) + " (the run's calibrated scales kept other nodes at fp32)");
+  return Status::Ok();
 }
 
 Status Executor::Run() {

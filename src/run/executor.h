@@ -143,6 +143,27 @@ class Executor {
 Expected<GraphPlan> LowerPlanToInt8Uncalibrated(const GraphPlan& plan, const std::string& backend,
                                                 const BackendRegistry& registry, RunOptions options);
 
+/// `plan` lowered as LowerPlanToInt8Uncalibrated lowers it, but with every node that an int8 run of
+/// it (its executor's `entries`) kept fp32 kept fp32 too (fp32_why: kKeptFp32ByRun): the uncalibrated plan of what that run ran. A run's real scales can keep a
+/// node fp32 that one scale for all lowers (XNNPACK's limits on scale ratios: an add of a small
+/// constant to a wide activation); compared layer by layer, the two must be the same plan.
+inline constexpr const char* kKeptFp32ByRun = "kept fp32 by the run's calibrated scales";
+Expected<GraphPlan> LowerPlanToInt8AsRun(const GraphPlan& plan, const std::string& backend, const BackendRegistry& registry,
+                                         RunOptions options, const std::vector<ProfileEntry>& entries);
+
+/// `graph` planned with every node on `backend` as the executor runs it at `run.precision`:
+/// PlanGraphForBackends's plan, at int8 lowered by LowerPlanToInt8Uncalibrated. The one plan that
+/// prediction, an int8 kernel's parts and the layers of a network measured in context split into
+/// kernels.
+Expected<GraphPlan> PlanGraphOnBackend(const Graph& graph, const std::string& backend, const BackendRegistry& registry,
+                                       const RunOptions& run);
+
+/// Whether an int8 run (its executor's `entries`) ran the nodes of an uncalibrated int8 `plan` at
+/// the same precisions, node for node: the run's calibrated scales may keep a node fp32 that the
+/// plan lowered, or the other way (XNNPACK's scale limits). Unsupported naming the first node that
+/// differs: such a run cannot be compared with the plan layer by layer.
+Status CheckRunMatchesInt8Plan(const GraphPlan& plan, const std::vector<ProfileEntry>& entries);
+
 /// Fills every graph input with uniform random values in [-1, 1) (fixed seed): the protocol's
 /// random inputs. Bool inputs get random true and false; int32/int64 inputs that only gathers read
 /// as indices get indices in range of what they gather from (an embedding's rows); other integer

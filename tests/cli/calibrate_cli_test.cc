@@ -163,8 +163,9 @@ TEST(CalibrateCli, Int8CalibrationWritesAnInt8PackThatPredictsTheModelQuantized)
   RunResult run = RunLatte({"calibrate", "--precision", "int8", "--budget", "30s", "--no-detect-fusion", "--db", db, "-o", pack},
                            dir.path(), /*timeout_secs=*/240);
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_NE(run.err.find("no random networks in context at int8"), std::string::npos) << run.err;
-  EXPECT_NE(run.out.find("latte calibrate does not measure random networks at int8 yet"), std::string::npos) << run.out;
+  // Random networks measured in context at int8 too, and the pack's context fitted on them.
+  EXPECT_NE(run.err.find("calibrate: random networks in context"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("in-graph context: "), std::string::npos) << run.out;
   nlohmann::json json = nlohmann::json::parse(ReadAll(pack));
   EXPECT_EQ(json["precision"], "int8");
   EXPECT_NE(json["provenance"]["command"].get<std::string>().find(" --precision int8"), std::string::npos);
@@ -183,6 +184,16 @@ TEST(CalibrateCli, Int8CalibrationWritesAnInt8PackThatPredictsTheModelQuantized)
     int8_rows += row.kernel.dtype == DataType::kInt8;
   }
   EXPECT_GT(int8_rows, 0u);
+  auto layers = store->QueryGraphLayers();
+  ASSERT_TRUE(layers.ok());
+  ASSERT_FALSE(layers->empty());
+  std::size_t int8_layers_stored = 0;
+  for (const StoredGraphLayer& layer : *layers) {
+    EXPECT_EQ(layer.backend.precision, "int8");
+    int8_layers_stored += layer.record.kernel.dtype == DataType::kInt8;
+  }
+  EXPECT_GT(int8_layers_stored, 0u);
+  EXPECT_TRUE(json.contains("context")) << "no in-graph context in the int8 pack";
 
   RunResult predicted = RunLatte({"predict", kModel, "--pack", pack, "--format", "json"}, dir.path());
   ASSERT_EQ(predicted.exit_code, 0) << predicted.err;

@@ -133,6 +133,33 @@ TEST(GraphContext, MeasuresEachLayerInTheGraphAndAlone) {
   EXPECT_EQ(inputs[1].first, 0);
 }
 
+// At int8 the network's layers are the kernels its int8 form is made of (as prediction lowers
+// it): the input quantized, the convolutions int8 (their outputs a byte an element), the output
+// dequantized; each timed in the int8 run and alone at int8.
+TEST(GraphContext, MeasuresAnInt8NetworkAsTheKernelsOfItsInt8Form) {
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  auto graph = JoinKernels({{ConvKernel(OpKind::kConv2D, 16, 16, 8, 8, 3, 1), {-1}},
+                            {ConvKernel(OpKind::kDepthwiseConv2D, 16, 16, 8, 8, 3, 1), {0}},
+                            {ConvKernel(OpKind::kConv2D, 16, 16, 8, 8, 1, 1), {1}}});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  CampaignOptions campaign = QuickCampaign();
+  campaign.run.precision = Precision::kInt8;
+  auto layers = MeasureGraphLayers(*graph, "int8 block", FusionRules::Default(), campaign, campaign.measure, registry);
+  ASSERT_TRUE(layers.ok()) << layers.status().message();
+  std::vector<std::string> kinds;
+  for (const GraphLayerRecord& layer : *layers) {
+    kinds.push_back(layer.kernel.op == OpKind::kQuantize || layer.kernel.op == OpKind::kDequantize
+                        ? layer.kernel.Kind()
+                        : layer.kernel.Kind() + (layer.kernel.dtype == DataType::kInt8 ? "|int8" : "|fp32"));
+    EXPECT_GT(layer.in_graph_us, 0) << layer.kernel.Key();
+    EXPECT_GT(layer.alone_us, 0) << layer.kernel.Key();
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"quantize", "conv2d|int8", "depthwise_conv2d|int8", "conv2d|int8", "dequantize"}));
+  ASSERT_EQ(layers->size(), 5u);
+  EXPECT_EQ((*layers)[1].traffic.output_bytes, 16 * 16 * 8);  // int8 activations: one byte each
+}
+
 GraphContextOptions SmallCampaign(const std::string& db) {
   GraphContextOptions options;
   options.campaign = QuickCampaign();
@@ -216,6 +243,49 @@ TEST(GraphContext, TheHardSwishFamilyIsACampaignOfItsOwn) {
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->size(), hard_swish->layers_stored);
   EXPECT_GT(hard_swish->layers_stored, 10u);
+}
+
+// An int8 campaign of hard-swish networks: XNNPACK keeps hard-swish fp32 in an int8 model, so
+// the stored layers mix int8 kernels, fp32 ones and the conversions between them, under the int8
+// configuration and in a campaign of their own.
+TEST(GraphContext, AnInt8CampaignStoresInt8AndFp32LayersUnderTheInt8Configuration) {
+  testing::TempDir dir;
+  const std::string db = (dir.path() / "g.db").string();
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  GraphContextOptions options = SmallCampaign(db);
+  options.family = NetworkFamily::kHardSwishSe;
+  options.graphs = 1;
+  options.campaign.run.precision = Precision::kInt8;
+  std::ostringstream log;
+  auto measured = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(measured.ok()) << measured.status().message();
+  ASSERT_EQ(measured->measured, 1u) << (measured->skipped.empty() ? "" : measured->skipped[0]);
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto rows = store->QueryGraphLayers();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), measured->layers_stored);
+  std::size_t int8 = 0, fp32 = 0, conversions = 0;
+  for (const StoredGraphLayer& row : *rows) {
+    EXPECT_EQ(row.backend.precision, "int8");
+    const OpKind op = row.record.kernel.op;
+    if (op == OpKind::kQuantize || op == OpKind::kDequantize) ++conversions;
+    else if (row.record.kernel.dtype == DataType::kInt8) ++int8;
+    else ++fp32;
+  }
+  EXPECT_GT(int8, 5u);
+  EXPECT_GT(fp32, 0u);  // the hard-swishes
+  EXPECT_GT(conversions, 1u);
+  // The fp32 campaign of the same networks is another campaign.
+  options.campaign.run.precision = Precision::kFp32;
+  double now = 0;
+  options.campaign.clock = [&] { return now += 10; };
+  options.campaign.budget_secs = 5;
+  auto at_fp32 = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(at_fp32.ok()) << at_fp32.status().message();
+  EXPECT_NE(at_fp32->campaign_id, measured->campaign_id);
+  EXPECT_EQ(at_fp32->done_before, 0u);
 }
 
 TEST(RandomEncoderNetwork, IsDeterministicTwoLayersAndWithinItsSize) {

@@ -281,6 +281,42 @@ TEST(XnnpackInt8, KindWithoutInt8OperatorStaysFp32AndSaysWhy) {
   EXPECT_LE(drift->max_abs_diff, 0.1);
 }
 
+// An add of a small constant to an activation thousands wide: with the run's real scales the
+// constant's scale is too small beside the output's for XNNPACK's int8 add (its ratio limit), so
+// the run keeps the add fp32; the uncalibrated lowering (one scale for all) lowers it. The plan
+// lowered as the run ran keeps it fp32, saying why, and is the run's plan node for node.
+TEST(XnnpackInt8, APlanLoweredAsTheRunRanKeepsWhatTheRunsScalesKeptFp32) {
+  GraphBuilder gb;
+  TensorId x = gb.Input("x", {1, 4, 4, 8});
+  TensorId c = gb.Op1(OpKind::kConv2D, "wide", {x, gb.Constant("w", {8, 1, 1, 8}, Floats(64, 900.0f))},
+                      Attrs({{"filter_layout", std::string("OHWI")}, {"padding", std::string("valid")}}));
+  TensorId y = gb.Op1(OpKind::kAdd, "plus3", {c, gb.Constant("three", {1}, Floats{3.0f})});
+  auto g = gb.Finish({y});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const BackendRegistry registry = Registry();
+  auto executor = Int8Executor(*g, registry);
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  ASSERT_EQ((*executor)->assignments().size(), 2u);
+  EXPECT_EQ((*executor)->assignments()[0].precision, Precision::kInt8);
+  ASSERT_EQ((*executor)->assignments()[1].precision, Precision::kFp32) << "the add ran int8: pick a wider activation";
+
+  RunOptions options;
+  options.precision = Precision::kInt8;
+  auto fp32 = PlanGraphOnBackend(*g, "xnnpack", registry, RunOptions{});
+  ASSERT_TRUE(fp32.ok()) << fp32.status().message();
+  auto uncalibrated = LowerPlanToInt8Uncalibrated(*fp32, "xnnpack", registry, options);
+  ASSERT_TRUE(uncalibrated.ok()) << uncalibrated.status().message();
+  EXPECT_FALSE(CheckRunMatchesInt8Plan(*uncalibrated, (*executor)->entries()).ok());
+
+  auto as_run = LowerPlanToInt8AsRun(*fp32, "xnnpack", registry, options, (*executor)->entries());
+  ASSERT_TRUE(as_run.ok()) << as_run.status().message();
+  EXPECT_TRUE(CheckRunMatchesInt8Plan(*as_run, (*executor)->entries()).ok());
+  std::vector<std::string> plan;
+  for (NodeId k = 0; k < static_cast<NodeId>(as_run->graph.num_nodes()); ++k)
+    plan.push_back(std::string(OpName(as_run->graph.node(k).kind)) + (as_run->fp32_why[static_cast<size_t>(k)].empty() ? "" : " fp32: " + as_run->fp32_why[static_cast<size_t>(k)]));
+  EXPECT_EQ(plan, (std::vector<std::string>{"quantize", "conv2d", "dequantize", std::string("add fp32: ") + kKeptFp32ByRun}));
+}
+
 // The lowering gives a concat's inputs and output one scale and zero point (XNNPACK's int8 copy
 // moves bytes), covering every input's range.
 TEST(XnnpackInt8, ConcatSharesOneScaleCoveringItsInputs) {
