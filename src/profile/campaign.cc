@@ -309,6 +309,7 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
       ++summary.unsupported;
       const std::string why = WhyNot(parts.status());
       LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnUnsupported(kernel, why); }));
+      LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnKernelDone(kernel); }));
       continue;
     }
     for (const Kernel& part : *parts) {
@@ -323,6 +324,7 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
         LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnUnsupported(part, why); }));
       }
     }
+    LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnKernelDone(kernel); }));
     if (options.reference_every > 0 && ++since_reference >= options.reference_every) {
       since_reference = 0;
       LATTE_RETURN_IF_ERROR(measure_reference());
@@ -340,13 +342,15 @@ Status ProgressListener::OnStart(const CampaignStart& start) {
   return Status::Ok();
 }
 
-Status ProgressListener::OnMeasured(const Kernel&, const Measurement&) {
-  progress_.Advance();
-  return Status::Ok();
-}
+Status ProgressListener::OnMeasured(const Kernel&, const Measurement&) { return Status::Ok(); }
 
 Status ProgressListener::OnUnsupported(const Kernel&, std::string_view) {
   progress_.SetNote(std::to_string(++unsupported_) + " unsupported");
+  return Status::Ok();
+}
+
+// The bar counts the campaign's kernels (its total), not their int8 parts.
+Status ProgressListener::OnKernelDone(const Kernel&) {
   progress_.Advance();
   return Status::Ok();
 }

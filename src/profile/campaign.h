@@ -57,6 +57,9 @@ class MeasurementListener {
   virtual Status OnStart(const CampaignStart& start) { return Status::Ok(); }
   virtual Status OnMeasured(const Kernel& kernel, const Measurement& measurement) = 0;
   virtual Status OnUnsupported(const Kernel& kernel, std::string_view why) = 0;
+  /// One kernel of the campaign's list is done: measured, refused, or at int8 every part of it
+  /// (Int8ModelKernels) measured or refused; after its OnMeasured / OnUnsupported calls.
+  virtual Status OnKernelDone(const Kernel& kernel) { return Status::Ok(); }
   /// A reading of the reference kernel (drift detection).
   virtual Status OnReference(const Kernel& kernel, const Measurement& measurement) { return Status::Ok(); }
   virtual Status OnFinish(const CampaignSummary& summary) { return Status::Ok(); }
@@ -124,13 +127,15 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
                                       const CampaignOptions& options, const BackendRegistry& registry,
                                       const std::vector<MeasurementListener*>& listeners);
 
-/// A listener that drives a Progress report (items = kernels measured or unsupported).
+/// A listener that drives a Progress report (items = the campaign's kernels done; the note counts
+/// what was unsupported, int8 parts included).
 class ProgressListener : public MeasurementListener {
  public:
   explicit ProgressListener(Progress& progress) : progress_(progress) {}
   Status OnStart(const CampaignStart& start) override;
   Status OnMeasured(const Kernel& kernel, const Measurement& measurement) override;
   Status OnUnsupported(const Kernel& kernel, std::string_view why) override;
+  Status OnKernelDone(const Kernel& kernel) override;
   Status OnFinish(const CampaignSummary& summary) override;
 
  private:

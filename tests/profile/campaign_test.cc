@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "../run/toy_backends.h"
+#include "core/progress.h"
+#include "run/xnnpack/xnnpack_backend.h"
 #include "profile/space.h"
 
 namespace latte {
@@ -219,6 +223,28 @@ TEST(MeasureKernel, RunsImagesNchwOnABackendThatKeepsTheFilesLayout) {
     ASSERT_TRUE(m.ok()) << m.status().message();
     EXPECT_EQ(seen, takes_nhwc ? (Shape{1, 12, 16, 8}) : (Shape{1, 8, 12, 16})) << takes_nhwc;
   }
+}
+
+// At int8 a kernel is measured as its parts (the int8 kernel and the conversions at its edges):
+// the listeners hear of each part, and the progress bar counts the campaign's kernels.
+TEST(CampaignInt8, ProgressCountsKernelsWhileListenersHearEveryPart) {
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  CampaignOptions options;
+  options.run.precision = Precision::kInt8;
+  options.measure = {.warmup_runs = 1, .min_warmup_secs = 0, .num_runs = 3, .min_secs = 0};
+  options.reference_every = 0;
+  const std::vector<Kernel> kernels = {ConvKernel(OpKind::kConv2D, 8, 8, 8, 8, 3, 1),
+                                       ConvKernel(OpKind::kConv2D, 8, 8, 8, 16, 1, 1)};
+  std::ostringstream out;
+  Progress progress(out, 0, ProgressOptions{.label = "profile", .every_items = 1});
+  ProgressListener bar(progress);
+  Recorder recorder;
+  auto summary = RunCampaign(kernels, {}, options, registry, {&bar, &recorder});
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_GT(recorder.measured.size(), kernels.size());  // quantize, conv2d int8, dequantize...
+  EXPECT_EQ(progress.done(), kernels.size());
+  EXPECT_NE(out.str().find("profile 2/2"), std::string::npos) << out.str();
 }
 
 TEST(CampaignDefaults, ReferenceIsTheDocumentedConv) {
