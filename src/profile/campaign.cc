@@ -212,7 +212,13 @@ Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::
   if (!grouping.uncovered.empty())
     return Unsupported("int8: " + grouping.uncovered[0].op + " in the int8 form of " + kernel.Key() + ": " + grouping.uncovered[0].why);
   std::vector<Kernel> kernels;
-  for (KernelGroup& group : grouping.kernels) kernels.push_back(std::move(group.kernel));
+  bool int8_binary = false;
+  for (KernelGroup& group : grouping.kernels) {
+    const OpKind op = group.kernel.op;
+    int8_binary |= group.kernel.dtype == DataType::kInt8 && (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul);
+    kernels.push_back(std::move(group.kernel));
+  }
+  if (int8_binary) kernels.push_back(kernel);  // kept fp32 where a model's scales say so
   return kernels;
 }
 

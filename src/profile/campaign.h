@@ -98,7 +98,10 @@ Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& bac
 /// What an int8 model makes of `kernel` on `backend`, as a prediction lowers a model
 /// (LowerPlanToInt8Uncalibrated): its int8 form (dtype int8) with the quantize and dequantize at its
 /// edges, or the kernel itself where the backend keeps it fp32. An int8 kernel or a conversion is
-/// itself. At --precision int8 a campaign measures these in place of each kernel it samples, and
+/// itself. An elementwise add, sub or mul lowered to int8 also gives its fp32 self: a model's real
+/// scales can keep it fp32 (XNNPACK's limits on the ratios of its scales, which a run's calibration
+/// meets on a third of a detector's adds), and then the pack must predict it at fp32.
+/// At --precision int8 a campaign measures these in place of each kernel it samples, and
 /// MeasureKernel measures each in its key's dtype (a conversion or an int8 kernel without the
 /// conversions around it: the share of an int8 run its entries take).
 Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,

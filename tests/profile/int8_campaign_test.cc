@@ -3,6 +3,8 @@
 // keeps its kind fp32; each part once, in its key's dtype.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "profile/campaign.h"
 #include "profile/space.h"
 #include "run/xnnpack/xnnpack_backend.h"
@@ -47,6 +49,22 @@ TEST_F(Int8CampaignTest, AKindXnnpackKeepsFp32IsItself) {
   auto parts = Int8ModelKernels(hswish, "xnnpack", registry_, run_);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
   EXPECT_EQ(*parts, std::vector<Kernel>{hswish});
+}
+
+// A model's real scales can keep an add fp32 (XNNPACK's scale ratio limits): an add's parts are
+// its int8 form with the conversions, and the add itself at fp32 last.
+TEST_F(Int8CampaignTest, AnAddIsItsInt8FormAndItselfAtFp32) {
+  const Kernel add = BinaryKernel(OpKind::kAdd, 8, 8, 16);
+  auto parts = Int8ModelKernels(add, "xnnpack", registry_, run_);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  std::vector<std::string> keys;
+  for (const Kernel& part : *parts) keys.push_back(part.Key());
+  Kernel int8 = add;
+  int8.dtype = DataType::kInt8;
+  ASSERT_GE(parts->size(), 3u);
+  EXPECT_NE(std::find(keys.begin(), keys.end(), int8.Key()), keys.end());
+  EXPECT_EQ(keys.back(), add.Key());
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), add.Key()), 1);
 }
 
 TEST_F(Int8CampaignTest, EachPartIsMeasuredInItsKeysDtype) {
