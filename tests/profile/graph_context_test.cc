@@ -210,14 +210,20 @@ TEST(GraphContext, CampaignStoresEveryLayerAndResumes) {
   EXPECT_EQ(store->QueryGraphLayers()->size(), rows->size());
 }
 
+// One network of the hard-swish family.
+GraphContextOptions OneHardSwishNetwork(const std::string& db) {
+  GraphContextOptions options = SmallCampaign(db);
+  options.family = NetworkFamily::kHardSwishSe;
+  options.graphs = 1;
+  return options;
+}
+
 TEST(GraphContext, TheHardSwishFamilyIsACampaignOfItsOwn) {
   testing::TempDir dir;
   const std::string db = (dir.path() / "g.db").string();
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
-  GraphContextOptions options = SmallCampaign(db);
-  options.family = NetworkFamily::kHardSwishSe;
-  options.graphs = 1;
+  GraphContextOptions options = OneHardSwishNetwork(db);
   std::ostringstream log;
   auto hard_swish = RunGraphContext(options, registry, log);
   ASSERT_TRUE(hard_swish.ok()) << hard_swish.status().message();
@@ -253,9 +259,7 @@ TEST(GraphContext, AnInt8CampaignStoresInt8AndFp32LayersUnderTheInt8Configuratio
   const std::string db = (dir.path() / "g.db").string();
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
-  GraphContextOptions options = SmallCampaign(db);
-  options.family = NetworkFamily::kHardSwishSe;
-  options.graphs = 1;
+  GraphContextOptions options = OneHardSwishNetwork(db);
   options.campaign.run.precision = Precision::kInt8;
   std::ostringstream log;
   auto measured = RunGraphContext(options, registry, log);
