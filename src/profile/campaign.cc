@@ -348,8 +348,6 @@ Status ProgressListener::OnStart(const CampaignStart& start) {
   return Status::Ok();
 }
 
-Status ProgressListener::OnMeasured(const Kernel&, const Measurement&) { return Status::Ok(); }
-
 Status ProgressListener::OnUnsupported(const Kernel&, std::string_view) {
   progress_.SetNote(std::to_string(++unsupported_) + " unsupported");
   return Status::Ok();

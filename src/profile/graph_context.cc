@@ -41,8 +41,9 @@ Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, c
     // The layers of an int8 network are the kernels of its int8 form, as prediction lowers it
     // (int8 kinds, the conversions where precisions meet, the kinds kept fp32), with the nodes
     // its run's calibrated scales kept fp32 kept fp32.
-    LATTE_ASSIGN_OR_RETURN(plan, LowerPlanToInt8AsRun(plan, campaign.backend, registry, campaign.run, result.entries));
-    LATTE_RETURN_IF_ERROR(CheckRunMatchesInt8Plan(plan, result.entries).WithContext(name));
+    Expected<GraphPlan> as_run = LowerPlanToInt8AsRun(plan, campaign.backend, registry, campaign.run, result.entries);
+    if (!as_run.ok()) return as_run.status().WithContext(name);
+    plan = std::move(*as_run);
   }
   LATTE_ASSIGN_OR_RETURN(KernelGrouping grouping, GroupIntoKernels(plan.graph, rules));
   if (!grouping.uncovered.empty()) {

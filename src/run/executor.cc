@@ -343,7 +343,9 @@ Expected<GraphPlan> LowerPlanToInt8AsRun(const GraphPlan& plan, const std::strin
         choice.kept_why[k] = kKeptFp32ByRun;
       }
   }
-  return LowerUncalibrated(plan, backend, registry, std::move(options), std::move(choice));
+  LATTE_ASSIGN_OR_RETURN(GraphPlan as_run, LowerUncalibrated(plan, backend, registry, std::move(options), std::move(choice)));
+  LATTE_RETURN_IF_ERROR(CheckRunMatchesInt8Plan(as_run, entries));
+  return as_run;
 }
 
 Expected<GraphPlan> PlanGraphOnBackend(const Graph& graph, const std::string& backend, const BackendRegistry& registry,

@@ -144,9 +144,10 @@ Expected<GraphPlan> LowerPlanToInt8Uncalibrated(const GraphPlan& plan, const std
                                                 const BackendRegistry& registry, RunOptions options);
 
 /// `plan` lowered as LowerPlanToInt8Uncalibrated lowers it, but with every node that an int8 run of
-/// it (its executor's `entries`) kept fp32 kept fp32 too (fp32_why: kKeptFp32ByRun): the uncalibrated plan of what that run ran. A run's real scales can keep a
-/// node fp32 that one scale for all lowers (XNNPACK's limits on scale ratios: an add of a small
-/// constant to a wide activation); compared layer by layer, the two must be the same plan.
+/// it (its executor's `entries`) kept fp32 kept fp32 too (fp32_why: kKeptFp32ByRun): the
+/// uncalibrated plan of what that run ran, checked node for node against it (CheckRunMatchesInt8Plan's
+/// Unsupported when they still differ). A run's real scales can keep a node fp32 that one scale
+/// for all lowers (XNNPACK's limits on scale ratios: an add of a small constant to a wide activation).
 inline constexpr const char* kKeptFp32ByRun = "kept fp32 by the run's calibrated scales";
 Expected<GraphPlan> LowerPlanToInt8AsRun(const GraphPlan& plan, const std::string& backend, const BackendRegistry& registry,
                                          RunOptions options, const std::vector<ProfileEntry>& entries);

@@ -1,5 +1,6 @@
 #include "profile/graph_context.h"
 
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -218,6 +219,14 @@ GraphContextOptions OneHardSwishNetwork(const std::string& db) {
   return options;
 }
 
+// The campaign of `options` opened, nothing measured: its budget spent before the first network.
+Expected<GraphContextResult> OpenCampaignOnly(GraphContextOptions options, const BackendRegistry& registry, std::ostream& log) {
+  auto now = std::make_shared<double>(0);
+  options.campaign.clock = [now] { return *now += 10; };
+  options.campaign.budget_secs = 5;
+  return RunGraphContext(options, registry, log);
+}
+
 TEST(GraphContext, TheHardSwishFamilyIsACampaignOfItsOwn) {
   testing::TempDir dir;
   const std::string db = (dir.path() / "g.db").string();
@@ -231,10 +240,7 @@ TEST(GraphContext, TheHardSwishFamilyIsACampaignOfItsOwn) {
   EXPECT_TRUE(hard_swish->skipped.empty());
   // The other family, same seed and count: another campaign, its networks not yet measured.
   options.family = NetworkFamily::kInvertedResidual;
-  double now = 0;
-  options.campaign.clock = [&] { return now += 10; };
-  options.campaign.budget_secs = 5;
-  auto inverted = RunGraphContext(options, registry, log);
+  auto inverted = OpenCampaignOnly(options, registry, log);
   ASSERT_TRUE(inverted.ok()) << inverted.status().message();
   EXPECT_NE(inverted->campaign_id, hard_swish->campaign_id);
   EXPECT_EQ(inverted->done_before, 0u);
@@ -283,10 +289,7 @@ TEST(GraphContext, AnInt8CampaignStoresInt8AndFp32LayersUnderTheInt8Configuratio
   EXPECT_GT(conversions, 1u);
   // The fp32 campaign of the same networks is another campaign.
   options.campaign.run.precision = Precision::kFp32;
-  double now = 0;
-  options.campaign.clock = [&] { return now += 10; };
-  options.campaign.budget_secs = 5;
-  auto at_fp32 = RunGraphContext(options, registry, log);
+  auto at_fp32 = OpenCampaignOnly(options, registry, log);
   ASSERT_TRUE(at_fp32.ok()) << at_fp32.status().message();
   EXPECT_NE(at_fp32->campaign_id, measured->campaign_id);
   EXPECT_EQ(at_fp32->done_before, 0u);
