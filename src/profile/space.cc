@@ -979,7 +979,7 @@ encoders::EncoderConfig EncoderModelOf(const EncoderShape& shape, SplitMix64& rn
   return model;
 }
 
-Expected<Graph> RandomEncoderNetwork(SplitMix64& rng) {
+DrawnEncoderNetwork DrawEncoderNetwork(SplitMix64& rng) {
   EncoderShape shape = DrawEncoderShape(rng);
   // Projections and MLP (12 S·H² multiply-adds), attention's scores and context (2 S²·H).
   auto flops = [](const EncoderShape& s) {
@@ -987,16 +987,29 @@ Expected<Graph> RandomEncoderNetwork(SplitMix64& rng) {
     return 2 * (12 * seq * hidden * hidden + 2 * seq * seq * hidden);
   };
   while (flops(shape) > kMaxEncoderNetworkFlops) shape = DrawEncoderShape(rng);
-  encoders::EncoderConfig model = EncoderModelOf(shape, rng);
-  model.layers = 2;
+  DrawnEncoderNetwork drawn{EncoderModelOf(shape, rng)};
+  drawn.model.layers = 2;
+  return drawn;
+}
+
+bool DrawnEncoderNetwork::HasAttentionMask() const { return model.name.rfind("bert", 0) == 0; }
+
+Expected<Graph> DrawnEncoderNetwork::Import(bool mask_of_ones) const {
+  ImportOptions options;
+  if (mask_of_ones && HasAttentionMask())
+    options.input_values["attention_mask"] = std::vector<std::string>(static_cast<std::size_t>(model.sequence), "1");
   const std::string bytes = encoders::ModelBytes(model);
-  auto graph = ImportModelBytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, ModelFormat::kOnnx, {});
+  auto graph = ImportModelBytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, ModelFormat::kOnnx,
+                                options);
   if (!graph.ok()) {
-    return graph.status().WithContext(fmt::format("the drawn encoder {} ({} tokens, {} wide, opset {})", model.name,
-                                                  shape.seq, shape.hidden, model.opset));
+    const int tokens = HasAttentionMask() ? model.sequence : (model.image / model.patch) * (model.image / model.patch) + 1;
+    return graph.status().WithContext(
+        fmt::format("the drawn encoder {} ({} tokens, {} wide, opset {})", model.name, tokens, model.hidden, model.opset));
   }
   return graph;
 }
+
+Expected<Graph> RandomEncoderNetwork(SplitMix64& rng) { return DrawEncoderNetwork(rng).Import(); }
 
 Expected<std::vector<Kernel>> TransformerKernels(const SamplerConfig& config, const std::vector<Kernel>& kinds) {
   LATTE_ASSIGN_OR_RETURN(const FusionRules rules, RulesOf(config));

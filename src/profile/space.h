@@ -176,10 +176,23 @@ EncoderShape DrawEncoderShape(SplitMix64& rng);
 /// the time each.
 encoders::EncoderConfig EncoderModelOf(const EncoderShape& shape, SplitMix64& rng);
 
-/// A random network of the graph-context campaigns' third family: a two-layer encoder model of a
-/// drawn shape (EncoderModelOf, with its embeddings, norms and head), imported as a user's file
-/// would be. Shapes over kMaxEncoderNetworkFlops a layer are drawn again, so that a network runs
-/// in tens of milliseconds (BERT-mini at 384 tokens is 0.75 GFLOP a layer).
+/// A network of the graph-context campaigns' third family as drawn: a two-layer encoder model of
+/// a drawn shape (EncoderModelOf, with its embeddings, norms and head). Shapes over
+/// kMaxEncoderNetworkFlops a layer are drawn again, so that a network runs in tens of
+/// milliseconds (BERT-mini at 384 tokens is 0.75 GFLOP a layer).
+struct DrawnEncoderNetwork {
+  encoders::EncoderConfig model;
+  /// Whether the model has BERT's attention mask input (an int64 cast that oneDNN, without 64-bit
+  /// integers, cannot run).
+  bool HasAttentionMask() const;
+  /// The model imported as a user's file would be; with `mask_of_ones`, its attention mask given as
+  /// all ones (no padding, as a benchmark runs BERT with `--input-value`), so that the mask's cast
+  /// and arithmetic fold at import.
+  Expected<Graph> Import(bool mask_of_ones = false) const;
+};
+DrawnEncoderNetwork DrawEncoderNetwork(SplitMix64& rng);
+
+/// DrawEncoderNetwork's model imported as drawn.
 Expected<Graph> RandomEncoderNetwork(SplitMix64& rng);
 inline constexpr double kMaxEncoderNetworkFlops = 1e9;
 

@@ -10,6 +10,7 @@
 #include "../cli/run_latte.h"
 #include "ir/cache_reuse.h"
 #include "profile/space.h"
+#include "run/onednn/onednn_backend.h"
 #include "run/ort/ort_backend.h"
 #include "run/xnnpack/xnnpack_backend.h"
 
@@ -352,6 +353,66 @@ TEST(GraphContext, MeasuresTransformerEncodersOnOnnxRuntime) {
   EXPECT_TRUE(kinds.count("matmul")) << ::testing::PrintToString(kinds);
   EXPECT_TRUE(kinds.count("softmax")) << ::testing::PrintToString(kinds);
   EXPECT_TRUE(kinds.count("layer_norm")) << ::testing::PrintToString(kinds);
+}
+
+// The first seed whose first encoder network is a small BERT (quick to run on any backend).
+std::uint64_t SeedOfASmallBert() {
+  for (std::uint64_t seed = 0; seed < 1000; ++seed) {
+    SplitMix64 rng(seed);
+    const DrawnEncoderNetwork drawn = DrawEncoderNetwork(rng);
+    if (drawn.HasAttentionMask() && drawn.model.sequence <= 128 && drawn.model.hidden <= 128) return seed;
+  }
+  return 0;
+}
+
+int CastNodes(const Graph& graph) {
+  int casts = 0;
+  for (NodeId n = 0; n < static_cast<NodeId>(graph.num_nodes()); ++n) casts += graph.node(n).kind == OpKind::kCast;
+  return casts;
+}
+
+TEST(DrawnEncoderNetwork, ABertsMaskOfOnesFoldsItsCast) {
+  SplitMix64 rng(SeedOfASmallBert());
+  const DrawnEncoderNetwork drawn = DrawEncoderNetwork(rng);
+  ASSERT_TRUE(drawn.HasAttentionMask());
+  auto as_drawn = drawn.Import();
+  auto with_ones = drawn.Import(/*mask_of_ones=*/true);
+  ASSERT_TRUE(as_drawn.ok()) << as_drawn.status().message();
+  ASSERT_TRUE(with_ones.ok()) << with_ones.status().message();
+  EXPECT_EQ(CastNodes(*as_drawn), 1);  // the mask's int64 → float
+  EXPECT_EQ(CastNodes(*with_ones), 0);
+  EXPECT_EQ(as_drawn->inputs.size(), 3u);  // input_ids, attention_mask, token_type_ids
+  EXPECT_EQ(with_ones->inputs.size(), 2u);
+  // The same network otherwise: the attention's softmaxes and products are all there.
+  EXPECT_LT(with_ones->num_nodes(), as_drawn->num_nodes());
+}
+
+// oneDNN has no 64-bit integers, so it cannot run BERT's attention mask: such a network is
+// measured with the mask given as all ones, not skipped (on oneDNN that was most of the family).
+TEST(GraphContext, MeasuresABertOnOnednnWithItsMaskAsAllOnes) {
+  testing::TempDir dir;
+  BackendRegistry registry;
+  RegisterOnednnBackend(registry);
+  GraphContextOptions options = SmallCampaign((dir.path() / "g.db").string());
+  options.campaign.backend = "onednn";
+  options.campaign.reference_every = 0;
+  options.family = NetworkFamily::kEncoder;
+  options.seed = SeedOfASmallBert();
+  options.graphs = 1;
+  std::ostringstream log;
+  auto result = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  ASSERT_EQ(result->measured, 1u) << (result->skipped.empty() ? log.str() : result->skipped.front());
+  EXPECT_NE(log.str().find("random-net 0 with its attention mask as all ones"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("cast from int64"), std::string::npos) << log.str();  // why, from oneDNN
+  auto store = Store::Open(options.db);
+  ASSERT_TRUE(store.ok());
+  auto rows = store->QueryGraphLayers();
+  ASSERT_TRUE(rows.ok());
+  std::set<std::string> kinds;
+  for (const StoredGraphLayer& row : *rows) kinds.insert(row.record.kernel.Kind());
+  EXPECT_TRUE(kinds.count("softmax")) << ::testing::PrintToString(kinds);
+  EXPECT_FALSE(kinds.count("cast")) << ::testing::PrintToString(kinds);
 }
 
 TEST(GraphContext, StopsWhenTheBudgetIsSpent) {
