@@ -136,10 +136,16 @@ std::vector<LayerTraffic> LayerTrafficOf(const Graph& graph, const std::vector<s
   for (std::size_t i = 0; i < layers.size(); ++i) {
     LayerTraffic& layer = traffic[i];
     for (NodeId n : layers[i]) {
-      for (TensorId t : graph.node(n).inputs) {
+      const Node& node = graph.node(n);
+      for (std::size_t input = 0; input < node.inputs.size(); ++input) {
+        const TensorId t = node.inputs[input];
         if (t == kNoTensor) continue;
         if (graph.tensor(t).is_constant()) {
-          layer.weight_bytes += bytes(t);
+          // A gather from a constant table (an embedding) reads the rows it gathers, its output's
+          // bytes, not the table: BERT's 31 MB of word embeddings counted whole flushed the L3 of
+          // every layer after it, and predicted its in-graph cost 10 points high.
+          const bool table = node.kind == OpKind::kGather && input == 0 && !node.outputs.empty();
+          layer.weight_bytes += table ? std::min(bytes(t), bytes(node.outputs.front())) : bytes(t);
           continue;
         }
         const NodeId producer = graph.Producer(t);

@@ -97,6 +97,22 @@ TEST(CacheReuse, TrafficOfAGraphSplitsWeightsInputsAndOutputs) {
   EXPECT_EQ(fused[0].inputs, (std::vector<std::pair<int, std::int64_t>>{{-1, map}, {-1, map}}));
 }
 
+// An embedding's gather reads the rows it gathers from its constant table, not the table: a
+// BERT's 31 MB of word embeddings counted whole flushed every later layer's weights from L3.
+TEST(CacheReuse, AGatherFromATableTouchesTheRowsItGathers) {
+  GraphBuilder b;
+  TensorId ids = b.Input("ids", {1, 6}, DataType::kInt64);
+  TensorId table = b.Constant("table", {1000, 16});
+  Attributes a;
+  a.Set("axis", std::int64_t{0});
+  TensorId rows = b.Op1(OpKind::kGather, "embed", {table, ids}, a);
+  auto g = b.Finish({rows});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const auto traffic = LayerTrafficOf(*g, {{0}});
+  ASSERT_EQ(traffic.size(), 1u);
+  EXPECT_EQ(traffic[0], (LayerTraffic{6 * 16 * 4, 6 * 16 * 4, {{-1, 6 * 8}}}));  // not 1000 · 16 · 4
+}
+
 TEST(CacheReuse, InputsTextRoundTripsAndBadTextIsNamed) {
   LayerTraffic layer{0, 0, {{3, 4096}, {-1, 1024}}};
   EXPECT_EQ(InputsToText(layer), "3:4096,-1:1024");
