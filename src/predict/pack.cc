@@ -206,6 +206,7 @@ Expected<Prediction> Pack::PredictUnadapted(const Kernel& kernel, int threads) c
     Expected<Prediction> hit = model.table->Predict(kernel, threads);
     if (hit.ok()) return checked(std::move(hit));
   }
+  if (model.by_parts) return PredictFromParts(kernel, threads);
   bool outside = !model.ranges.Contains(kernel, threads);
   // Interpolation answers inside its grid only: beyond it (a parameter clamped, a square grid
   // asked a non-square kernel) it holds its edge, while a tree model later in the order still
@@ -237,25 +238,35 @@ Expected<Prediction> Pack::PredictFromParts(const Kernel& kernel, int threads) c
     return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, and its parts cannot be " +
                        "told apart: " + parts.status().message());
   }
-  Prediction sum;
-  sum.source = PredictionSource::kSumOfParts;
-  double followers_ms = 0;
-  for (std::size_t i = 0; i < parts->size(); ++i) {
-    const Kernel& part = (*parts)[i];
-    Expected<Prediction> p = Predict(part, threads);  // a part fuses nothing: no deeper recursion
-    if (!p.ok()) {
-      return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, nor for its part '" +
-                         part.Kind() + "': " + p.status().message());
+  // Each part by its own kind; a part fuses fewer ops than `kernel`, so this recursion ends.
+  auto sum_of = [&](const std::vector<Kernel>& each) -> Expected<Prediction> {
+    Prediction sum;
+    sum.source = PredictionSource::kSumOfParts;
+    double followers_ms = 0;
+    for (std::size_t i = 0; i < each.size(); ++i) {
+      Expected<Prediction> p = Predict(each[i], threads);
+      if (!p.ok()) {
+        return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, nor for its part '" +
+                           each[i].Kind() + "': " + p.status().message());
+      }
+      sum.ms += p->ms;
+      sum.spread_ms += p->spread_ms;  // one pack's errors share a bias: they add
+      if (i > 0) followers_ms += p->ms;
+      sum.outside_training_range = sum.outside_training_range || p->outside_training_range;
     }
-    sum.ms += p->ms;
-    sum.spread_ms += p->spread_ms;  // one pack's errors share a bias: they add
-    if (i > 0) followers_ms += p->ms;
-    sum.outside_training_range = sum.outside_training_range || p->outside_training_range;
+    // Fusing saves at most the followers' own pass: the fused kernel lies between the main op
+    // alone and the sum, so half the followers' time is one more standard deviation of this answer.
+    sum.spread_ms += followers_ms / 2;
+    return sum;
+  };
+  // The followers as the one fused kind they make ("add+relu"), which backends run as one pass
+  // and packs measure, before each alone (a clamp alone at int8 is no kind a pack has).
+  if (parts->size() > 2) {
+    std::vector<Kernel> grouped{(*parts)[0], (*parts)[1]};
+    grouped[1].fused.assign(kernel.fused.begin() + 1, kernel.fused.end());
+    if (Expected<Prediction> sum = sum_of(grouped); sum.ok()) return sum;
   }
-  // Fusing saves at most the followers' own pass: the fused kernel lies between the main op alone
-  // and the sum, so half the followers' time is one more standard deviation of this answer.
-  sum.spread_ms += followers_ms / 2;
-  return sum;
+  return sum_of(*parts);
 }
 
 nlohmann::json Pack::ToJson() const {
@@ -282,7 +293,8 @@ nlohmann::json Pack::ToJson() const {
     k["samples"] = model.samples;
     k["ranges"] = model.ranges.ToJson();
     k["order"] = model.order;
-    k["selected"] = model.order.empty() ? "table" : model.order.front();
+    k["selected"] = model.by_parts ? "sum-of-parts" : model.order.empty() ? "table" : model.order.front();
+    if (model.by_parts) k["by_parts"] = true;  // absent otherwise: packs fitted before it stay byte-identical
     nlohmann::json cv = nlohmann::json::object();
     for (const auto& [name, metrics] : model.cv) cv[name] = metrics.ToJson();
     k["cv"] = cv;
@@ -387,6 +399,12 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
       }
       for (const std::string& name : model.order)
         if (!model.fitted.count(name)) return InvalidInput("kind " + kind + ": order names '" + name + "' but it is not in predictors");
+      if (k.contains("by_parts")) {  // optional: packs fitted before it have none
+        if (!k.at("by_parts").is_boolean()) return InvalidInput("kind " + kind + ": by_parts is not true or false");
+        model.by_parts = k.at("by_parts").get<bool>();
+        if (model.by_parts && ParseModelKind(kind)->fused.empty())
+          return InvalidInput("kind " + kind + ": by_parts, but the kind fuses nothing: it has no parts");
+      }
       pack.kinds[kind] = std::move(model);
     }
     if (json.contains("context")) {  // optional: packs fitted without layers measured in context

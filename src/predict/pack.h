@@ -72,6 +72,10 @@ struct KindModel {
   std::map<std::string, std::unique_ptr<KernelPredictor>> fitted;  // by name
   std::vector<std::string> order;  // fitted names, best cross-validated first ("selected" = order[0])
   std::map<std::string, AccuracyMetrics> cv;  // cross-validated accuracy per predictor
+  /// A fused kind whose parts, each predicted by its own kind, predicted its measurements better
+  /// than its own fitted predictors did held out (FitPack): what the table does not hold is
+  /// predicted as the sum of its parts (cv["sum-of-parts"] says how well they did).
+  bool by_parts = false;
 };
 
 /// What a pack was made for and from.
@@ -137,10 +141,15 @@ class Pack {
   /// was registered then: xnnpack and onednn took NHWC, every other backend the file's layout.
   NhwcBackends NhwcBackendNames() const;
   /// Same, at another thread count (the fitted models see threads as a feature). A fused kind
-  /// the pack has no model for ("conv2d+relu6" where only conv2d and relu6 were measured) is
-  /// predicted as the sum of its parts (KernelParts), source kSumOfParts; kUnsupported when a
-  /// part has no model either.
+  /// the pack has no model for ("conv2d+relu6" where only conv2d and relu6 were measured), or one
+  /// its parts predict better (KindModel::by_parts), is predicted as the sum of its parts
+  /// (PredictFromParts), source kSumOfParts; kUnsupported when a part has no model either.
   Expected<Prediction> Predict(const Kernel& kernel, int threads) const;
+
+  /// `kernel` (a fused kind) predicted as the sum of its parts, each by its own kind: the main op
+  /// alone, then its followers as one fused kind when the pack predicts that ("add+relu" of a
+  /// "conv2d+add+relu"), else each alone. Source kSumOfParts; kUnsupported when a part has no model.
+  Expected<Prediction> PredictFromParts(const Kernel& kernel, int threads) const;
 
   nlohmann::json ToJson() const;
   /// Reads a pack; fails naming what is missing or malformed, or a feature version this latte
@@ -159,7 +168,6 @@ class Pack {
   std::string Dump() const;
 
  private:
-  Expected<Prediction> PredictFromParts(const Kernel& kernel, int threads) const;
   /// The pack's own prediction, before any adaptation.
   Expected<Prediction> PredictUnadapted(const Kernel& kernel, int threads) const;
 };

@@ -15,7 +15,8 @@ std::string FitReportText(const StoreFit& fit, int folds) {
       const bool scored = score.cv.n > 0;
       std::string note = score.name == kind.selected ? "selected" : "";
       if (score.failed > 0) note += (note.empty() ? "" : "; ") + std::to_string(score.failed) + " unpredicted";
-      if (!scored && !score.why.empty()) note += (note.empty() ? "" : "; ") + score.why;
+      // The parts' row says how it compared with the kind's own selected predictor.
+      if ((!scored || score.name == "sum-of-parts") && !score.why.empty()) note += (note.empty() ? "" : "; ") + score.why;
       table.AddRow({kind.kind, std::to_string(kind.samples), std::to_string(kind.borrowed), score.name, scored ? percent(score.cv.rmspe_pct) : "-",
                     scored ? percent(score.cv.within5_pct) : "-", scored ? percent(score.cv.within10_pct) : "-", note});
     }
