@@ -238,35 +238,32 @@ Expected<Prediction> Pack::PredictFromParts(const Kernel& kernel, int threads) c
     return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, and its parts cannot be " +
                        "told apart: " + parts.status().message());
   }
-  // Each part by its own kind; a part fuses fewer ops than `kernel`, so this recursion ends.
-  auto sum_of = [&](const std::vector<Kernel>& each) -> Expected<Prediction> {
-    Prediction sum;
-    sum.source = PredictionSource::kSumOfParts;
-    double followers_ms = 0;
-    for (std::size_t i = 0; i < each.size(); ++i) {
-      Expected<Prediction> p = Predict(each[i], threads);
-      if (!p.ok()) {
-        return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, nor for its part '" +
-                           each[i].Kind() + "': " + p.status().message());
-      }
-      sum.ms += p->ms;
-      sum.spread_ms += p->spread_ms;  // one pack's errors share a bias: they add
-      if (i > 0) followers_ms += p->ms;
-      sum.outside_training_range = sum.outside_training_range || p->outside_training_range;
-    }
-    // Fusing saves at most the followers' own pass: the fused kernel lies between the main op
-    // alone and the sum, so half the followers' time is one more standard deviation of this answer.
-    sum.spread_ms += followers_ms / 2;
-    return sum;
-  };
-  // The followers as the one fused kind they make ("add+relu"), which backends run as one pass
-  // and packs measure, before each alone (a clamp alone at int8 is no kind a pack has).
-  if (parts->size() > 2) {
-    std::vector<Kernel> grouped{(*parts)[0], (*parts)[1]};
-    grouped[1].fused.assign(kernel.fused.begin() + 1, kernel.fused.end());
-    if (Expected<Prediction> sum = sum_of(grouped); sum.ok()) return sum;
+  // The main op alone, then the followers as the one fused kind they make ("add+relu" of a
+  // "conv2d+add+relu"), which backends run as one pass and packs measure; a pack without that kind
+  // predicts it by its own parts in turn. Each part fuses fewer ops than `kernel`: this recursion ends.
+  std::vector<Kernel>& each = *parts;
+  if (each.size() > 2) {
+    each[1].fused.assign(kernel.fused.begin() + 1, kernel.fused.end());
+    each.resize(2);
   }
-  return sum_of(*parts);
+  Prediction sum;
+  sum.source = PredictionSource::kSumOfParts;
+  double followers_ms = 0;
+  for (std::size_t i = 0; i < each.size(); ++i) {
+    Expected<Prediction> p = Predict(each[i], threads);
+    if (!p.ok()) {
+      return Unsupported("no predictor for kernel kind '" + kernel.Kind() + "' in this pack, nor for its part '" +
+                         each[i].Kind() + "': " + p.status().message());
+    }
+    sum.ms += p->ms;
+    sum.spread_ms += p->spread_ms;  // one pack's errors share a bias: they add
+    if (i > 0) followers_ms += p->ms;
+    sum.outside_training_range = sum.outside_training_range || p->outside_training_range;
+  }
+  // Fusing saves at most the followers' own pass: the fused kernel lies between the main op alone
+  // and the sum, so half the followers' time is one more standard deviation of this answer.
+  sum.spread_ms += followers_ms / 2;
+  return sum;
 }
 
 nlohmann::json Pack::ToJson() const {

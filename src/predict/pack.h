@@ -147,8 +147,8 @@ class Pack {
   Expected<Prediction> Predict(const Kernel& kernel, int threads) const;
 
   /// `kernel` (a fused kind) predicted as the sum of its parts, each by its own kind: the main op
-  /// alone, then its followers as one fused kind when the pack predicts that ("add+relu" of a
-  /// "conv2d+add+relu"), else each alone. Source kSumOfParts; kUnsupported when a part has no model.
+  /// alone, then its followers as the one fused kind they make ("add+relu" of a "conv2d+add+relu"),
+  /// itself by its parts when the pack lacks it. Source kSumOfParts; kUnsupported when a part has no model.
   Expected<Prediction> PredictFromParts(const Kernel& kernel, int threads) const;
 
   nlohmann::json ToJson() const;

@@ -146,12 +146,12 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
   const double started = options.campaign.clock();
   SplitMix64 rng(options.seed);
   for (std::size_t i = 0; i < options.graphs; ++i) {
-    // Every network is drawn, stored or not, so the i-th is the same in every run.
+    // Every network is drawn, stored or not, so the i-th is the same in every run; it is built
+    // only when it is measured.
     std::optional<DrawnEncoderNetwork> encoder;
+    std::vector<JoinedKernel> joined;
     if (options.family == NetworkFamily::kEncoder) encoder = DrawEncoderNetwork(rng);
-    Expected<Graph> graph = encoder                                         ? encoder->Import()
-                            : options.family == NetworkFamily::kHardSwishSe ? JoinKernels(RandomHardSwishNetwork(rng))
-                                                                            : JoinKernels(RandomNetwork(rng));
+    else joined = options.family == NetworkFamily::kHardSwishSe ? RandomHardSwishNetwork(rng) : RandomNetwork(rng);
     const std::string name = fmt::format("random-net {}", i);
     if (done.count(name)) {
       ++result.done_before;
@@ -166,17 +166,17 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
       break;
     }
     LATTE_RETURN_IF_ERROR(measure_reference());
-    Expected<std::vector<GraphLayerRecord>> layers =
-        graph.ok() ? MeasureGraphLayers(*graph, name, rules, options.campaign, options.graph_measure, registry)
-                   : Expected<std::vector<GraphLayerRecord>>(graph.status());
+    auto measure = [&](const Expected<Graph>& graph) -> Expected<std::vector<GraphLayerRecord>> {
+      if (!graph.ok()) return graph.status();
+      return MeasureGraphLayers(*graph, name, rules, options.campaign, options.graph_measure, registry);
+    };
+    Expected<std::vector<GraphLayerRecord>> layers = measure(encoder ? encoder->Import() : JoinKernels(joined));
     // A backend without 64-bit integers (oneDNN) cannot run BERT's attention mask: such a network
     // runs with the mask given as all ones, as a benchmark runs BERT there, rather than being
     // skipped (on oneDNN that was most of the family).
     if (!layers.ok() && layers.status().code() == StatusCode::kUnsupported && encoder && encoder->HasAttentionMask()) {
       const std::string refused = layers.status().message();
-      graph = encoder->Import(/*mask_of_ones=*/true);
-      layers = graph.ok() ? MeasureGraphLayers(*graph, name, rules, options.campaign, options.graph_measure, registry)
-                          : Expected<std::vector<GraphLayerRecord>>(graph.status());
+      layers = measure(encoder->Import(/*mask_of_ones=*/true));
       if (layers.ok()) log << fmt::format("graph context: {} with its attention mask as all ones ({})\n", name, refused);
     }
     if (!layers.ok()) {
