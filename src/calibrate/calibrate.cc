@@ -347,6 +347,7 @@ Expected<StoreFit> FitCalibration(const CalibrateOptions& options, const Backend
   request.filter.backend = options.backend;
   request.backend_takes_nhwc = backend.takes_nhwc;
   request.nchwc_block = backend.nchwc_block;
+  request.channels_in_vectors = backend.channels_in_vectors;
   request.filter.threads = options.num_threads;
   request.filter.precision = std::string(PrecisionName(options.precision));
   request.filter.device = ReadDeviceFingerprint().Key();

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/drift_correction.h"
+#include "core/device.h"
 #include "core/stats.h"
 #include "ir/fusion_rules.h"
 #include "ir/kernel_graph.h"
@@ -155,6 +156,16 @@ std::size_t SplitPrior(std::vector<TrainingSample> prior, const std::map<std::st
     }
   }
   return fitted.size() - before;
+}
+
+// The SIMD flags of the measurements' device, as its fingerprint recorded them; [] when it did
+// not (a table imported from elsewhere).
+std::vector<std::string> IsaFlagsOf(const nlohmann::json& device) {
+  std::vector<std::string> flags;
+  if (device.contains("isa_flags") && device.at("isa_flags").is_array())
+    for (const nlohmann::json& flag : device.at("isa_flags"))
+      if (flag.is_string()) flags.push_back(flag.get<std::string>());
+  return flags;
 }
 
 }  // namespace
@@ -370,7 +381,9 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   result.layers_drift = layer_corrector.Finish();
   result.left_out = std::move(left_out);
   result.device_key = first.device.key;
-  auto fit = FitPack(samples, info, request.options);
+  FitOptions options = request.options;
+  if (request.channels_in_vectors) options.predictor.channel_tile = FloatLanes(IsaFlagsOf(info.device));
+  auto fit = FitPack(samples, info, options);
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);
   if (result.fit.interrupted) return result;

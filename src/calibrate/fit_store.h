@@ -40,6 +40,9 @@ struct StoreFitRequest {
   /// The backend's NCHWc block (BackendFactory::nchwc_block): with `fusion_rules` unset, a measured
   /// residual kind becomes a rule that holds where that pass fuses it ("conv2d+add@nchwc16").
   int nchwc_block = 0;
+  /// BackendFactory::channels_in_vectors: the predictors count a conv's work in whole vectors of
+  /// output channels, the vector being the measurements' device's (FloatLanes).
+  bool channels_in_vectors = false;
 };
 
 struct StoreFit {

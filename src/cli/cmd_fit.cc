@@ -61,6 +61,7 @@ void AddFitCommand(CLI::App& app, Status& result) {
       const BackendFactory* backend = registry.Find(flags->backend);
       request.backend_takes_nhwc = backend != nullptr && backend->takes_nhwc;
       request.nchwc_block = backend != nullptr ? backend->nchwc_block : 0;
+      request.channels_in_vectors = backend != nullptr && backend->channels_in_vectors;
       // A table measured elsewhere (TensorRT) is taken to clamp in its kernels' epilogues.
       if (backend != nullptr) flags->options.clamps_run_apart = backend->clamps_run_apart;
     }

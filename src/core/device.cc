@@ -67,6 +67,11 @@ std::string DeviceFingerprint::Describe() const {
          os + ")";
 }
 
+int FloatLanes(const std::vector<std::string>& isa_flags) {
+  auto has = [&](const char* flag) { return std::find(isa_flags.begin(), isa_flags.end(), flag) != isa_flags.end(); };
+  return has("avx512f") ? 16 : has("avx") ? 8 : 4;
+}
+
 std::string DeviceFingerprint::Key() const {
   std::string key = cpu_model + "|" + std::to_string(logical_cores) + "|";
   for (const auto& f : isa_flags) key += f + ",";

@@ -20,6 +20,11 @@ struct DeviceFingerprint {
   std::string Key() const;
 };
 
+/// The 32-bit lanes of the widest SIMD vector `isa_flags` name (DeviceFingerprint::isa_flags, or
+/// the flags of a device key): 16 with avx512f, 8 with avx, 4 otherwise (SSE; and an ARM core's
+/// NEON, whose flags no fingerprint records).
+int FloatLanes(const std::vector<std::string>& isa_flags);
+
 /// Reads the fingerprint of this machine from /proc and /sys (fields it cannot read stay empty).
 DeviceFingerprint ReadDeviceFingerprint();
 

@@ -218,11 +218,30 @@ KernelCost ComputeKernelCost(const Kernel& k) {
   return c;
 }
 
-double WorkScaleMs(const Kernel& kernel) { return WorkScaleMs(ComputeKernelCost(kernel)); }
+double WorkScaleMs(const Kernel& kernel, int channel_tile) {
+  return WorkScaleMs(ComputeKernelCost(kernel), ChannelTileFactor(kernel, channel_tile));
+}
 
-double WorkScaleMs(const KernelCost& c) {
+double WorkScaleMs(const KernelCost& c, double tile_factor) {
   constexpr double kFlopsPerMs = 100e9 / 1e3, kBytesPerMs = 20e9 / 1e3, kOverheadMs = 1e-3;
-  return kOverheadMs + std::max(2 * c.macs / kFlopsPerMs, c.Bytes() / kBytesPerMs);
+  return kOverheadMs + std::max(2 * c.macs * tile_factor / kFlopsPerMs, c.Bytes() / kBytesPerMs);
+}
+
+double ChannelTileFactor(const Kernel& kernel, int channel_tile) {
+  if (channel_tile <= 1) return 1;
+  double channels = 0;  // the output channels one pass of the vector loop walks
+  switch (kernel.op) {
+    case OpKind::kConv2D:
+    case OpKind::kDepthwiseConv2D:
+    case OpKind::kTransposeConv2D:
+    case OpKind::kFullyConnected:
+      channels = VectorChannels(kernel);
+      break;
+    default:
+      return 1;
+  }
+  if (!(channels >= 1)) return 1;
+  return std::ceil(channels / channel_tile) * channel_tile / channels;
 }
 
 double LogScale(double x) { return x >= 0 ? std::log2(1 + x) : -std::log2(1 - x); }

@@ -59,6 +59,7 @@ Status InterpPredictor::Fit(std::span<const TrainingSample> samples) {
   constants_.clear();
   kind_ = ModelKind(samples.front().kernel);
   per_work_ = true;
+  channel_tile_ = fit_channel_tile_;
   for (const TrainingSample& s : samples)
     if (ModelKind(s.kernel) != kind_) return InvalidInput("interp: samples of two kinds, " + kind_ + " and " + ModelKind(s.kernel));
   std::vector<std::string> names = ParamNames(samples);
@@ -139,7 +140,7 @@ void InterpPredictor::Index() {
   const Kernel kind = parsed.ok() ? *parsed : Kernel{};
   for (std::size_t p = 0; p < point_values_.size(); ++p) {
     point_log_.push_back(std::log(point_ms_[p]) -
-                         (per_work_ ? std::log(WorkScaleMs(PointKernel(kind, point_values_[p]))) : 0.0));
+                         (per_work_ ? std::log(WorkScaleMs(PointKernel(kind, point_values_[p]), channel_tile_)) : 0.0));
     Cell cell(axes_.size());
     std::vector<double> coords(axes_.size());
     for (std::size_t a = 0; a < axes_.size(); ++a) {
@@ -286,7 +287,7 @@ Expected<Prediction> InterpPredictor::Predict(const Kernel& kernel, int threads)
     }
   }
   if (!have) log_ms = NearestNeighbours(point);
-  if (per_work_) log_ms += std::log(WorkScaleMs(kernel));
+  if (per_work_) log_ms += std::log(WorkScaleMs(kernel, channel_tile_));
   prediction.ms = std::exp(log_ms);
   prediction.spread_ms = prediction.ms * relative_spread_;
   return prediction;
@@ -306,6 +307,7 @@ nlohmann::json InterpPredictor::ToJson() const {
                         {"constants", constants_}, {"points", points},
                         {"relative_spread", relative_spread_}, {"target", per_work_ ? "log_ms_per_work" : "log_ms"}};
   if (per_work_) out["kind"] = kind_;
+  if (per_work_) out["channel_tile"] = channel_tile_;
   return out;
 }
 
@@ -337,6 +339,9 @@ Status InterpPredictor::FromJson(const nlohmann::json& json) {
       return InvalidInput("interp: unknown target '" + target + "' (log_ms or log_ms_per_work)");
     per_work_ = target == "log_ms_per_work";
     kind_.clear();
+    Expected<int> tile = JsonChannelTile(json);
+    if (!tile.ok()) return tile.status().WithContext("interp");
+    channel_tile_ = *tile;
     if (per_work_) {
       kind_ = json.at("kind").get<std::string>();
       if (Expected<Kernel> k = ParseModelKind(kind_); !k.ok()) return InvalidInput("interp: kind: " + k.status().message());

@@ -33,7 +33,7 @@ const std::vector<PredictorType>& PredictorTypes() {
       {"table", PredictionSource::kTableHit, false, false, false, false,
        [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TablePredictor>(); }},
       {"interp", PredictionSource::kInterpolation, true, false, true, false,
-       [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<InterpPredictor>(); }},
+       [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<InterpPredictor>(o.channel_tile); }},
       {"gbdt", PredictionSource::kTrees, true, true, false, false,
        [](Options o) -> std::unique_ptr<KernelPredictor> {
          return std::make_unique<TreePredictor>(TreePredictor::Mode::kBoosted, o);
@@ -92,6 +92,12 @@ Expected<double> JsonNumber(const nlohmann::json& json, const char* field) {
   const double number = value.get<double>();
   if (!std::isfinite(number)) return InvalidInput(std::string("field '") + field + "' is not a finite number");
   return number;
+}
+
+Expected<int> JsonChannelTile(const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("channel_tile")) return 1;
+  LATTE_ASSIGN_OR_RETURN(const std::int64_t tile, JsonInteger(json.at("channel_tile"), "channel_tile", 1, 64));
+  return static_cast<int>(tile);
 }
 
 Expected<double> JsonNonNegative(const nlohmann::json& json, const char* field) {

@@ -71,6 +71,9 @@ struct PredictorOptions {
   double peak_gflops = 0;
   double bandwidth_gbs = 0;
   int seed = 0;
+  /// The output channels the backend's kernels compute at once (WorkScaleMs' channel_tile): the
+  /// trees, interpolation and roofline count a conv's work in whole tiles of them. 1: as is.
+  int channel_tile = 1;
   // One thread by default: on per-kind data and a shared machine, OpenMP spin-waiting costs more than it gains.
   int xgboost_threads = 1;  // 0 = XGBoost's default (all cores)
 };
@@ -147,6 +150,10 @@ Expected<std::vector<std::int64_t>> JsonIntegers(const nlohmann::json& value, co
                                                  std::int64_t lo, std::int64_t hi);
 /// An array of finite numbers that a float holds (a larger one is undefined behaviour to convert).
 Expected<std::vector<float>> JsonFloats(const nlohmann::json& value, const std::string& what);
+
+/// A predictor's "channel_tile" (PredictorOptions::channel_tile): 1 to 64, 1 when absent (packs
+/// written before predictors counted work in tiles).
+Expected<int> JsonChannelTile(const nlohmann::json& json);
 
 /// The JSON library's message without its "[json.exception.type_error.302] " prefix: what a
 /// user reads of a malformed pack.

@@ -52,6 +52,7 @@ class TablePredictor final : public KernelPredictor {
 /// efficiency is scaled by the query's own work, not their latency copied.
 class InterpPredictor final : public KernelPredictor {
  public:
+  explicit InterpPredictor(int channel_tile = 1) : fit_channel_tile_(channel_tile) {}
   std::string_view Name() const override { return "interp"; }
   LATTE_KERNEL_PREDICTOR_OVERRIDES;
   /// Inside the grid: every constant and alias holds, every axis value within its measured range.
@@ -79,6 +80,8 @@ class InterpPredictor final : public KernelPredictor {
 
   std::string kind_;       // the kernel kind fitted ("add+relu6")
   bool per_work_ = false;  // cells hold log(ms / WorkScaleMs) (every fit now), else log(ms)
+  int fit_channel_tile_ = 1;  // what Fit counts work in (PredictorOptions::channel_tile)
+  int channel_tile_ = 1;      // what the cells were fitted with
   std::vector<Axis> axes_;
   std::map<std::string, std::string> aliases_;    // parameter -> the axis it always equals
   std::map<std::string, std::int64_t> constants_;  // parameters that never varied
@@ -142,6 +145,7 @@ class TreePredictor final : public KernelPredictor {
   // What the trees predict: log(ms / WorkScaleMs) (every fit now: beyond the training ranges the
   // trees hold a kernel's efficiency, not its latency), or log(ms) (packs written before).
   bool per_work_ = true;
+  int channel_tile_ = 1;  // the work scale counts a conv's MACs in tiles of this many channels
   double base_score_ = 0;
   std::vector<std::vector<Node>> trees_;
   std::vector<FlatNode> flat_;
@@ -178,13 +182,14 @@ class TrafficPredictor final : public KernelPredictor {
 class RooflinePredictor final : public KernelPredictor {
  public:
   explicit RooflinePredictor(const PredictorOptions& options)
-      : peak_gflops_(options.peak_gflops), bandwidth_gbs_(options.bandwidth_gbs) {}
+      : peak_gflops_(options.peak_gflops), bandwidth_gbs_(options.bandwidth_gbs), channel_tile_(options.channel_tile) {}
   std::string_view Name() const override { return "roofline"; }
   LATTE_KERNEL_PREDICTOR_OVERRIDES;
 
  private:
   double IdealMs(const Kernel& kernel) const;
   double peak_gflops_ = 0, bandwidth_gbs_ = 0;
+  int channel_tile_ = 1;  // MACs counted in whole tiles of output channels (ChannelTileFactor)
   double overhead_ms_ = 0, efficiency_ = 1;
 };
 

@@ -7,7 +7,7 @@ namespace latte {
 
 double RooflinePredictor::IdealMs(const Kernel& kernel) const {
   KernelCost cost = ComputeKernelCost(kernel);
-  double compute_ms = peak_gflops_ > 0 ? 2 * cost.macs / (peak_gflops_ * 1e6) : 0;
+  double compute_ms = peak_gflops_ > 0 ? 2 * cost.macs * ChannelTileFactor(kernel, channel_tile_) / (peak_gflops_ * 1e6) : 0;
   double memory_ms = bandwidth_gbs_ > 0 ? cost.Bytes() / (bandwidth_gbs_ * 1e6) : 0;
   return std::max(compute_ms, memory_ms);
 }
@@ -19,7 +19,7 @@ Status RooflinePredictor::Fit(std::span<const TrainingSample> samples) {
   for (const TrainingSample& s : samples) {
     if (!(s.p50_ms > 0)) return InvalidInput("roofline: sample " + s.kernel.Key() + " has latency <= 0");
     KernelCost cost = ComputeKernelCost(s.kernel);
-    best_gflops = std::max(best_gflops, 2 * cost.macs / (s.p50_ms * 1e6));
+    best_gflops = std::max(best_gflops, 2 * cost.macs * ChannelTileFactor(s.kernel, channel_tile_) / (s.p50_ms * 1e6));
     best_gbs = std::max(best_gbs, cost.Bytes() / (s.p50_ms * 1e6));
   }
   if (peak_gflops_ <= 0) peak_gflops_ = best_gflops;
@@ -64,7 +64,7 @@ Expected<Prediction> RooflinePredictor::Predict(const Kernel& kernel, int thread
 
 nlohmann::json RooflinePredictor::ToJson() const {
   return {{"peak_gflops", peak_gflops_}, {"bandwidth_gbs", bandwidth_gbs_}, {"overhead_ms", overhead_ms_},
-          {"efficiency", efficiency_},   {"relative_spread", relative_spread_}};
+          {"efficiency", efficiency_},   {"relative_spread", relative_spread_}, {"channel_tile", channel_tile_}};
 }
 
 Status RooflinePredictor::FromJson(const nlohmann::json& json) {
@@ -77,6 +77,9 @@ Status RooflinePredictor::FromJson(const nlohmann::json& json) {
   overhead_ms_ = json["overhead_ms"].get<double>();
   efficiency_ = json["efficiency"].get<double>();
   relative_spread_ = json["relative_spread"].get<double>();
+  Expected<int> tile = JsonChannelTile(json);
+  if (!tile.ok()) return tile.status().WithContext("roofline");
+  channel_tile_ = *tile;
   if (!(efficiency_ > 0) || !(peak_gflops_ > 0) || !(bandwidth_gbs_ > 0))
     return InvalidInput("roofline: efficiency, peak_gflops and bandwidth_gbs must be > 0");
   if (overhead_ms_ < 0 || relative_spread_ < 0) return InvalidInput("roofline: overhead_ms and relative_spread must be ≥ 0");

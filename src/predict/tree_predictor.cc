@@ -46,13 +46,14 @@ std::string Num(double v) { return std::to_string(v); }
 Status TreePredictor::Fit(std::span<const TrainingSample> samples) {
   if (samples.empty()) return InvalidInput(std::string(Name()) + ": no samples to fit");
   per_work_ = true;
+  channel_tile_ = options_.channel_tile;
   std::vector<const Kernel*> kernels;
   std::vector<float> labels;
   double mean = 0;
   for (const TrainingSample& s : samples) {
     if (!(s.p50_ms > 0)) return InvalidInput(std::string(Name()) + ": sample " + s.kernel.Key() + " has latency <= 0");
     kernels.push_back(&s.kernel);
-    labels.push_back(static_cast<float>(std::log(s.p50_ms) - std::log(WorkScaleMs(s.kernel))));
+    labels.push_back(static_cast<float>(std::log(s.p50_ms) - std::log(WorkScaleMs(s.kernel, channel_tile_))));
     mean += labels.back();
   }
   mean /= static_cast<double>(labels.size());
@@ -218,7 +219,7 @@ Expected<Prediction> TreePredictor::Predict(const Kernel& kernel, int threads) c
   prediction.source = mode_ == Mode::kBoosted ? PredictionSource::kTrees : PredictionSource::kForest;
   double tree_sd = 0;
   prediction.ms = std::exp(PredictLog(features, mode_ == Mode::kForest ? &tree_sd : nullptr)) *
-                  (per_work_ ? WorkScaleMs(cost) : 1.0);
+                  (per_work_ ? WorkScaleMs(cost, ChannelTileFactor(kernel, channel_tile_)) : 1.0);
   prediction.spread_ms = prediction.ms * (mode_ == Mode::kForest ? tree_sd : relative_spread_);
   return prediction;
 }
@@ -256,7 +257,8 @@ nlohmann::json TreePredictor::ToJson() const {
   }
   return {{"params", schema_.param_names}, {"feature_version", schema_.version},
           {"relative_spread", relative_spread_}, {"base_score", base_score_},
-          {"target", per_work_ ? "log_ms_per_work" : "log_ms"}, {"trees", std::move(trees)}};
+          {"target", per_work_ ? "log_ms_per_work" : "log_ms"}, {"channel_tile", channel_tile_},
+          {"trees", std::move(trees)}};
 }
 
 Status TreePredictor::FromJson(const nlohmann::json& json) {
@@ -283,6 +285,7 @@ Status TreePredictor::FromJson(const nlohmann::json& json) {
     if (target != "log_ms" && target != "log_ms_per_work")
       return InvalidInput(std::string(Name()) + ": unknown target '" + target + "' (log_ms or log_ms_per_work)");
     per_work_ = target == "log_ms_per_work";
+    LATTE_ASSIGN_OR_RETURN(channel_tile_, WithName(JsonChannelTile(json)));
     for (const nlohmann::json& tree : json.at("trees")) {
       // Read strictly: a float where an index belongs, or a value beyond a float, is refused here
       // (converting it would be undefined behaviour), and AddTree checks what the indices point at.

@@ -343,8 +343,11 @@ Architecture Detector(SplitMix64& rng) {
 // a refining block (depthwise 3×3 and 1×1, or a plain 3×3). Channels halve toward the output,
 // down to 8–32 at the output stride, as mask and heatmap decoders keep them few at high
 // resolution. The head: a 1×1 or 3×3 conv to 1–2 mask channels (then a sigmoid) or 17–39
-// keypoint heatmaps. Added after the 2026-11-25 leave-models-out run: the pose models' misses
-// were tiny-channel kernels at 256×256, which no other family draws.
+// keypoint heatmaps; in a decoder of transposed convs, half the time the last one (2×2, stride
+// 2) to them instead, at twice the side. Added after the 2026-11-25 leave-models-out run: the
+// pose models' misses were tiny-channel kernels at 256×256, which no other family draws; the
+// transposed head after the 2026-11-28 one, whose calibrations had no transposed conv to fewer
+// than 8 channels, where XNNPACK's costs as much as one to 16.
 Architecture DenseDecoder(SplitMix64& rng) {
   const double width = Pick<double>(rng, {0.35, 0.5, 0.75, 1.0});
   const I res = Pick<I>(rng, {128, 160, 192, 224, 256, 320, 384, 512});
@@ -376,7 +379,8 @@ Architecture DenseDecoder(SplitMix64& rng) {
   Kernel lateral_top = ConvKernel(OpKind::kConv2D, h, h, net.c(), c, 1, 1);
   lateral_top.fused = {act};
   k.push_back(lateral_top);
-  while (stride > out_stride) {
+  const bool transposed_head = upsample == 2 && rng.Below(2) == 0;
+  while (stride > (transposed_head ? 2 * out_stride : out_stride)) {
     const I next = channels_at(stride / 2);
     if (upsample == 2) {
       k.push_back(TransposeConvKernel(h, h, c, next, 2, 2));
@@ -406,10 +410,16 @@ Architecture DenseDecoder(SplitMix64& rng) {
       k.push_back(conv);
     }
   }
-  k.push_back(ConvKernel(OpKind::kConv2D, h, h, c, outputs, Pick<I>(rng, {1, 3}), 1));
+  if (transposed_head) {  // the last level up draws the outputs
+    k.push_back(TransposeConvKernel(h, h, c, outputs, 2, 2));
+    h *= 2;
+  } else {
+    k.push_back(ConvKernel(OpKind::kConv2D, h, h, c, outputs, Pick<I>(rng, {1, 3}), 1));
+  }
   if (mask) k.push_back(NhwcKernel(OpKind::kSigmoid, h, h, outputs));
-  return {fmt::format("{} decoder x{} @{} /{} ({} up, {} outputs)", mask ? "mask" : "heatmap", width, res, out_stride,
-                      upsample == 0 ? "nearest" : upsample == 1 ? "bilinear" : "transposed", outputs),
+  return {fmt::format("{} decoder x{} @{} /{} ({} up, {} outputs{})", mask ? "mask" : "heatmap", width, res, out_stride,
+                      upsample == 0 ? "nearest" : upsample == 1 ? "bilinear" : "transposed", outputs,
+                      transposed_head ? " drawn by the last" : ""),
           std::move(k)};
 }
 

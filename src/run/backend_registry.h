@@ -34,6 +34,11 @@ struct BackendFactory {
   /// the pass holds both operands blocked: its residual kinds are conditional fusion rules, and
   /// are measured with a blocked residual operand.
   int nchwc_block = 0;
+  /// Its convs and fully connected kernels compute output channels a SIMD vector at a time
+  /// (XNNPACK's and oneDNN's NHWC microkernels, ONNX Runtime's NCHWc convs), so that 8 channels
+  /// cost what 16 do with AVX-512: a pack counts their work in whole vectors of channels
+  /// (PredictorOptions::channel_tile). False for a table measured elsewhere (a GPU's).
+  bool channels_in_vectors = false;
 };
 
 class BackendRegistry {

@@ -182,6 +182,32 @@ TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
   EXPECT_NEAR(raw->fit.pack.interval->predicted_lo, 0.91 / 1.25, 1e-9);
 }
 
+// A backend whose kernels compute channels a vector at a time gets predictors that count work in
+// vectors of the measurements' device (its fingerprint's flags), not of the machine fitting.
+TEST(NetworkInterval, StoreFitCountsWorkInTheDevicesChannelVectors) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "tiles.db").string();
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    const std::int64_t device =
+        *store->UpsertDevice({"avx2-device", "an AVX2 machine", R"({"isa_flags": ["sse4_2", "avx", "avx2", "fma"]})"});
+    InsertTableMeasurements(*store, device, *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"}));
+  }
+  StoreFitRequest request;
+  request.db = path;
+  request.filter.backend = "xnnpack";
+  for (bool vectors : {true, false}) {
+    request.channels_in_vectors = vectors;
+    auto fit = FitFromStore(request);
+    ASSERT_TRUE(fit.ok()) << fit.status().message();
+    const KindModel& conv = fit->fit.pack.kinds.at("conv2d");
+    ASSERT_TRUE(conv.fitted.count("interp"));
+    EXPECT_EQ(conv.fitted.at("interp")->ToJson()["channel_tile"], vectors ? 8 : 1);
+    EXPECT_EQ(conv.fitted.at("roofline")->ToJson()["channel_tile"], vectors ? 8 : 1);
+  }
+}
+
 // Networks of the transformer-encoder family (a campaign whose space says "random-encoder") get
 // an interval of their own, calibrated on them alone: here they run 0.80–1.00 of the pack's
 // prediction where the CNN networks run 0.90–1.10.

@@ -35,6 +35,13 @@ TEST(Device, ParsesCpuInfo) {
   EXPECT_NE(d.Key(), other.Key());
 }
 
+TEST(Device, FloatLanesOfTheWidestVector) {
+  EXPECT_EQ(FloatLanes({"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw"}), 16);
+  EXPECT_EQ(FloatLanes({"sse4_2", "avx", "avx2", "fma"}), 8);
+  EXPECT_EQ(FloatLanes({"sse4_2"}), 4);
+  EXPECT_EQ(FloatLanes({}), 4);
+}
+
 TEST(Device, ReadsThisMachine) {
   DeviceFingerprint d = ReadDeviceFingerprint();
   EXPECT_GE(d.logical_cores, 1);

@@ -358,6 +358,100 @@ TEST(TreePredictorTest, BeyondTheTrainingRangeLatencyFollowsTheWork) {
   }
 }
 
+// XNNPACK, oneDNN and ONNX Runtime's NCHWc convs compute output channels 16 at a time with
+// AVX-512: a conv to 8 channels does the work of one to 16.
+TEST(FeaturesTest, WorkCountsWholeTilesOfOutputChannels) {
+  EXPECT_EQ(ChannelTileFactor(Conv(32, 28, 8), 16), 2.0);
+  EXPECT_EQ(ChannelTileFactor(Conv(32, 28, 24), 16), 32.0 / 24);
+  EXPECT_EQ(ChannelTileFactor(Conv(32, 28, 48), 16), 1.0);
+  EXPECT_EQ(ChannelTileFactor(Conv(32, 28, 8), 1), 1.0);  // a backend that declares no tile
+  Kernel grouped = Conv(64, 28, 32);
+  grouped.params["g"] = 4;  // 8 outputs a group, each group its own tile
+  EXPECT_EQ(ChannelTileFactor(grouped, 16), 2.0);
+  Kernel depthwise = Conv(8, 128, 8);
+  depthwise.op = OpKind::kDepthwiseConv2D;
+  depthwise.params["g"] = 8;
+  EXPECT_EQ(ChannelTileFactor(depthwise, 16), 2.0);
+  Kernel fc;
+  fc.op = OpKind::kFullyConnected;
+  fc.params = {{"m", 1}, {"k", 256}, {"n", 1001}};
+  EXPECT_EQ(ChannelTileFactor(fc, 16), 1008.0 / 1001);
+  Kernel relu;  // an elementwise op walks its tensor flat: no tile
+  relu.op = OpKind::kRelu;
+  relu.params = {{"n", 1}, {"h", 7}, {"w", 7}, {"c", 8}};
+  EXPECT_EQ(ChannelTileFactor(relu, 16), 1.0);
+
+  // A compute-bound conv to 8 channels weighs what the same conv to 16 does.
+  EXPECT_NEAR(WorkScaleMs(Conv(64, 56, 8), 16), WorkScaleMs(Conv(64, 56, 16), 16), 1e-12);
+  EXPECT_LT(WorkScaleMs(Conv(64, 56, 8)), 0.6 * WorkScaleMs(Conv(64, 56, 16)));
+  EXPECT_EQ(WorkScaleMs(ComputeKernelCost(Conv(64, 56, 8)), 2.0), WorkScaleMs(Conv(64, 56, 8), 16));
+}
+
+// Trained on convs whose time is their work in whole tiles of 16 channels, where every output
+// count is a multiple of 16, trees fitted in tiles predict a conv to 8 channels at the time of one
+// to 16; fitted as is, at half of it.
+TEST(TreePredictorTest, FittedInChannelTilesANarrowConvCostsAWholeTile) {
+  std::mt19937 rng(3);
+  auto pick = [&](std::vector<std::int64_t> values) { return values[rng() % values.size()]; };
+  std::vector<TrainingSample> samples;
+  for (int i = 0; i < 1500; ++i) {
+    const Kernel k = Conv(pick({16, 32, 64, 96}), pick({14, 28, 56, 112}), pick({16, 32, 48, 64, 128}), pick({1, 3}));
+    samples.push_back(Sample(k, 1e-6 * ComputeKernelCost(k).macs));
+  }
+  PredictorOptions options;
+  options.gbdt.trees = 200;
+  options.channel_tile = 16;
+  TreePredictor tiled(TreePredictor::Mode::kBoosted, options);
+  ASSERT_TRUE(tiled.Fit(samples).ok());
+  TreePredictor plain = FittedGbdt(200, samples);
+  const Kernel narrow = Conv(64, 56, 8), wide = Conv(64, 56, 16);
+  const double want = 1e-6 * ComputeKernelCost(wide).macs;
+  EXPECT_NEAR(tiled.Predict(narrow, 1)->ms, want, 0.1 * want);
+  EXPECT_NEAR(plain.Predict(narrow, 1)->ms, want / 2, 0.1 * want / 2);
+
+  // The pack keeps the tile its trees were fitted in; one beyond 1..64 is refused by name.
+  nlohmann::json json = tiled.ToJson();
+  EXPECT_EQ(json["channel_tile"], 16);
+  TreePredictor loaded(TreePredictor::Mode::kBoosted, {});
+  ASSERT_TRUE(loaded.FromJson(json).ok());
+  EXPECT_EQ(loaded.Predict(narrow, 1)->ms, tiled.Predict(narrow, 1)->ms);
+  json.erase("channel_tile");  // a pack written before tiles: counted as is
+  ASSERT_TRUE(loaded.FromJson(json).ok());
+  EXPECT_NEAR(loaded.Predict(narrow, 1)->ms, tiled.Predict(narrow, 1)->ms / 2, 0.2 * want);
+  for (int bad : {0, 65}) {
+    json["channel_tile"] = bad;
+    Status refused = TreePredictor(TreePredictor::Mode::kBoosted, {}).FromJson(json);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.message().find("channel_tile"), std::string::npos) << refused.message();
+  }
+}
+
+// Interpolation and the roofline count work in the same tiles, and keep theirs through JSON.
+TEST(InterpPredictorTest, AndRooflineCountWorkInTheirChannelTiles) {
+  PredictorOptions options;
+  options.channel_tile = 16;
+  options.peak_gflops = 100;
+  options.bandwidth_gbs = 1e9;  // compute bound everywhere
+  std::vector<TrainingSample> samples;
+  for (std::int64_t oc : {16, 32, 64})
+    for (std::int64_t ih : {14, 28, 56}) {
+      const Kernel k = Conv(32, ih, oc);
+      samples.push_back(Sample(k, 1e-6 * ComputeKernelCost(k).macs));
+    }
+  const Kernel narrow = Conv(32, 28, 8);
+  const double want = 1e-6 * ComputeKernelCost(Conv(32, 28, 16)).macs;
+  for (const char* name : {"interp", "roofline"}) {
+    Expected<std::unique_ptr<KernelPredictor>> p = MakePredictor(name, options);
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE((*p)->Fit(samples).ok()) << name;
+    EXPECT_NEAR((*p)->Predict(narrow, 1)->ms, want, 0.1 * want) << name;
+    Expected<std::unique_ptr<KernelPredictor>> loaded = MakePredictor(name, {});
+    ASSERT_TRUE(loaded.ok());
+    ASSERT_TRUE((*loaded)->FromJson((*p)->ToJson()).ok()) << name;
+    EXPECT_NEAR((*loaded)->Predict(narrow, 1)->ms, (*p)->Predict(narrow, 1)->ms, 1e-9) << name;
+  }
+}
+
 TEST(TreePredictorTest, PacksOfTheLatencyTargetStillRead) {
   TreePredictor gbdt = FittedGbdt(50, MacsProportional(500, 1));
   nlohmann::json old = gbdt.ToJson();

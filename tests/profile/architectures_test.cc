@@ -63,27 +63,33 @@ TEST(Architectures, KernelsLookLikeRealNetworks) {
 }
 
 // Mask and heatmap decoders: what no classifier or detector has, a few channels at the input's
-// full resolution and heads of 1–39 outputs there.
+// full resolution and heads of 1–39 outputs there, some drawn by a transposed conv.
 TEST(Architectures, DecodersBringFewChannelsAtHighResolution) {
-  int decoders = 0;
+  int decoders = 0, transposed_heads = 0;
   for (std::uint64_t index = 0; index < 300; ++index) {
     const Architecture a = DrawArchitecture(5, index);
     if (a.name.find("decoder") == std::string::npos) continue;
     ++decoders;
     const Kernel& head = a.kernels.back().op == OpKind::kSigmoid ? a.kernels[a.kernels.size() - 2] : a.kernels.back();
-    ASSERT_EQ(head.op, OpKind::kConv2D) << a.name;
+    const bool transposed = a.name.find("drawn by the last") != std::string::npos;
+    transposed_heads += transposed;
+    ASSERT_EQ(head.op, transposed ? OpKind::kTransposeConv2D : OpKind::kConv2D) << a.name;
     const std::int64_t outputs = head.Param("oc");
     EXPECT_TRUE(outputs <= 2 || (outputs >= 17 && outputs <= 39)) << a.name;
-    EXPECT_LE(head.Param("ic"), 32) << a.name;  // the decoder's channels at the output stride
+    // The decoder's channels at the output stride, or a level before it.
+    EXPECT_LE(head.Param("ic"), transposed ? 64 : 32) << a.name;
+    const std::int64_t out_side = transposed ? head.Param("oh") : head.Param("ih");
     const bool mask = a.name.rfind("mask", 0) == 0;
     EXPECT_EQ(a.kernels.back().op == OpKind::kSigmoid, mask) << a.name;
     if (a.name.find(" /1 ") != std::string::npos) {  // output stride 1: the head at the input's size
       const std::int64_t res = std::stoll(a.name.substr(a.name.find('@') + 1));
-      EXPECT_EQ(head.Param("ih"), res) << a.name;
+      EXPECT_EQ(out_side, res) << a.name;
     }
   }
   EXPECT_GT(decoders, 20);  // two in twelve draws
   EXPECT_LT(decoders, 80);
+  EXPECT_GT(transposed_heads, 2);  // one in six decoders
+  EXPECT_LT(transposed_heads, decoders / 3);
 }
 
 TEST(Architectures, TheSamplerTakesThemAndFiltersByKind) {

@@ -1303,7 +1303,8 @@ Expected<std::unique_ptr<PreparedNode>> OnednnBackend::Prepare(const Graph& grap
 void RegisterOnednnBackend(BackendRegistry& registry) {
   registry.RegisterBuiltin({"onednn", "oneDNN primitives (fp32; bf16 with AVX-512 BF16; NHWC), OpenMP threads",
                             [](const RunOptions& options) { return OnednnBackend::Create(options); },
-                            /*takes_nhwc=*/true});
+                            /*takes_nhwc=*/true, /*clamps_run_apart=*/{}, /*nchwc_block=*/0,
+                            /*channels_in_vectors=*/true});  // its NHWC convs block channels by the vector
 }
 
 }  // namespace latte

@@ -450,7 +450,10 @@ void RegisterOrtBackend(BackendRegistry& registry) {
                             [](const RunOptions& options) { return OrtBackend::Create(options); },
                             /*takes_nhwc=*/false,  // the exported graph in its own layout
                             /*clamps_run_apart=*/{OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv},
-                            /*nchwc_block=*/HostNchwcBlock()});
+                            /*nchwc_block=*/HostNchwcBlock(),
+                            // Its NCHWc pass blocks a conv's output channels by the vector (padding
+                            // them): a conv to 8 channels took what one to 16 did (the stores' samples).
+                            /*channels_in_vectors=*/true});
 }
 
 }  // namespace latte

@@ -1482,7 +1482,8 @@ Expected<std::unique_ptr<PreparedNode>> XnnpackBackend::Prepare(const Graph& gra
 void RegisterXnnpackBackend(BackendRegistry& registry) {
   registry.RegisterBuiltin({"xnnpack", "XNNPACK operators (fp32, NHWC), pthreadpool threads",
                             [](const RunOptions& options) { return XnnpackBackend::Create(options); },
-                            /*takes_nhwc=*/true});
+                            /*takes_nhwc=*/true, /*clamps_run_apart=*/{}, /*nchwc_block=*/0,
+                            /*channels_in_vectors=*/true});
 }
 
 }  // namespace latte
