@@ -396,11 +396,10 @@ TEST(KernelGraphTest, NchwGraphsGiveTheSameKernelsAsNhwc) {
   EXPECT_EQ(reduce->Param("axes"), 0b0110);
   Expected<Kernel> transpose = KernelOfNodes(*g, {4});
   ASSERT_TRUE(transpose.ok());
-  // In NHWC terms an NCHW→NHWC transpose is NHWC→NWCH: out = [n, w, c, h].
-  EXPECT_EQ(transpose->Param("perm0"), 0);
-  EXPECT_EQ(transpose->Param("perm1"), 2);
-  EXPECT_EQ(transpose->Param("perm2"), 3);
-  EXPECT_EQ(transpose->Param("perm3"), 1);
+  // A transpose is the movement the graph makes in memory, even in an NCHW graph (whose other
+  // kernels are keyed in NHWC terms): [1,6,4,8] → [1,4,8,6], its channels moved innermost.
+  EXPECT_EQ(transpose->params, (std::map<std::string, std::int64_t>{{"n", 1}, {"h", 6}, {"w", 4}, {"c", 8},
+                                                                     {"perm0", 0}, {"perm1", 2}, {"perm2", 3}, {"perm3", 1}}));
   ExpectRoundTrip(*transpose);
   Expected<Kernel> norm = KernelOfNodes(*g, {5});
   ASSERT_TRUE(norm.ok()) << norm.status().message();
