@@ -503,13 +503,18 @@ std::string BertModelBytes(const EncoderConfig& c) {
   return w.Bytes();
 }
 
+std::int64_t ImageTokens(const EncoderConfig& c) {
+  const std::int64_t grid = c.patch > 0 ? c.image / c.patch : 0;
+  return grid * grid + 1;
+}
+
 std::string VitModelBytes(const EncoderConfig& c) {
   Check(c);
   if (c.patch < 1 || c.image < c.patch || c.image % c.patch != 0 || c.classes < 1)
     throw std::invalid_argument(c.name + ": the image must be a whole number of patches");
   Writer w(c);
   w.Input("pixel_values", {1, 3, c.image, c.image}, onnx::TensorProto::FLOAT);
-  const std::int64_t grid = c.image / c.patch, tokens = grid * grid + 1;
+  const std::int64_t grid = c.image / c.patch, tokens = ImageTokens(c);
 
   // Patches: a conv with the patch as kernel and stride, flattened and transposed to tokens.
   const std::string emb = "/vit/embeddings";

@@ -41,6 +41,9 @@ struct EncoderConfig {
   int expand_ratio = 2;
 };
 
+/// The tokens an image encoder's layers see: (image / patch)² patches and the class token.
+std::int64_t ImageTokens(const EncoderConfig& config);
+
 /// BERT's encoder with its embeddings (word, position, token type) and pooler. Inputs input_ids,
 /// attention_mask and token_type_ids [1, sequence] int64; outputs last_hidden_state
 /// [1, sequence, hidden] and pooler_output [1, hidden].

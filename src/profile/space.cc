@@ -1002,9 +1002,9 @@ Expected<Graph> DrawnEncoderNetwork::Import(bool mask_of_ones) const {
   auto graph = ImportModelBytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, ModelFormat::kOnnx,
                                 options);
   if (!graph.ok()) {
-    const int tokens = HasAttentionMask() ? model.sequence : (model.image / model.patch) * (model.image / model.patch) + 1;
-    return graph.status().WithContext(
-        fmt::format("the drawn encoder {} ({} tokens, {} wide, opset {})", model.name, tokens, model.hidden, model.opset));
+    return graph.status().WithContext(fmt::format("the drawn encoder {} ({} tokens, {} wide, opset {})", model.name,
+                                                  HasAttentionMask() ? model.sequence : encoders::ImageTokens(model),
+                                                  model.hidden, model.opset));
   }
   return graph;
 }

@@ -362,6 +362,7 @@ std::uint64_t SeedOfASmallBert() {
     const DrawnEncoderNetwork drawn = DrawEncoderNetwork(rng);
     if (drawn.HasAttentionMask() && drawn.model.sequence <= 128 && drawn.model.hidden <= 128) return seed;
   }
+  ADD_FAILURE() << "no BERT of at most 128 tokens and 128 features among the first 1000 draws";
   return 0;
 }
 
