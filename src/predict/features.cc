@@ -228,18 +228,10 @@ double WorkScaleMs(const KernelCost& c, double tile_factor) {
 }
 
 double ChannelTileFactor(const Kernel& kernel, int channel_tile) {
-  if (channel_tile <= 1) return 1;
-  double channels = 0;  // the output channels one pass of the vector loop walks
-  switch (kernel.op) {
-    case OpKind::kConv2D:
-    case OpKind::kDepthwiseConv2D:
-    case OpKind::kTransposeConv2D:
-    case OpKind::kFullyConnected:
-      channels = VectorChannels(kernel);
-      break;
-    default:
-      return 1;
-  }
+  const bool tiled = kernel.op == OpKind::kConv2D || kernel.op == OpKind::kDepthwiseConv2D ||
+                     kernel.op == OpKind::kTransposeConv2D || kernel.op == OpKind::kFullyConnected;
+  if (channel_tile <= 1 || !tiled) return 1;
+  const double channels = VectorChannels(kernel);  // the output channels one pass of the vector loop walks
   if (!(channels >= 1)) return 1;
   return std::ceil(channels / channel_tile) * channel_tile / channels;
 }

@@ -59,7 +59,6 @@ Status InterpPredictor::Fit(std::span<const TrainingSample> samples) {
   constants_.clear();
   kind_ = ModelKind(samples.front().kernel);
   per_work_ = true;
-  channel_tile_ = fit_channel_tile_;
   for (const TrainingSample& s : samples)
     if (ModelKind(s.kernel) != kind_) return InvalidInput("interp: samples of two kinds, " + kind_ + " and " + ModelKind(s.kernel));
   std::vector<std::string> names = ParamNames(samples);

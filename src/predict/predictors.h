@@ -52,7 +52,7 @@ class TablePredictor final : public KernelPredictor {
 /// efficiency is scaled by the query's own work, not their latency copied.
 class InterpPredictor final : public KernelPredictor {
  public:
-  explicit InterpPredictor(int channel_tile = 1) : fit_channel_tile_(channel_tile) {}
+  explicit InterpPredictor(int channel_tile = 1) : channel_tile_(channel_tile) {}
   std::string_view Name() const override { return "interp"; }
   LATTE_KERNEL_PREDICTOR_OVERRIDES;
   /// Inside the grid: every constant and alias holds, every axis value within its measured range.
@@ -80,8 +80,7 @@ class InterpPredictor final : public KernelPredictor {
 
   std::string kind_;       // the kernel kind fitted ("add+relu6")
   bool per_work_ = false;  // cells hold log(ms / WorkScaleMs) (every fit now), else log(ms)
-  int fit_channel_tile_ = 1;  // what Fit counts work in (PredictorOptions::channel_tile)
-  int channel_tile_ = 1;      // what the cells were fitted with
+  int channel_tile_ = 1;   // the work scale counts a conv's MACs in tiles of this many channels
   std::vector<Axis> axes_;
   std::map<std::string, std::string> aliases_;    // parameter -> the axis it always equals
   std::map<std::string, std::int64_t> constants_;  // parameters that never varied
