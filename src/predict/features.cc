@@ -227,13 +227,21 @@ double WorkScaleMs(const KernelCost& c, double tile_factor) {
   return kOverheadMs + std::max(2 * c.macs * tile_factor / kFlopsPerMs, c.Bytes() / kBytesPerMs);
 }
 
+namespace {
+bool Tiled(OpKind op) {
+  return op == OpKind::kConv2D || op == OpKind::kDepthwiseConv2D || op == OpKind::kTransposeConv2D ||
+         op == OpKind::kFullyConnected;
+}
+}  // namespace
+
 double ChannelTileFactor(const Kernel& kernel, int channel_tile) {
-  const bool tiled = kernel.op == OpKind::kConv2D || kernel.op == OpKind::kDepthwiseConv2D ||
-                     kernel.op == OpKind::kTransposeConv2D || kernel.op == OpKind::kFullyConnected;
-  if (channel_tile <= 1 || !tiled) return 1;
-  const double channels = VectorChannels(kernel);  // the output channels one pass of the vector loop walks
-  if (!(channels >= 1)) return 1;
-  return std::ceil(channels / channel_tile) * channel_tile / channels;
+  if (channel_tile <= 1 || !Tiled(kernel.op)) return 1;
+  return ChannelTileFactor(kernel.op, VectorChannels(kernel), channel_tile);
+}
+
+double ChannelTileFactor(OpKind op, double vector_channels, int channel_tile) {
+  if (channel_tile <= 1 || !Tiled(op) || !(vector_channels >= 1)) return 1;
+  return std::ceil(vector_channels / channel_tile) * channel_tile / vector_channels;
 }
 
 double LogScale(double x) { return x >= 0 ? std::log2(1 + x) : -std::log2(1 - x); }
@@ -337,7 +345,8 @@ std::vector<std::string> FeatureSchema::Names() const {
   return names;
 }
 
-KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out) {
+KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out,
+                           double* vector_channels) {
   out.clear();
   out.reserve(schema.Size());
   for (const std::string& name : schema.param_names) {
@@ -357,10 +366,10 @@ KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, in
   out.push_back(static_cast<float>(threads));
   out.push_back(static_cast<float>(DataTypeSize(kernel.dtype)));
   out.push_back(static_cast<float>(kernel.fused.size()));
-  if (schema.version >= 2) {
-    const double channels = VectorChannels(kernel);
+  const double channels = schema.version >= 2 || vector_channels != nullptr ? VectorChannels(kernel) : 0;
+  if (vector_channels != nullptr) *vector_channels = channels;
+  if (schema.version >= 2)
     for (int lanes : kLanes) out.push_back(static_cast<float>(LaneTail(channels, lanes)));
-  }
   if (schema.version >= 3) {
     const GemmShape g = GemmShapeOf(kernel);
     out.push_back(static_cast<float>(LogScale(g.batches * g.m)));

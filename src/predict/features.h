@@ -99,12 +99,16 @@ double WorkScaleMs(const KernelCost& cost, double tile_factor = 1);
 /// The MACs `kernel` computes in whole `channel_tile`s of output channels over those it needs: ≥ 1;
 /// 1 for a tile of 1 or a kind whose channels are not its vector loop's (see WorkScaleMs).
 double ChannelTileFactor(const Kernel& kernel, int channel_tile);
+/// The same from the kernel's op and VectorChannels, already read (ComputeFeatures gives them).
+double ChannelTileFactor(OpKind op, double vector_channels, int channel_tile);
 
 /// log2(1 + x) for x >= 0 (and -log2(1 - x) below, so that the map stays monotone).
 double LogScale(double x);
 
 /// Feature vector of `kernel` run with `threads` threads, in `schema`'s order. A parameter the
-/// schema names but the kernel lacks reads as 0. Returns the kernel's cost it derived them from.
-KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out);
+/// schema names but the kernel lacks reads as 0. Returns the kernel's cost it derived them from,
+/// and its VectorChannels in `vector_channels` when asked (a predictor's channel tile needs them).
+KernelCost ComputeFeatures(const FeatureSchema& schema, const Kernel& kernel, int threads, std::vector<float>& out,
+                           double* vector_channels = nullptr);
 
 }  // namespace latte

@@ -214,12 +214,13 @@ double TreePredictor::PredictLog(const std::vector<float>& features, double* tre
 Expected<Prediction> TreePredictor::Predict(const Kernel& kernel, int threads) const {
   if (trees_.empty()) return Internal(std::string(Name()) + ": predictor used before Fit");
   thread_local std::vector<float> features;
-  const KernelCost cost = ComputeFeatures(schema_, kernel, threads, features);
+  double channels = 0;  // read once, for the lane tails and the channel tile alike
+  const KernelCost cost = ComputeFeatures(schema_, kernel, threads, features, channel_tile_ > 1 ? &channels : nullptr);
   Prediction prediction;
   prediction.source = mode_ == Mode::kBoosted ? PredictionSource::kTrees : PredictionSource::kForest;
   double tree_sd = 0;
   prediction.ms = std::exp(PredictLog(features, mode_ == Mode::kForest ? &tree_sd : nullptr)) *
-                  (per_work_ ? WorkScaleMs(cost, ChannelTileFactor(kernel, channel_tile_)) : 1.0);
+                  (per_work_ ? WorkScaleMs(cost, ChannelTileFactor(kernel.op, channels, channel_tile_)) : 1.0);
   prediction.spread_ms = prediction.ms * (mode_ == Mode::kForest ? tree_sd : relative_spread_);
   return prediction;
 }
