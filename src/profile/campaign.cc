@@ -198,28 +198,107 @@ Expected<Measurement> MeasureInt8Entries(const Graph& graph, EntryFilter keep, c
 
 }  // namespace
 
+namespace {
+
+// An fp32 kernel's int8 form as a model's plan lowers it: its graph, that plan, and the plan split
+// into kernels (the kernel's own fusion kept, as a model's rules would group it).
+struct Int8Form {
+  Graph graph;
+  GraphPlan plan;
+  KernelGrouping grouping;
+};
+
+Expected<Int8Form> Int8FormOf(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
+                              const RunOptions& run) {
+  Int8Form form;
+  LATTE_ASSIGN_OR_RETURN(form.graph, BuildKernelGraph(kernel));
+  RunOptions int8 = run;
+  int8.precision = Precision::kInt8;
+  LATTE_ASSIGN_OR_RETURN(form.plan, PlanGraphOnBackend(form.graph, backend, registry, int8));
+  std::vector<std::string> fused;
+  if (!kernel.fused.empty()) fused.push_back(kernel.Kind());
+  LATTE_ASSIGN_OR_RETURN(const FusionRules rules, FusionRules::FromKinds(fused));
+  LATTE_ASSIGN_OR_RETURN(form.grouping, GroupIntoKernels(form.plan.graph, rules));
+  if (!form.grouping.uncovered.empty())
+    return Unsupported("int8: " + form.grouping.uncovered[0].op + " in the int8 form of " + kernel.Key() + ": " +
+                       form.grouping.uncovered[0].why);
+  return form;
+}
+
+bool IsInt8Binary(const Kernel& k) {
+  return k.dtype == DataType::kInt8 && (k.op == OpKind::kAdd || k.op == OpKind::kSub || k.op == OpKind::kMul);
+}
+
+}  // namespace
+
 Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,
                                                const BackendRegistry& registry, const RunOptions& run) {
   if (kernel.dtype == DataType::kInt8 || kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) return std::vector{kernel};
-  LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(kernel));
-  RunOptions int8 = run;
-  int8.precision = Precision::kInt8;
-  LATTE_ASSIGN_OR_RETURN(GraphPlan lowered, PlanGraphOnBackend(graph, backend, registry, int8));
-  std::vector<std::string> fused;  // the kernel's own fusion, as a model's rules would group it
-  if (!kernel.fused.empty()) fused.push_back(kernel.Kind());
-  LATTE_ASSIGN_OR_RETURN(const FusionRules rules, FusionRules::FromKinds(fused));
-  LATTE_ASSIGN_OR_RETURN(KernelGrouping grouping, GroupIntoKernels(lowered.graph, rules));
-  if (!grouping.uncovered.empty())
-    return Unsupported("int8: " + grouping.uncovered[0].op + " in the int8 form of " + kernel.Key() + ": " + grouping.uncovered[0].why);
+  LATTE_ASSIGN_OR_RETURN(Int8Form form, Int8FormOf(kernel, backend, registry, run));
   std::vector<Kernel> kernels;
   bool int8_binary = false;
-  for (KernelGroup& group : grouping.kernels) {
-    const OpKind op = group.kernel.op;
-    int8_binary |= group.kernel.dtype == DataType::kInt8 && (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul);
+  for (KernelGroup& group : form.grouping.kernels) {
+    int8_binary |= IsInt8Binary(group.kernel);
     kernels.push_back(std::move(group.kernel));
   }
   if (int8_binary) kernels.push_back(kernel);  // kept fp32 where a model's scales say so
   return kernels;
+}
+
+Expected<std::vector<MeasuredPart>> MeasureInt8ModelKernels(const Kernel& kernel, const std::function<bool(const Kernel&)>& wanted,
+                                                            const std::string& backend, const BackendRegistry& registry,
+                                                            const RunOptions& run, const MeasureOptions& measure) {
+  auto alone = [&](const Kernel& part) { return MeasuredPart{part, MeasureKernel(part, backend, registry, run, measure)}; };
+  if (kernel.dtype == DataType::kInt8 || kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) {
+    if (!wanted(kernel)) return std::vector<MeasuredPart>{};
+    return std::vector<MeasuredPart>{alone(kernel)};
+  }
+  LATTE_ASSIGN_OR_RETURN(const Int8Form form, Int8FormOf(kernel, backend, registry, run));
+  std::vector<const KernelGroup*> parts, shared;  // wanted; those one int8 run of the kernel times
+  bool int8_binary = false;
+  for (const KernelGroup& group : form.grouping.kernels) {
+    int8_binary |= IsInt8Binary(group.kernel);
+    if (!wanted(group.kernel)) continue;
+    parts.push_back(&group);
+    const OpKind op = group.kernel.op;
+    if (group.kernel.dtype == DataType::kInt8 || op == OpKind::kQuantize || op == OpKind::kDequantize) shared.push_back(&group);
+  }
+  // One run of the kernel at int8 under the protocol; each shared part keeps the share of it its
+  // nodes took (the run's entries are the plan's nodes, checked node for node).
+  std::map<const KernelGroup*, Expected<Measurement>> timed;
+  if (!shared.empty()) {
+    RunOptions int8 = run;
+    int8.precision = Precision::kInt8;
+    Expected<std::unique_ptr<Executor>> executor = ExecutorFor(form.graph, backend, registry, int8);
+    if (executor.ok() && CheckRunMatchesInt8Plan(form.plan, (*executor)->entries()).ok()) {
+      LATTE_ASSIGN_OR_RETURN(const Measurement m, MeasureRuns(**executor, int8, measure));
+      double run_cost_us = 0;
+      if ((*executor)->RunsWholeGraph()) {  // a run's fixed cost, measured on fp32 relus (a backend's int8 may lack them)
+        RunOptions fp32 = run;
+        fp32.precision = Precision::kFp32;
+        LATTE_ASSIGN_OR_RETURN(run_cost_us, WholeGraphRunCostUs(backend, registry, fp32));
+      }
+      std::vector<double> entry_us;
+      for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR((*executor)->RunProfiled(entry_us));
+      double total_us = 0;
+      for (double us : entry_us) total_us += us;
+      for (const KernelGroup* group : shared) {
+        double part_us = 0;
+        for (NodeId n : group->nodes) part_us += entry_us.at(static_cast<std::size_t>(n));
+        if (part_us > 0 && total_us > 0)
+          timed.emplace(group, WithoutRunCosts(m, run_cost_us, 1.0 - part_us / total_us));
+        else
+          timed.emplace(group, Unsupported("int8: the profile gave " + group->kernel.Kind() + " no time"));
+      }
+    }
+  }
+  std::vector<MeasuredPart> measured;
+  for (const KernelGroup* group : parts) {
+    auto it = timed.find(group);
+    measured.push_back(it != timed.end() ? MeasuredPart{group->kernel, std::move(it->second)} : alone(group->kernel));
+  }
+  if (int8_binary && wanted(kernel)) measured.push_back(alone(kernel));  // kept fp32 where a model's scales say so
+  return measured;
 }
 
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
@@ -309,8 +388,14 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
     }
     // At int8, what an int8 model makes of the kernel: its int8 form and the conversions at its
     // edges, or the kernel itself where the backend keeps it fp32; each measured once.
-    Expected<std::vector<Kernel>> parts = std::vector{kernel};
-    if (int8) parts = Int8ModelKernels(kernel, options.backend, registry, options.run);
+    Expected<std::vector<MeasuredPart>> parts = std::vector<MeasuredPart>{};
+    if (int8) {
+      parts = MeasureInt8ModelKernels(
+          kernel, [&](const Kernel& part) { return !done.count(part.Key()) && int8_seen.insert(part.Key()).second; },
+          options.backend, registry, options.run, options.measure);
+    } else {
+      parts->push_back({kernel, MeasureKernel(kernel, options.backend, registry, options.run, options.measure)});
+    }
     if (!parts.ok()) {
       ++summary.unsupported;
       const std::string why = WhyNot(parts.status());
@@ -318,16 +403,14 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
       LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnKernelDone(kernel); }));
       continue;
     }
-    for (const Kernel& part : *parts) {
-      if (int8 && (done.count(part.Key()) || !int8_seen.insert(part.Key()).second)) continue;
-      auto measurement = MeasureKernel(part, options.backend, registry, options.run, options.measure);
-      if (measurement.ok()) {
+    for (const MeasuredPart& part : *parts) {
+      if (part.measurement.ok()) {
         ++summary.measured;
-        LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnMeasured(part, *measurement); }));
+        LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnMeasured(part.kernel, *part.measurement); }));
       } else {
         ++summary.unsupported;
-        const std::string why = WhyNot(measurement.status());
-        LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnUnsupported(part, why); }));
+        const std::string why = WhyNot(part.measurement.status());
+        LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnUnsupported(part.kernel, why); }));
       }
     }
     LATTE_RETURN_IF_ERROR(Notify(listeners, [&](MeasurementListener& l) { return l.OnKernelDone(kernel); }));

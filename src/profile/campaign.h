@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -101,11 +102,29 @@ Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& bac
 /// itself. An elementwise add, sub or mul lowered to int8 also gives its fp32 self: a model's real
 /// scales can keep it fp32 (XNNPACK's limits on the ratios of its scales, which a run's calibration
 /// meets on a third of a detector's adds), and then the pack must predict it at fp32.
-/// At --precision int8 a campaign measures these in place of each kernel it samples, and
-/// MeasureKernel measures each in its key's dtype (a conversion or an int8 kernel without the
-/// conversions around it: the share of an int8 run its entries take).
+/// At --precision int8 a campaign measures these in place of each kernel it samples
+/// (MeasureInt8ModelKernels), and MeasureKernel measures each alone in its key's dtype (a
+/// conversion or an int8 kernel without the conversions around it: the share of an int8 run its
+/// entries take).
 Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,
                                                const BackendRegistry& registry, const RunOptions& run);
+
+/// A part of an int8 model's kernel and its measurement, or why it has none.
+struct MeasuredPart {
+  Kernel kernel;
+  Expected<Measurement> measurement;
+};
+
+/// At --precision int8, the parts of `kernel` (Int8ModelKernels) that `wanted` says yes to, each
+/// with its measurement as MeasureKernel would take it, in the same order. The int8 form and the
+/// conversions at its edges come from one int8 run of the kernel's graph, each the share of it its
+/// nodes took (the run's entries checked node for node against the plan the parts come from): a
+/// conversion timed as a model runs it, beside an int8 neighbour, costs no run of its own. A part
+/// kept fp32, an add's fp32 self, and every part of a run whose scales planned it otherwise are
+/// measured alone. Fails as Int8ModelKernels does.
+Expected<std::vector<MeasuredPart>> MeasureInt8ModelKernels(const Kernel& kernel, const std::function<bool(const Kernel&)>& wanted,
+                                                            const std::string& backend, const BackendRegistry& registry,
+                                                            const RunOptions& run, const MeasureOptions& measure);
 
 /// What one run of a whole-graph backend (Executor::RunsWholeGraph) costs besides its nodes: the
 /// call into it, binding inputs and outputs. Measured once per process for each backend and

@@ -83,6 +83,42 @@ TEST_F(Int8CampaignTest, EachPartIsMeasuredInItsKeysDtype) {
   EXPECT_NE(alone.status().message().find("measured at --precision int8 only"), std::string::npos) << alone.status().message();
 }
 
+// The int8 form and its conversions come from one run, each its share of it: every part as
+// Int8ModelKernels gives it, in its order, each with a time; a part not wanted is not measured.
+TEST_F(Int8CampaignTest, OneRunMeasuresTheInt8FormAndItsConversions) {
+  const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
+  auto parts = Int8ModelKernels(conv, "xnnpack", registry_, run_);
+  ASSERT_TRUE(parts.ok()) << parts.status().message();
+  auto measured = MeasureInt8ModelKernels(conv, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
+  ASSERT_TRUE(measured.ok()) << measured.status().message();
+  ASSERT_EQ(measured->size(), parts->size());
+  for (std::size_t i = 0; i < parts->size(); ++i) {
+    EXPECT_EQ((*measured)[i].kernel.Key(), (*parts)[i].Key());
+    ASSERT_TRUE((*measured)[i].measurement.ok()) << (*parts)[i].Key() << ": " << (*measured)[i].measurement.status().message();
+    EXPECT_GT((*measured)[i].measurement->stats.p50, 0) << (*parts)[i].Key();
+  }
+  const std::string int8_key = (*parts)[1].Key();
+  auto conversions = MeasureInt8ModelKernels(conv, [&](const Kernel& k) { return k.Key() != int8_key; }, "xnnpack",
+                                             registry_, run_, measure_);
+  ASSERT_TRUE(conversions.ok()) << conversions.status().message();
+  ASSERT_EQ(conversions->size(), 2u);
+  EXPECT_EQ((*conversions)[0].kernel.op, OpKind::kQuantize);
+  EXPECT_EQ((*conversions)[1].kernel.op, OpKind::kDequantize);
+  // A kind XNNPACK keeps fp32 is measured alone, at fp32; an add also gives its fp32 self, last.
+  const Kernel hswish = NhwcKernel(OpKind::kHardSwish, 8, 8, 16);
+  auto kept = MeasureInt8ModelKernels(hswish, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].kernel.Key(), hswish.Key());
+  EXPECT_TRUE((*kept)[0].measurement.ok());
+  const Kernel add = BinaryKernel(OpKind::kAdd, 8, 8, 16);
+  auto add_parts = MeasureInt8ModelKernels(add, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
+  ASSERT_TRUE(add_parts.ok()) << add_parts.status().message();
+  ASSERT_GE(add_parts->size(), 3u);
+  EXPECT_EQ(add_parts->back().kernel.Key(), add.Key());
+  for (const MeasuredPart& part : *add_parts) EXPECT_TRUE(part.measurement.ok()) << part.kernel.Key();
+}
+
 // Records the keys a campaign reports.
 class Keys : public MeasurementListener {
  public:
