@@ -4,6 +4,7 @@
 #include "ir/fuse_decomposed.h"
 #include "ir/fuse_activations.h"
 #include "ir/layout.h"
+#include "ir/whole_window_pools.h"
 
 namespace latte {
 namespace {
@@ -66,7 +67,8 @@ GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>&
     return x >= 0 && y >= 0 && wanted[static_cast<size_t>(x)] == wanted[static_cast<size_t>(y)];
   };
   // Zero pads folded into the conv after them, decomposed layer norms and GELUs merged into one
-  // node, then clamps into the op before them, each when all the nodes run on the same backend.
+  // node, then clamps into the op before them, each when all the nodes run on the same backend;
+  // last, average pools over the whole map made the global pools they are.
   auto one_backend = [&](const Graph& g, const std::vector<NodeId>& chain) {
     for (NodeId n : chain)
       if (!same_backend(g.node(chain.front()), g.node(n))) return false;
@@ -93,6 +95,7 @@ GraphPlan FuseForBackends(const Graph& laid_out, const std::vector<std::string>&
   }
   GraphPlan plan;
   plan.graph = FuseActivations(*merged, &fused_from, same_backend);
+  WholeWindowAvgPoolsToGlobal(plan.graph);  // node for node: the sources stay
   plan.sources.resize(plan.graph.num_nodes());
   for (size_t k = 0; k < plan.graph.num_nodes(); ++k) {
     for (NodeId f : fused_from[k])

@@ -192,6 +192,8 @@ TEST(XnnpackOps, MaxAndAvgPoolMatchReference) {
       {OpKind::kMaxPool2D, {1, 8, 8, 3}, 3, 1, "same"},   {OpKind::kAvgPool2D, {1, 9, 7, 5}, 2, 2, "valid"},
       {OpKind::kAvgPool2D, {2, 9, 7, 5}, 3, 2, "same"},   {OpKind::kAvgPool2D, {1, 8, 10, 4}, 3, 1, "same"},
       {OpKind::kMaxPool2D, {1, 10, 9, 3}, 2, 3, "valid"}, {OpKind::kAvgPool2D, {1, 10, 9, 3}, 2, 3, "valid"},
+      {OpKind::kAvgPool2D, {2, 7, 7, 5}, 7, 7, "valid"},  // the whole map: planned as a global average pool
+      {OpKind::kAvgPool2D, {1, 6, 6, 3}, 6, 1, "valid"},
   };
   std::uint32_t seed = 400;
   for (const Case& c : cases) {
