@@ -172,28 +172,46 @@ bool IsKernelEntry(const ProfileEntry& e) { return !e.inserted; }
 bool IsQuantizeEntry(const ProfileEntry& e) { return e.inserted && e.op == OpName(OpKind::kQuantize); }
 bool IsDequantizeEntry(const ProfileEntry& e) { return e.inserted && e.op == OpName(OpKind::kDequantize); }
 
-// `graph` (fp32) run at int8, every node of it int8, timed whole under the protocol, then its
-// time kept in the share of the entries `keep` selects (a few profiled runs): an int8 kernel or a
-// conversion as a model runs it, between int8 neighbours, not its own conversions at its edges.
+// An int8 executor's run timed whole under the protocol, its fixed run cost (a whole-graph
+// backend's, measured on fp32 relus: a backend's int8 may lack them) and each entry's time in a
+// few profiled runs: what a part of the run is given as its share.
+struct Int8Run {
+  Measurement whole;
+  double run_cost_us = 0;
+  std::vector<double> entry_us;
+  double total_us = 0;
+  /// The run's time kept in the share `part_us` of its entries took, or kUnsupported for none.
+  Expected<Measurement> Share(double part_us) const {
+    if (!(part_us > 0) || !(total_us > 0)) return Unsupported("int8: the profile gave the measured part no time");
+    return WithoutRunCosts(whole, run_cost_us, 1.0 - part_us / total_us);
+  }
+};
+
+Expected<Int8Run> TimeInt8Run(Executor& executor, const std::string& backend, const BackendRegistry& registry,
+                              const RunOptions& run, const MeasureOptions& measure) {
+  Int8Run timed;
+  LATTE_ASSIGN_OR_RETURN(timed.whole, MeasureRuns(executor, run, measure));
+  if (executor.RunsWholeGraph()) {
+    RunOptions fp32 = run;
+    fp32.precision = Precision::kFp32;
+    LATTE_ASSIGN_OR_RETURN(timed.run_cost_us, WholeGraphRunCostUs(backend, registry, fp32));
+  }
+  for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR(executor.RunProfiled(timed.entry_us));
+  for (double us : timed.entry_us) timed.total_us += us;
+  return timed;
+}
+
+// `graph` (fp32) run at int8, every node of it int8, its time kept in the share of the entries
+// `keep` selects: an int8 kernel or a conversion as a model runs it, between int8 neighbours, not
+// its own conversions at its edges.
 Expected<Measurement> MeasureInt8Entries(const Graph& graph, EntryFilter keep, const std::string& backend,
                                          const BackendRegistry& registry, const RunOptions& run, const MeasureOptions& measure) {
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph, backend, registry, run));
-  LATTE_ASSIGN_OR_RETURN(Measurement m, MeasureRuns(*executor, run, measure));
-  double run_cost_us = 0;
-  if (executor->RunsWholeGraph()) {  // a run's fixed cost, measured on fp32 relus (a backend's int8 may lack them)
-    RunOptions fp32 = run;
-    fp32.precision = Precision::kFp32;
-    LATTE_ASSIGN_OR_RETURN(run_cost_us, WholeGraphRunCostUs(backend, registry, fp32));
-  }
-  std::vector<double> entry_us;
-  for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR(executor->RunProfiled(entry_us));
-  double total_us = 0, kept_us = 0;
-  for (std::size_t i = 0; i < entry_us.size(); ++i) {
-    total_us += entry_us[i];
-    if (keep(executor->entries().at(i))) kept_us += entry_us[i];
-  }
-  if (!(kept_us > 0)) return Unsupported("int8: the profile gave the measured part no time");
-  return WithoutRunCosts(std::move(m), run_cost_us, 1.0 - kept_us / total_us);
+  LATTE_ASSIGN_OR_RETURN(const Int8Run timed, TimeInt8Run(*executor, backend, registry, run, measure));
+  double kept_us = 0;
+  for (std::size_t i = 0; i < timed.entry_us.size(); ++i)
+    if (keep(executor->entries().at(i))) kept_us += timed.entry_us[i];
+  return timed.Share(kept_us);
 }
 
 }  // namespace
@@ -225,6 +243,11 @@ Expected<Int8Form> Int8FormOf(const Kernel& kernel, const std::string& backend, 
   return form;
 }
 
+// An int8 kernel or a conversion: what only an int8 run times.
+bool IsInt8Part(const Kernel& k) {
+  return k.dtype == DataType::kInt8 || k.op == OpKind::kQuantize || k.op == OpKind::kDequantize;
+}
+
 bool IsInt8Binary(const Kernel& k) {
   return k.dtype == DataType::kInt8 && (k.op == OpKind::kAdd || k.op == OpKind::kSub || k.op == OpKind::kMul);
 }
@@ -233,7 +256,7 @@ bool IsInt8Binary(const Kernel& k) {
 
 Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,
                                                const BackendRegistry& registry, const RunOptions& run) {
-  if (kernel.dtype == DataType::kInt8 || kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) return std::vector{kernel};
+  if (IsInt8Part(kernel)) return std::vector{kernel};
   LATTE_ASSIGN_OR_RETURN(Int8Form form, Int8FormOf(kernel, backend, registry, run));
   std::vector<Kernel> kernels;
   bool int8_binary = false;
@@ -249,7 +272,7 @@ Expected<std::vector<MeasuredPart>> MeasureInt8ModelKernels(const Kernel& kernel
                                                             const std::string& backend, const BackendRegistry& registry,
                                                             const RunOptions& run, const MeasureOptions& measure) {
   auto alone = [&](const Kernel& part) { return MeasuredPart{part, MeasureKernel(part, backend, registry, run, measure)}; };
-  if (kernel.dtype == DataType::kInt8 || kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) {
+  if (IsInt8Part(kernel)) {
     if (!wanted(kernel)) return std::vector<MeasuredPart>{};
     return std::vector<MeasuredPart>{alone(kernel)};
   }
@@ -260,8 +283,7 @@ Expected<std::vector<MeasuredPart>> MeasureInt8ModelKernels(const Kernel& kernel
     int8_binary |= IsInt8Binary(group.kernel);
     if (!wanted(group.kernel)) continue;
     parts.push_back(&group);
-    const OpKind op = group.kernel.op;
-    if (group.kernel.dtype == DataType::kInt8 || op == OpKind::kQuantize || op == OpKind::kDequantize) shared.push_back(&group);
+    if (IsInt8Part(group.kernel)) shared.push_back(&group);
   }
   // One run of the kernel at int8 under the protocol; each shared part keeps the share of it its
   // nodes took (the run's entries are the plan's nodes, checked node for node).
@@ -271,24 +293,11 @@ Expected<std::vector<MeasuredPart>> MeasureInt8ModelKernels(const Kernel& kernel
     int8.precision = Precision::kInt8;
     Expected<std::unique_ptr<Executor>> executor = ExecutorFor(form.graph, backend, registry, int8);
     if (executor.ok() && CheckRunMatchesInt8Plan(form.plan, (*executor)->entries()).ok()) {
-      LATTE_ASSIGN_OR_RETURN(const Measurement m, MeasureRuns(**executor, int8, measure));
-      double run_cost_us = 0;
-      if ((*executor)->RunsWholeGraph()) {  // a run's fixed cost, measured on fp32 relus (a backend's int8 may lack them)
-        RunOptions fp32 = run;
-        fp32.precision = Precision::kFp32;
-        LATTE_ASSIGN_OR_RETURN(run_cost_us, WholeGraphRunCostUs(backend, registry, fp32));
-      }
-      std::vector<double> entry_us;
-      for (int i = 0; i < kLayoutShareRuns; ++i) LATTE_RETURN_IF_ERROR((*executor)->RunProfiled(entry_us));
-      double total_us = 0;
-      for (double us : entry_us) total_us += us;
+      LATTE_ASSIGN_OR_RETURN(const Int8Run timed_run, TimeInt8Run(**executor, backend, registry, int8, measure));
       for (const KernelGroup* group : shared) {
         double part_us = 0;
-        for (NodeId n : group->nodes) part_us += entry_us.at(static_cast<std::size_t>(n));
-        if (part_us > 0 && total_us > 0)
-          timed.emplace(group, WithoutRunCosts(m, run_cost_us, 1.0 - part_us / total_us));
-        else
-          timed.emplace(group, Unsupported("int8: the profile gave " + group->kernel.Kind() + " no time"));
+        for (NodeId n : group->nodes) part_us += timed_run.entry_us.at(static_cast<std::size_t>(n));
+        timed.emplace(group, timed_run.Share(part_us));
       }
     }
   }
