@@ -31,7 +31,7 @@ void AddBenchCommand(CLI::App& app, Status& result) {
   cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->check(IntegerIn(1, kMaxThreads))->capture_default_str();
   AddProtocolFlags(*cmd, flags->measure);
   cmd->add_option("--precision", flags->precision,
-                  "Precision: fp32, bf16 (onednn on a CPU with AVX-512 BF16) or int8 (xnnpack or ort: the model quantized post-training; nodes without an int8 operator stay fp32); outputs compared with fp32")
+                  "Precision: fp32, bf16 (onednn on a CPU with AVX-512 BF16) or int8 (xnnpack, onednn or ort: the model quantized post-training; nodes without an int8 operator stay fp32); outputs compared with fp32")
       ->check(PrecisionIn({Precision::kFp32, Precision::kBf16, Precision::kInt8}, "bench"))
       ->capture_default_str();
   cmd->add_flag("--enable-op-profiling,--enable_op_profiling", flags->op_profiling, "Per-node times: Run Order and Summary by node type");

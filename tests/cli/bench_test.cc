@@ -212,12 +212,8 @@ TEST_F(CliBench, BadFlagsAndUnsupportedModelsAreOneLineErrors) {
       {{"bench", tflite, "--num-threads", "0"}, "error: --num-threads: 0 is not in 1..1024 (see 'latte --help')\n"},
       {{"bench", tflite, "--precision", "fp64"}, "error: --precision: fp64 is not a precision (fp32, bf16, int8) (see 'latte --help')\n"},
       {{"bench", tflite, "--precision", "int8,fp32"}, "error: --precision: int8,fp32 is not a precision (fp32, bf16, int8) (see 'latte --help')\n"},
-      {{"bench", tflite, "--precision", "int8", "--backend", "onednn"},
-       "error: " + tflite + ": int8 unsupported on onednn, because Latte's oneDNN backend has no int8 primitives yet (xnnpack runs --precision int8)\n"},
       {{"bench", tflite, "--precision", "bf16", "--backend", "ort"},
        "error: " + tflite + ": bf16 unsupported on ort, because Latte hands ONNX Runtime fp32 models only (no bf16 export)\n"},
-      {{"bench", tflite, "--precision", "int8", "--fallback", "onednn"},
-       "error: " + tflite + ": int8 unsupported on onednn, because Latte's oneDNN backend has no int8 primitives yet (xnnpack runs --precision int8)\n"},
       {{"bench", ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"), "--input-shape", "x=1x3x48"},
        "error: " + ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx") +
            ": node 0 'p2o.Conv.0' (conv2d): input 'x' has shape 1x3x48, expected 4 known dims\n"},

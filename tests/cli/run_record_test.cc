@@ -168,8 +168,8 @@ TEST(RunRecord, CompareStoresEveryRowItPrintsAndWhyARowCannotRun) {
   const std::string model = ModelPath("hand_landmark_lite.tflite");
   TempDir dir;
   for (const std::string& db : Stores(dir)) {
-    // onednn has no int8: its row is the refusal.
-    RunResult r = RunLatte(Quick({"compare", model, "--backends", "xnnpack,onednn", "--precision", "int8", "--format",
+    // XNNPACK has no bf16: that row is the refusal.
+    RunResult r = RunLatte(Quick({"compare", model, "--backends", "xnnpack", "--precision", "int8,bf16", "--format",
                                   "json", "--db", db}),
                            dir.path(), 240);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -181,7 +181,7 @@ TEST(RunRecord, CompareStoresEveryRowItPrintsAndWhyARowCannotRun) {
     EXPECT_EQ(run.device.key, DeviceInfoFrom(ReadDeviceFingerprint()).key);  // no --device-name: this machine
     EXPECT_EQ(run.info.pack, "");
     EXPECT_EQ(run.info.arguments, "latte compare " + model +
-                                      " --backends xnnpack,onednn --num-threads 1 --precision int8 --warmup-runs 1 "
+                                      " --backends xnnpack --num-threads 1 --precision int8,bf16 --warmup-runs 1 "
                                       "--num-runs 3 --min-secs 0 --db " + Masked(db));
     ASSERT_EQ(run.comparisons.size(), printed["rows"].size());
     ASSERT_EQ(run.comparisons.size(), 2u);

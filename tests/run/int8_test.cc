@@ -1,9 +1,9 @@
 // --precision int8: the executor quantizes an fp32 graph post-training (activation ranges from
-// fp32 runs, run/int8_plan), and XNNPACK runs the int8 nodes, or ONNX Runtime the whole graph
-// exported in QDQ form. A quantized conv, depthwise conv and fully-connected layer match a
+// fp32 runs, run/int8_plan), and XNNPACK or oneDNN runs the int8 nodes, or ONNX Runtime the whole
+// graph exported in QDQ form. A quantized conv, depthwise conv and fully-connected layer match a
 // reference computed here from the same quantized inputs and weights within one output step on
-// both; a kind without an int8 operator stays fp32 with the reason, and conversions are inserted
-// where the precisions meet.
+// each; adds and pools on the backends that run them int8; a kind without an int8 operator stays
+// fp32 with the reason, and conversions are inserted where the precisions meet.
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -25,6 +25,7 @@
 #include "run/executor.h"
 #include "run/int8_plan.h"
 #include "run/output_drift.h"
+#include "run/onednn/onednn_backend.h"
 #include "run/ort/ort_backend.h"
 #include "run/xnnpack/xnnpack_backend.h"
 #include "test_paths.h"
@@ -41,11 +42,12 @@ BackendRegistry Registry() {
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
   RegisterOrtBackend(registry);
+  RegisterOnednnBackend(registry);
   return registry;
 }
 
 // The backends that run --precision int8, each checked against the same references.
-const std::vector<std::string> kInt8Backends = {"xnnpack", "ort"};
+const std::vector<std::string> kInt8Backends = {"xnnpack", "ort", "onednn"};
 
 Expected<std::unique_ptr<Executor>> Int8Executor(const Graph& graph, const BackendRegistry& registry,
                                                  const std::string& backend = "xnnpack") {
@@ -97,33 +99,38 @@ Floats FakeQuantizeWeights(const Floats& w, size_t channels, bool channel_is_las
   return out;
 }
 
-// Runs the one-node graph at int8 on input `x` and checks each output against `reference` (of the
-// fake-quantized input) within one step of the output's scale, after the reference is clamped to
-// `act` and to what the output's int8 can hold.
-void ExpectWithinOneStepOn(const std::string& backend, const Graph& graph, const Floats& x,
-                           const std::function<Floats(const Floats&)>& reference, float act_min, float act_max,
-                           const std::string& what) {
+// Runs the one-node graph at int8 on inputs `xs` (one per graph input) and checks each output
+// against `reference` (of the fake-quantized inputs) within one step of the output's scale, after
+// the reference is clamped to `act` and to what the output's int8 can hold. Unless `exact` (a max
+// pool picks one of its int8 inputs: the reference's floats exactly), an output equal to the
+// reference everywhere means the node did not run in int8.
+void ExpectInputsWithinOneStepOn(const std::string& backend, const Graph& graph, const std::vector<Floats>& xs,
+                                 const std::function<Floats(const std::vector<Floats>&)>& reference, float act_min,
+                                 float act_max, const std::string& what, bool exact = false) {
   const BackendRegistry registry = Registry();
   auto executor = Int8Executor(graph, registry, backend);
   ASSERT_TRUE(executor.ok()) << what << ": " << executor.status().message();
   Executor& e = **executor;
   ASSERT_EQ(e.assignments().size(), 1u);
   ASSERT_EQ(e.assignments()[0].precision, Precision::kInt8) << what << ": " << e.assignments()[0].precision_why;
-  // quantize, the int8 node, dequantize
-  ASSERT_EQ(e.entries().size(), 3u) << what;
-  EXPECT_EQ(e.entries()[0].op, "quantize");
-  EXPECT_EQ(e.entries()[2].op, "dequantize");
+  // a quantize per input, the int8 node, dequantize
+  ASSERT_EQ(xs.size(), graph.inputs.size());
+  ASSERT_EQ(e.entries().size(), xs.size() + 2) << what;
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(e.entries()[i].op, "quantize");
+  EXPECT_EQ(e.entries().back().op, "dequantize");
   const Graph& prepared = e.prepared_graph();
-  const QuantParams qx = ParamsOf(prepared, graph.tensor(graph.inputs[0]).name + "/int8");
+  std::vector<Floats> xq;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const QuantParams qx = ParamsOf(prepared, graph.tensor(graph.inputs[i]).name + "/int8");
+    ASSERT_EQ(qx.scale.size(), 1u);
+    std::copy(xs[i].begin(), xs[i].end(), e.buffers().mutable_as<float>(graph.inputs[i]));
+    xq.emplace_back(xs[i].size());
+    for (size_t k = 0; k < xs[i].size(); ++k) xq.back()[k] = FakeQuantize(xs[i][k], qx);
+  }
   const QuantParams qy = ParamsOf(prepared, graph.tensor(graph.outputs[0]).name + "/int8");
-  ASSERT_EQ(qx.scale.size(), 1u);
   ASSERT_EQ(qy.scale.size(), 1u);
-
-  std::copy(x.begin(), x.end(), e.buffers().mutable_as<float>(graph.inputs[0]));
   ASSERT_TRUE(e.Run().ok());
   const float* got = e.buffers().as<float>(graph.outputs[0]);
-  Floats xq(x.size());
-  for (size_t i = 0; i < x.size(); ++i) xq[i] = FakeQuantize(x[i], qx);
   const Floats want = reference(xq);
   const float step = qy.scale[0];
   const float lo = (-128.0f - static_cast<float>(qy.zero_point[0])) * step, hi = (127.0f - static_cast<float>(qy.zero_point[0])) * step;
@@ -138,7 +145,15 @@ void ExpectWithinOneStepOn(const std::string& backend, const Graph& graph, const
   }
   EXPECT_LE(worst, step) << what << ": element " << at << " is " << got[at] << " in int8, the reference " << want[at]
                          << " (one step: " << step << ")";
-  EXPECT_TRUE(differs) << what << ": int8 gave the reference's floats exactly; was it run in int8?";
+  if (!exact) EXPECT_TRUE(differs) << what << ": int8 gave the reference's floats exactly; was it run in int8?";
+}
+
+// The same for a graph of one input.
+void ExpectWithinOneStepOn(const std::string& backend, const Graph& graph, const Floats& x,
+                           const std::function<Floats(const Floats&)>& reference, float act_min, float act_max,
+                           const std::string& what, bool exact = false) {
+  ExpectInputsWithinOneStepOn(
+      backend, graph, {x}, [&](const std::vector<Floats>& xq) { return reference(xq[0]); }, act_min, act_max, what, exact);
 }
 
 // On every int8 backend.
@@ -249,6 +264,134 @@ TEST(Int8, FullyConnectedWithinOneStepOfReference) {
     ASSERT_TRUE(g3.ok()) << g3.status().message();
     ExpectWithinOneStepOn("ort", *g3, Random(R * I, 9), fc, -kInf, kInf, std::string("rank-3 fully_connected ") + layout);
   }
+}
+
+// add and sub of two activations, each with its own scale and zero point from the calibration
+// runs (the inputs here reach past the generated ones' range: saturated, as the reference has them),
+// with and without a fused relu6. ONNX Runtime fuses a QDQ add only.
+TEST(Int8, AddAndSubWithinOneStepOfReference) {
+  const Shape s{1, 5, 6, 8};
+  const auto n = static_cast<size_t>(reference::Product(s));
+  for (OpKind kind : {OpKind::kAdd, OpKind::kSub})
+    for (const char* act : {"none", "relu6"}) {
+      GraphBuilder gb;
+      TensorId a = gb.Input("a", s), b = gb.Input("b", s);
+      TensorId y = gb.Op1(kind, "op", {a, b}, Attrs({{"activation", std::string(act)}}));
+      auto g = gb.Finish({y});
+      ASSERT_TRUE(g.ok()) << g.status().message();
+      const float sign = kind == OpKind::kSub ? -1.0f : 1.0f;
+      auto op = [&](const std::vector<Floats>& xq) {
+        Floats out(n);
+        for (size_t k = 0; k < n; ++k) out[k] = xq[0][k] + sign * xq[1][k];
+        return out;
+      };
+      const bool relu6 = std::string(act) == "relu6";
+      std::vector<std::string> backends = {"xnnpack", "onednn"};
+      if (kind == OpKind::kAdd && !relu6) backends.push_back("ort");
+      for (const std::string& backend : backends) {
+        const std::string what = std::string(OpName(kind)) + " " + act + " on " + backend;
+        ExpectInputsWithinOneStepOn(backend, *g, {Random(static_cast<std::int64_t>(n), 20, -1.0f, 1.0f), Random(static_cast<std::int64_t>(n), 21, -1.5f, 0.5f)},
+                                    op, relu6 ? 0.0f : -kInf, relu6 ? 6.0f : kInf, what);
+      }
+    }
+}
+
+// An add of a constant per channel (a bias the graph adds on its own): XNNPACK quantizes the
+// constant, oneDNN reads it as floats.
+TEST(Int8, AddOfAConstantWithinOneStepOfReference) {
+  const Shape s{1, 4, 5, 8};
+  const auto n = static_cast<size_t>(reference::Product(s));
+  const Floats c = Random(8, 22, -0.5f, 0.5f);
+  GraphBuilder gb;
+  TensorId y = gb.Op1(OpKind::kAdd, "add", {gb.Input("x", s), gb.Constant("c", {8}, c)});
+  auto g = gb.Finish({y});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto op = [&](const Floats& xq) {
+    Floats out(n);
+    for (size_t k = 0; k < n; ++k) out[k] = xq[k] + c[k % 8];
+    return out;
+  };
+  for (const std::string backend : {"xnnpack", "onednn"})
+    ExpectWithinOneStepOn(backend, *g, Random(static_cast<std::int64_t>(n), 23), op, -kInf, kInf, "add of a constant on " + backend);
+}
+
+// Max pools keep their input's parameters; average pools rescale to their output's (XNNPACK's
+// windowed average pool is qu8 only, so it is checked on oneDNN alone).
+TEST(Int8, PoolsWithinOneStepOfReference) {
+  struct Case {
+    OpKind kind;
+    std::int64_t kernel, stride;
+    std::string padding;
+    std::vector<std::string> backends;
+  };
+  const Shape xs{1, 9, 7, 8};
+  const Case cases[] = {
+      {OpKind::kMaxPool2D, 3, 2, "same", {"xnnpack", "onednn"}}, {OpKind::kAvgPool2D, 3, 2, "same", {"onednn"}},
+      {OpKind::kAvgPool2D, 2, 2, "valid", {"onednn"}},          {OpKind::kGlobalAvgPool, 0, 0, "", {"xnnpack", "onednn"}},
+      {OpKind::kGlobalMaxPool, 0, 0, "", {"xnnpack", "onednn"}},
+  };
+  const Floats input = Random(reference::Product(xs), 24);
+  for (const Case& c : cases) {
+    GraphBuilder b;
+    TensorId x = b.Input("x", xs);
+    const bool global = c.kind == OpKind::kGlobalAvgPool || c.kind == OpKind::kGlobalMaxPool;
+    TensorId y = global ? b.Op1(c.kind, "pool", {x})
+                        : b.Op1(c.kind, "pool", {x},
+                                Attrs({{"kernel", Ints{c.kernel, c.kernel}}, {"strides", Ints{c.stride, c.stride}}, {"padding", c.padding}}));
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    auto p = GetPoolParams(*g, g->node(0));
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    auto pool = [&](const Floats& xq) {
+      if (c.kind == OpKind::kGlobalAvgPool) return reference::MeanMiddle(xq, 1, xs[1] * xs[2], xs[3]);
+      return reference::Pool2D(xq, *p, c.kind == OpKind::kMaxPool2D || c.kind == OpKind::kGlobalMaxPool);
+    };
+    const bool max = c.kind == OpKind::kMaxPool2D || c.kind == OpKind::kGlobalMaxPool;
+    for (const std::string& backend : c.backends)
+      ExpectWithinOneStepOn(backend, *g, input, pool, -kInf, kInf, std::string(OpName(c.kind)) + " " + c.padding + " on " + backend, max);
+  }
+}
+
+// A small MobileNet-like block on oneDNN at int8: every node int8 but the multiply, which oneDNN's
+// binary cannot run on asymmetric int8 and stays fp32 saying so; the outputs close to fp32's.
+TEST(OnednnInt8, ABlockRunsInt8ButItsMultiplyAndStaysCloseToFp32) {
+  GraphBuilder gb;
+  TensorId x = gb.Input("x", {1, 12, 12, 8});
+  const Attributes conv_attrs = Attrs({{"filter_layout", std::string("OHWI")}, {"padding", std::string("same")},
+                                   {"activation", std::string("relu6")}});
+  TensorId expand = gb.Op1(OpKind::kConv2D, "expand", {x, gb.Constant("we", {16, 1, 1, 8}, Random(128, 30, -0.5f, 0.5f)), gb.Constant("be", {16}, Random(16, 31))}, conv_attrs);
+  TensorId dw = gb.Op1(OpKind::kDepthwiseConv2D, "dw", {expand, gb.Constant("wd", {1, 3, 3, 16}, Random(144, 32, -0.5f, 0.5f)), gb.Constant("bd", {16}, Random(16, 33))},
+                       Attrs({{"filter_layout", std::string("1HWO")}, {"padding", std::string("same")}, {"groups", std::int64_t{16}},
+                              {"depth_multiplier", std::int64_t{1}}, {"activation", std::string("relu6")}}));
+  TensorId project = gb.Op1(OpKind::kConv2D, "project", {dw, gb.Constant("wp", {8, 1, 1, 16}, Random(128, 34, -0.5f, 0.5f)), gb.Constant("bp", {8}, Random(8, 35))},
+                            Attrs({{"filter_layout", std::string("OHWI")}, {"padding", std::string("valid")}}));
+  TensorId residual = gb.Op1(OpKind::kAdd, "residual", {project, x});
+  TensorId scaled = gb.Op1(OpKind::kMul, "scaled", {residual, gb.Constant("s", {8}, Random(8, 36, 0.5f, 1.5f))});
+  TensorId pooled = gb.Op1(OpKind::kGlobalAvgPool, "pool", {scaled});
+  TensorId flat = gb.Op1(OpKind::kReshape, "flat", {pooled, gb.ConstantInts("shape", {1, 8})});
+  TensorId y = gb.Op1(OpKind::kFullyConnected, "fc", {flat, gb.Constant("wf", {4, 8}, Random(32, 37)), gb.Constant("bf", {4}, Random(4, 38))},
+                      Attrs({{"weights_layout", std::string("OI")}}));
+  auto g = gb.Finish({y});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const BackendRegistry registry = Registry();
+  auto executor = Int8Executor(*g, registry, "onednn");
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  const auto& assignments = (*executor)->assignments();
+  ASSERT_EQ(assignments.size(), g->num_nodes());
+  for (size_t k = 0; k < assignments.size(); ++k) {
+    const NodeAssignment& a = assignments[k];
+    SCOPED_TRACE(g->node(static_cast<NodeId>(k)).name);
+    if (g->node(static_cast<NodeId>(k)).name == "scaled") {
+      EXPECT_EQ(a.precision, Precision::kFp32);
+      EXPECT_NE(a.precision_why.find("takes no zero points"), std::string::npos) << a.precision_why;
+    } else {
+      EXPECT_EQ(a.precision, Precision::kInt8) << a.precision_why;
+    }
+  }
+  auto drift = DriftFromFp32(*g, **executor, "onednn", registry);
+  ASSERT_TRUE(drift.ok()) << drift.status().message();
+  EXPECT_GT(drift->max_abs_diff, 0.0);  // it ran int8
+  EXPECT_GE(drift->cosine, 0.99);
 }
 
 // conv → softmax → add: softmax has no int8 operator in this XNNPACK, so it stays fp32, saying why;

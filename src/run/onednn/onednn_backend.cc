@@ -1,5 +1,6 @@
 #include "run/onednn/onednn_backend.h"
 
+#include "run/int8_kernels.h"
 #include "run/kind_table.h"
 #include "run/node_checks.h"
 
@@ -61,11 +62,12 @@ Dims RowMajorStrides(const Dims& dims) {
 memory::desc Plain(const Dims& dims, memory::data_type type = kF32) { return memory::desc(dims, type, RowMajorStrides(dims)); }
 
 // The oneDNN element type of a tensor: float32, or bfloat16 in a graph run at bf16 (whose
-// constants stay float32); bool as u8.
+// constants stay float32), or s8 in one lowered to int8; bool as u8.
 Type TypeOf(const Tensor& t) {
   switch (t.dtype) {
     case DataType::kBFloat16: return Type::bf16;
     case DataType::kBool: return Type::u8;
+    case DataType::kInt8: return Type::s8;  // an activation of a plan lowered to int8
     default: return kF32;
   }
 }
@@ -146,7 +148,9 @@ class DnnlNode final : public PreparedNode {
         for (const Binding& out : step.outputs) {
           std::uint8_t* data = buffers.mutable_data(out.id);
           if (data == nullptr) return NoBuffer(out.id);
-          if (step.fill && step.fill_type == Type::bf16) {
+          if (step.fill && step.fill_type == Type::s8) {  // fill_value already quantized
+            std::memset(data, static_cast<std::int8_t>(step.fill_value), buffers.bytes(out.id));
+          } else if (step.fill && step.fill_type == Type::bf16) {
             auto* values = reinterpret_cast<std::uint16_t*>(data);
             std::fill(values, values + buffers.bytes(out.id) / sizeof(std::uint16_t), FloatToBf16(step.fill_value));
           } else if (step.fill) {
@@ -207,6 +211,8 @@ struct Eltwise {
   float alpha = 0, beta = 0;
 };
 
+void* ConstData(const Graph& graph, TensorId id) { return const_cast<std::uint8_t*>(graph.tensor(id).data->data()); }
+
 Expected<Eltwise> FusedActivation(const Node& node) {
   const std::string act = node.attrs.GetString("activation", "none");
   if (act == "none") return Eltwise{};
@@ -227,12 +233,73 @@ dnnl::primitive_attr PostOps(const Eltwise& act) {
   return attr;
 }
 
+// --- int8 (--precision int8): a node the executor lowered to int8 (run/int8_plan: per-tensor
+// asymmetric scale and zero point in Tensor::quant) runs on oneDNN's s8 primitives, the
+// quantization given as oneDNN's attributes: out = round(output scales × (accumulator + bias),
+// then the post-ops) + the destination's zero point, the source's zero point subtracted inside.
+// Weights are quantized symmetric per output channel (run/int8_kernels, as xnnpack packs them),
+// the bias kept float in the accumulator's units.
+
+// The fused activation's bounds on the real line, for an int8 kernel's clamp: relu [0, ∞),
+// relu6 [0, 6], relu_n1_to_1 [−1, 1], none (−∞, ∞); tanh has no int8 form here.
+Expected<std::pair<float, float>> Int8Bounds(const Node& node, const Eltwise& act) {
+  if (!act.present) return std::pair{-kBig, kBig};
+  if (act.alg == dnnl::algorithm::eltwise_relu) return std::pair{0.0f, kBig};
+  if (act.alg == dnnl::algorithm::eltwise_clip) return std::pair{act.alpha, act.beta};
+  return Unsupported("int8 " + Name(node) + " with a fused " + node.attrs.GetString("activation", "") +
+                     " not implemented in the onednn backend");
+}
+
+// A clamp to real `bounds` as a post-op on values in units of the output's scale plus `shift`
+// (the output's zero point when it is already added, 0 when oneDNN adds it after): none for (−∞, ∞).
+void AppendInt8Clamp(dnnl::post_ops& ops, std::pair<float, float> bounds, float y_scale, float shift) {
+  if (bounds.first == -kBig && bounds.second == kBig) return;
+  const float lo = bounds.first == -kBig ? -kBig : bounds.first / y_scale + shift;
+  const float hi = bounds.second == kBig ? kBig : bounds.second / y_scale + shift;
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, lo, hi);
+}
+
+// A conv's or fully-connected's weights quantized per output channel, and what goes with them.
+struct Int8Quantization {
+  std::vector<std::int8_t> weights;
+  std::vector<float> bias;     // bias / (x_scale × w_scale[c]): the accumulator's units
+  dnnl::primitive_attr attr;   // output scales x_scale × w_scale[c] / y_scale, zero points, the clamp
+};
+
+// `count` weights `w` of `channels` output channels (channel c at i % channels when
+// `channel_is_last`, else the c-th block), the node's bias (input 2) when `has_bias`, and the
+// attributes that turn the s32 accumulator into the output's int8 (output scales per channel:
+// mask 1 << 1, the channel dim of a conv's (n, c, h, w) and a matmul's (m, n)). With `check_only`
+// the attributes have the right shape and no weights are quantized.
+Expected<Int8Quantization> QuantizeForOnednn(const Graph& graph, const Node& node, const Eltwise& act, const float* w, size_t count,
+                                             size_t channels, bool channel_is_last, bool has_bias, bool check_only) {
+  LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
+  const Q8 qx = Q8Of(graph.tensor(node.inputs[0])), qy = Q8Of(graph.tensor(node.outputs[0]));
+  Int8Quantization q;
+  std::vector<float> w_scale(channels, 1.0f);
+  if (!check_only) w_scale = QuantizeWeights(w, count, channels, channel_is_last, q.weights);
+  std::vector<float> out_scale(channels);
+  for (size_t c = 0; c < channels; ++c) out_scale[c] = qx.scale * w_scale[c] / qy.scale;
+  if (has_bias && !check_only) {
+    const auto* bias = static_cast<const float*>(ConstData(graph, node.inputs[2]));
+    q.bias.resize(channels);
+    for (size_t c = 0; c < channels; ++c)
+      q.bias[c] = static_cast<float>(static_cast<double>(bias[c]) / (static_cast<double>(qx.scale) * w_scale[c]));
+  }
+  q.attr.set_output_scales(1 << 1, out_scale);
+  q.attr.set_zero_points(DNNL_ARG_SRC, 0, {qx.zero});
+  q.attr.set_zero_points(DNNL_ARG_DST, 0, {qy.zero});
+  dnnl::post_ops ops;
+  AppendInt8Clamp(ops, bounds, qy.scale, 0.0f);
+  q.attr.set_post_ops(ops);
+  return q;
+}
+
 // Checks every input (except `skip_input`, reshape's int shape) and the output.
 Status CheckTensors(const Graph& graph, const Node& node, int skip_input, DataType activations = DataType::kFloat32) {
   return CheckFloatTensors(graph, node, skip_input, "onednn", 6, activations);
 }
 
-void* ConstData(const Graph& graph, TensorId id) { return const_cast<std::uint8_t*>(graph.tensor(id).data->data()); }
 
 // Reorders constant weights (described by `from` over the graph's data) once into a memory of
 // layout `to` that the node owns (the primitive's preferred layout; a plain copy for a bias).
@@ -261,16 +328,16 @@ void BindInput(Ctx& ctx, const Graph& graph, Step& step, int arg, TensorId id, c
   step.inputs.emplace_back(arg, id);
 }
 
-// Conv, deconv and inner product record the same step: activations bound on every run, weights
-// (and bias) packed once into the layout the primitive chose.
-void AddWeightedStep(Ctx& ctx, const Graph& graph, const Node& node, dnnl::primitive primitive,
-                     const memory::desc& src_md, const memory::desc& dst_md, const memory::desc& w_file,
-                     const memory::desc& w_packed, const memory::desc* bias_md) {
+// Conv, deconv, inner product and matmul record the same step: activations bound on every run,
+// weights `w_data` (laid out as `w_file`) and the bias packed once into the layout the primitive chose.
+void AddWeightedStep(Ctx& ctx, const Node& node, dnnl::primitive primitive, const memory::desc& src_md,
+                     const memory::desc& dst_md, const memory::desc& w_file, const void* w_data, const memory::desc& w_packed,
+                     const memory::desc* bias_md, const void* bias_data) {
   Step step{std::move(primitive), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
   step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
   step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
-  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, ConstData(graph, node.inputs[1]), w_packed);
-  if (bias_md != nullptr) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, *bias_md, ConstData(graph, node.inputs[2]), *bias_md);
+  step.args[DNNL_ARG_WEIGHTS] = PackWeights(ctx, w_file, const_cast<void*>(w_data), w_packed);
+  if (bias_md != nullptr) step.args[DNNL_ARG_BIAS] = PackWeights(ctx, *bias_md, const_cast<void*>(bias_data), *bias_md);
   ctx.node->steps_.push_back(std::move(step));
 }
 
@@ -298,17 +365,26 @@ Status AddOneInputStep(Ctx& ctx, const Graph& graph, const Node& node, dnnl::pri
 }
 
 // A convolution or deconvolution (Primitive) over NHWC activations, weights packed from the file's
-// layout (`w_file`, oneDNN's logical dims `w_dims`), the activation as a post-op: all the two
-// share but the algorithm and the end padding.
+// layout (oneDNN's logical dims `w_dims` with the file's `w_strides`), the activation as a post-op:
+// all the two share but the algorithm and the end padding. A node lowered to int8 runs on s8 with
+// its weights quantized per output channel (Int8Quantization).
 template <class Primitive>
 Status AddConvolution(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx, const ConvParams& p,
-                      const Dims& w_dims, const memory::desc& w_file, dnnl::algorithm alg, const Dims& pad_r) {
+                      const Dims& w_dims, const Dims& w_strides, dnnl::algorithm alg, const Dims& pad_r) {
   // At bf16 the weights are packed as bfloat16 beside bfloat16 activations; the bias stays
   // float32 (oneDNN adds it to the float32 accumulator).
   const Type type = RunType(graph, node);
+  const bool int8 = IsInt8Node(graph, node);
+  std::optional<Int8Quantization> q;
+  if (int8) {
+    const Tensor& w = graph.tensor(node.inputs[1]);
+    LATTE_ASSIGN_OR_RETURN(q, QuantizeForOnednn(graph, node, act, static_cast<const float*>(ConstData(graph, node.inputs[1])),
+                                                static_cast<size_t>(Elements(w)), static_cast<size_t>(p.out_c),
+                                                node.kind == OpKind::kDepthwiseConv2D, p.has_bias, ctx.node == nullptr));
+  }
   const memory::desc src_md({p.batch, p.in_c, p.in_h, p.in_w}, type, Tag::nhwc);
   const memory::desc dst_md({p.batch, p.out_c, p.out_h, p.out_w}, type, Tag::nhwc);
-  const memory::desc w_any(w_dims, type, Tag::any);
+  const memory::desc w_any(w_dims, int8 ? Type::s8 : type, Tag::any);
   const memory::desc bias_md({p.out_c}, kF32, Tag::a);
   const Dims strides{p.stride_h, p.stride_w}, dilates{p.dilation_h - 1, p.dilation_w - 1};
   const Dims pad_l{p.pads.top, p.pads.left};
@@ -316,9 +392,13 @@ Status AddConvolution(const Graph& graph, const Node& node, const Eltwise& act, 
   using Desc = typename Primitive::desc;
   Desc desc = p.has_bias ? Desc(prop, alg, src_md, w_any, bias_md, dst_md, strides, dilates, pad_l, pad_r)
                          : Desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pad_l, pad_r);
-  typename Primitive::primitive_desc pd(desc, PostOps(act), ctx.engine);
+  typename Primitive::primitive_desc pd(desc, int8 ? q->attr : PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  AddWeightedStep(ctx, graph, node, Primitive(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
+  const memory::desc w_file(w_dims, int8 ? Type::s8 : kF32, w_strides);
+  const void* w_data = int8 ? static_cast<const void*>(q->weights.data()) : ConstData(graph, node.inputs[1]);
+  const void* bias_data = !p.has_bias ? nullptr : int8 ? static_cast<const void*>(q->bias.data()) : ConstData(graph, node.inputs[2]);
+  AddWeightedStep(ctx, node, Primitive(pd), src_md, dst_md, w_file, w_data, pd.weights_desc(), p.has_bias ? &bias_md : nullptr,
+                  bias_data);
   return Status::Ok();
 }
 
@@ -330,19 +410,18 @@ Status Conv(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
   LATTE_ASSIGN_OR_RETURN(const ConvParams p, CheckedConvParams(graph, node));
   const std::int64_t g = p.groups, ig = p.in_c / g, og = p.out_c / g, kh = p.kernel_h, kw = p.kernel_w;
   // The graph's weights as oneDNN's logical dims ([g,] O, I, H, W) with the file layout's strides.
-  memory::desc w_file;
-  Dims w_dims;
+  Dims w_dims, w_strides;
   if (depthwise) {  // 1HWO: O = g × multiplier, I = 1 per group
     w_dims = {g, og, 1, kh, kw};
-    w_file = memory::desc(w_dims, kF32, Dims{og, 1, 1, kw * p.out_c, p.out_c});
+    w_strides = {og, 1, 1, kw * p.out_c, p.out_c};
   } else if (g == 1) {  // OHWI
     w_dims = {p.out_c, p.in_c, kh, kw};
-    w_file = memory::desc(w_dims, kF32, Dims{kh * kw * ig, 1, kw * ig, ig});
+    w_strides = {kh * kw * ig, 1, kw * ig, ig};
   } else {  // grouped OHWI: O = g × og
     w_dims = {g, og, ig, kh, kw};
-    w_file = memory::desc(w_dims, kF32, Dims{og * kh * kw * ig, kh * kw * ig, 1, kw * ig, ig});
+    w_strides = {og * kh * kw * ig, kh * kw * ig, 1, kw * ig, ig};
   }
-  return AddConvolution<dnnl::convolution_forward>(graph, node, act, ctx, p, w_dims, w_file,
+  return AddConvolution<dnnl::convolution_forward>(graph, node, act, ctx, p, w_dims, w_strides,
                                                    dnnl::algorithm::convolution_direct, Dims{p.pads.bottom, p.pads.right});
 }
 
@@ -360,11 +439,13 @@ Status FullyConnected(const Graph& graph, const Node& node, const Eltwise& act, 
   Ip::desc desc = p.has_bias ? Ip::desc(prop, src_md, w_any, bias_md, dst_md) : Ip::desc(prop, src_md, w_any, dst_md);
   Ip::primitive_desc pd(desc, PostOps(act), ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  AddWeightedStep(ctx, graph, node, Ip(pd), src_md, dst_md, w_file, pd.weights_desc(), p.has_bias ? &bias_md : nullptr);
+  AddWeightedStep(ctx, node, Ip(pd), src_md, dst_md, w_file, ConstData(graph, node.inputs[1]), pd.weights_desc(),
+                  p.has_bias ? &bias_md : nullptr, p.has_bias ? ConstData(graph, node.inputs[2]) : nullptr);
   return Status::Ok();
 }
 
-Status Pool(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+// A pooling with the attributes `attr` (fp32: the activation; int8: its rescaling and clamp).
+Status PoolWith(const Graph& graph, const Node& node, Ctx& ctx, const dnnl::primitive_attr& attr) {
   auto params = GetPoolParams(graph, node);
   if (!params.ok()) return Invalid(node, params.status());
   PoolParams p = *params;
@@ -393,13 +474,39 @@ Status Pool(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) 
                      is_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src_md, dst_md,
                      {p.stride_h, p.stride_w}, {p.kernel_h, p.kernel_w}, {p.pads.top, p.pads.left},
                      {p.pads.bottom, p.pads.right});
-  PoolFwd::primitive_desc pd(desc, PostOps(act), ctx.engine);
+  PoolFwd::primitive_desc pd(desc, attr, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   Step step{PoolFwd(pd), {}, {{DNNL_ARG_SRC, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
   step.args[DNNL_ARG_SRC] = Unbound(ctx, src_md);
   step.args[DNNL_ARG_DST] = Unbound(ctx, dst_md);
   ctx.node->steps_.push_back(std::move(step));
   return Status::Ok();
+}
+
+Status Pool(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) { return PoolWith(graph, node, ctx, PostOps(act)); }
+
+// A binary primitive's step: sources `a_id` and `b_id` (as `a_md`, `b_md`) and the node's output
+// rebound on every run.
+void AddBinaryStep(Ctx& ctx, const Node& node, dnnl::binary primitive, TensorId a_id, const memory::desc& a_md, TensorId b_id,
+                   const memory::desc& b_md, const memory::desc& y_md) {
+  Step step{std::move(primitive), {}, {{DNNL_ARG_SRC_0, a_id}, {DNNL_ARG_SRC_1, b_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, a_md);
+  step.args[DNNL_ARG_SRC_1] = Unbound(ctx, b_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
+}
+
+// Input `id` of a binary node as the output's rank (leading 1s), checked to broadcast to it as
+// numpy does.
+Expected<Dims> BroadcastDims(const Graph& graph, const Node& node, TensorId id) {
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const Shape& s = graph.tensor(id).shape;
+  if (s.size() > ys.size()) return Unsupported(Name(node) + " input of higher rank than its output");
+  Dims d(ys.size() - s.size(), 1);
+  d.insert(d.end(), s.begin(), s.end());
+  for (size_t i = 0; i < d.size(); ++i)
+    if (d[i] != ys[i] && d[i] != 1) return Unsupported(Name(node) + " shapes do not broadcast to " + ShapeToString(ys));
+  return d;
 }
 
 Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
@@ -429,18 +536,8 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
     default: return Internal("Binary called on " + Name(node));
   }
   const Shape& ys = graph.tensor(node.outputs[0]).shape;
-  // Both inputs as the output's rank (leading 1s), numpy broadcasting.
-  auto dims_of = [&](TensorId id) -> Expected<Dims> {
-    const Shape& s = graph.tensor(id).shape;
-    if (s.size() > ys.size()) return Unsupported(Name(node) + " input of higher rank than its output");
-    Dims d(ys.size() - s.size(), 1);
-    d.insert(d.end(), s.begin(), s.end());
-    for (size_t i = 0; i < d.size(); ++i)
-      if (d[i] != ys[i] && d[i] != 1) return Unsupported(Name(node) + " shapes do not broadcast to " + ShapeToString(ys));
-    return d;
-  };
-  LATTE_ASSIGN_OR_RETURN(Dims a, dims_of(node.inputs[0]));
-  LATTE_ASSIGN_OR_RETURN(Dims b, dims_of(node.inputs[1]));
+  LATTE_ASSIGN_OR_RETURN(Dims a, BroadcastDims(graph, node, node.inputs[0]));
+  LATTE_ASSIGN_OR_RETURN(Dims b, BroadcastDims(graph, node, node.inputs[1]));
   const Dims y(ys.begin(), ys.end());
   TensorId a_id = node.inputs[0], b_id = node.inputs[1];
   // a − b with a broadcast: −(b − a), the operands swapped and the difference negated by a linear
@@ -466,11 +563,7 @@ Status Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx
   }
   dnnl::binary::primitive_desc pd({alg, a_md, b_md, y_md}, attr, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
-  Step step{dnnl::binary(pd), {}, {{DNNL_ARG_SRC_0, a_id}, {DNNL_ARG_SRC_1, b_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, a_md);
-  step.args[DNNL_ARG_SRC_1] = Unbound(ctx, b_md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
-  ctx.node->steps_.push_back(std::move(step));
+  AddBinaryStep(ctx, node, dnnl::binary(pd), a_id, a_md, b_id, b_md, y_md);
   return Status::Ok();
 }
 
@@ -720,6 +813,7 @@ Status Pad(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
   step.fill = true;
   step.fill_value = static_cast<float>(node.attrs.GetFloat("value", 0.0));
   step.fill_type = RunType(graph, node);
+  if (step.fill_type == Type::s8) step.fill_value = QuantizeValue(step.fill_value, Q8Of(graph.tensor(node.outputs[0])));
   ctx.node->steps_.push_back(std::move(step));
   AddPostEltwise(ctx, graph, node, act);
   return Status::Ok();
@@ -812,8 +906,7 @@ Status TransposeConv(const Graph& graph, const Node& node, const Eltwise& act, C
   const std::int64_t pad_b = full_h - p.pads.top - p.out_h, pad_r = full_w - p.pads.left - p.out_w;
   if (pad_b < 0 || pad_r < 0) return Unsupported("transpose_conv2d output larger than its full scatter");
   const Dims w_dims{p.out_c, ic, kh, kw};
-  const memory::desc w_file(w_dims, kF32, Dims{kh * kw * ic, 1, kw * ic, ic});
-  return AddConvolution<dnnl::deconvolution_forward>(graph, node, act, ctx, p, w_dims, w_file,
+  return AddConvolution<dnnl::deconvolution_forward>(graph, node, act, ctx, p, w_dims, Dims{kh * kw * ic, 1, kw * ic, ic},
                                                      dnnl::algorithm::deconvolution_direct, Dims{pad_b, pad_r});
 }
 
@@ -1149,6 +1242,176 @@ const KindTable<Handler>& Handlers() {
   return handlers;
 }
 
+// int8 fully_connected: oneDNN's matmul (its inner product takes no zero points), the weights as
+// the [in, out] matrix with the file's strides, quantized per output channel.
+Status Int8FullyConnected(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_ASSIGN_OR_RETURN(const FullyConnectedParams p, CheckedFullyConnectedParams(graph, node));
+  const bool io = node.attrs.GetString("weights_layout", "OI") == "IO";
+  const std::int64_t in = p.in_features, out = p.out_features;
+  LATTE_ASSIGN_OR_RETURN(const Int8Quantization q,
+                         QuantizeForOnednn(graph, node, act, static_cast<const float*>(ConstData(graph, node.inputs[1])),
+                                           static_cast<size_t>(in * out), static_cast<size_t>(out), /*channel_is_last=*/io,
+                                           p.has_bias, ctx.node == nullptr));
+  const memory::desc src_md({p.rows, in}, Type::s8, Tag::ab);
+  const memory::desc dst_md({p.rows, out}, Type::s8, Tag::ab);
+  const memory::desc w_any({in, out}, Type::s8, Tag::any);
+  const memory::desc bias_md({1, out}, kF32, Tag::ab);
+  const dnnl::matmul::desc desc = p.has_bias ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md) : dnnl::matmul::desc(src_md, w_any, dst_md);
+  dnnl::matmul::primitive_desc pd(desc, q.attr, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  const memory::desc w_file({in, out}, Type::s8, io ? Dims{out, 1} : Dims{1, in});
+  AddWeightedStep(ctx, node, dnnl::matmul(pd), src_md, dst_md, w_file, q.weights.data(), pd.weights_desc(),
+                  p.has_bias ? &bias_md : nullptr, q.bias.data());
+  return Status::Ok();
+}
+
+// int8 pooling: max keeps its input's parameters; an average is rescaled from the input's to the
+// output's by a linear post-op on the averaged int8 values. Then the fused activation's clamp.
+Status Int8Pool(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
+  const Q8 qx = Q8Of(graph.tensor(node.inputs[0])), qy = Q8Of(graph.tensor(node.outputs[0]));
+  dnnl::post_ops ops;
+  if (node.kind == OpKind::kMaxPool2D || node.kind == OpKind::kGlobalMaxPool) {
+    LATTE_RETURN_IF_ERROR(NeedSameInt8Params(graph, node));
+  } else {
+    const float ratio = qx.scale / qy.scale;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, ratio, static_cast<float>(qy.zero) - static_cast<float>(qx.zero) * ratio);
+  }
+  AppendInt8Clamp(ops, bounds, qy.scale, qy.zero);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  return PoolWith(graph, node, ctx, attr);
+}
+
+// int8 add and sub: oneDNN's binary scales each source to the output's scale; one linear post-op
+// adds what the zero points contribute and the output's (oneDNN 2.6.3 applied a second linear
+// post-op with the first one's constant in our probes: never two), then the clamp. A float32
+// constant operand is read as real values (scale 1, zero point 0). A product would need zero
+// points inside the binary, which oneDNN 2.6 does not take.
+Status Int8Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (node.kind != OpKind::kAdd && node.kind != OpKind::kSub)
+    return Unsupported("int8 " + Name(node) + " unsupported on onednn, because oneDNN " + LibraryVersion() +
+                       "'s binary primitive scales its sources but takes no zero points, which an int8 " + Name(node) +
+                       " of asymmetric values needs");
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
+  LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const Dims y(ys.begin(), ys.end());
+  LATTE_ASSIGN_OR_RETURN(Dims a, BroadcastDims(graph, node, node.inputs[0]));
+  LATTE_ASSIGN_OR_RETURN(Dims b, BroadcastDims(graph, node, node.inputs[1]));
+  TensorId a_id = node.inputs[0], b_id = node.inputs[1];
+  if (a != y) {  // oneDNN broadcasts its second source only
+    if (node.kind != OpKind::kAdd || b != y)
+      return Unsupported("int8 " + Name(node) + " broadcasting its first input not implemented in the onednn backend");
+    std::swap(a, b), std::swap(a_id, b_id);
+  }
+  const auto params = [&](TensorId id) {
+    const Tensor& t = graph.tensor(id);
+    return IsInt8Activation(t) ? Q8Of(t) : Q8{1.0f, 0};
+  };
+  const Q8 qa = params(a_id), qb = params(b_id), qy = Q8Of(graph.tensor(node.outputs[0]));
+  const float sign = node.kind == OpKind::kSub ? -1.0f : 1.0f;
+  const float offset = static_cast<float>(qy.zero) - qa.scale * static_cast<float>(qa.zero) / qy.scale -
+                       sign * qb.scale * static_cast<float>(qb.zero) / qy.scale;
+  dnnl::primitive_attr attr;
+  attr.set_scales(DNNL_ARG_SRC_0, 0, {qa.scale / qy.scale});
+  attr.set_scales(DNNL_ARG_SRC_1, 0, {qb.scale / qy.scale});
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, offset);
+  AppendInt8Clamp(ops, bounds, qy.scale, qy.zero);
+  attr.set_post_ops(ops);
+  const memory::desc a_md = Plain(a, TypeOf(graph, a_id)), b_md = Plain(b, TypeOf(graph, b_id)), y_md = Plain(y, Type::s8);
+  dnnl::binary::primitive_desc pd({node.kind == OpKind::kSub ? dnnl::algorithm::binary_sub : dnnl::algorithm::binary_add, a_md, b_md, y_md},
+                                  attr, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  AddBinaryStep(ctx, node, dnnl::binary(pd), a_id, a_md, b_id, b_md, y_md);
+  return Status::Ok();
+}
+
+// quantize (float32 → int8) and dequantize (int8 → float32): a reorder with the scale and zero point.
+Status Int8Convert(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (act.present) return Unsupported(Name(node) + " with a fused activation");
+  const bool quantize = node.kind == OpKind::kQuantize;
+  const Tensor& x = graph.tensor(node.inputs[0]);
+  const Tensor& y = graph.tensor(node.outputs[0]);
+  if (quantize ? (x.dtype != DataType::kFloat32 || !IsInt8Activation(y)) : (!IsInt8Activation(x) || y.dtype != DataType::kFloat32))
+    return Unsupported(Name(node) + (quantize ? " from float32 to int8" : " from int8 to float32") + " only");
+  if (Elements(x) != Elements(y)) return Unsupported(Name(node) + " changes the number of elements");
+  const Q8 q = Q8Of(quantize ? y : x);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(0, {quantize ? 1.0f / q.scale : q.scale});
+  attr.set_zero_points(quantize ? DNNL_ARG_DST : DNNL_ARG_SRC, 0, {q.zero});
+  const memory::desc x_md = Plain({Elements(x)}, TypeOf(x)), y_md = Plain({Elements(y)}, TypeOf(y));
+  dnnl::reorder::primitive_desc pd(ctx.engine, x_md, ctx.engine, y_md, attr);
+  if (ctx.node == nullptr) return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::reorder(pd), x_md, y_md, Eltwise{}, DNNL_ARG_FROM, DNNL_ARG_TO);
+}
+
+// relu, relu6, relu_n1_to_1 and clip on int8 under one scale and zero point: a clip of the int8
+// values at the bounds quantized.
+Status Int8Clamp(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (act.present) return Unsupported("int8 " + Name(node) + " with a fused activation");
+  if (node.inputs.size() != 1) return Unsupported(Name(node) + " with more than one input");
+  LATTE_RETURN_IF_ERROR(NeedSameInt8Params(graph, node));
+  if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
+    return Unsupported(Name(node) + " changes the number of elements");
+  std::pair<float, float> bounds{0.0f, kBig};
+  if (node.kind == OpKind::kRelu6) bounds.second = 6;
+  if (node.kind == OpKind::kReluN1To1) bounds = {-1.0f, 1.0f};
+  if (node.kind == OpKind::kClip)
+    bounds = {static_cast<float>(node.attrs.GetFloat("min", -kBig)), static_cast<float>(node.attrs.GetFloat("max", kBig))};
+  const Q8 q = Q8Of(graph.tensor(node.outputs[0]));
+  const float lo = bounds.first == -kBig ? -128.0f : std::max(-128.0f, bounds.first / q.scale + q.zero);
+  const float hi = bounds.second == kBig ? 127.0f : std::min(127.0f, bounds.second / q.scale + q.zero);
+  const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))}, Type::s8);
+  dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_clip, md, lo, hi}, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  return AddOneInputStep(ctx, graph, node, dnnl::eltwise_forward(pd), md, md, Eltwise{});
+}
+
+// Data movement on int8 (reshape and friends, concat, constant pad, resize, transpose,
+// depth/space): the fp32 handler on s8 elements, every int8 tensor under one scale and zero point.
+Status Int8Move(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (act.present) return Unsupported("int8 " + Name(node) + " with a fused activation");
+  for (TensorId in : node.inputs)
+    if (in != kNoTensor && graph.tensor(in).is_constant() && !(node.kind == OpKind::kReshape && in == node.input(1)))
+      return Unsupported("int8 " + Name(node) + " of a constant input is not implemented");
+  LATTE_RETURN_IF_ERROR(NeedSameInt8Params(graph, node));
+  return (*Handlers().Find(node.kind))(graph, node, act, ctx);
+}
+
+// The kinds this backend runs in int8, and what analyzes and creates each.
+const KindTable<Handler>& Int8Handlers() {
+  using K = OpKind;
+  static const KindTable<Handler> handlers = [] {
+    KindTable<Handler> h;
+    h.Add({K::kConv2D, K::kDepthwiseConv2D}, Conv);  // AddConvolution quantizes an int8 node's weights
+    h.Add({K::kTransposeConv2D}, TransposeConv);
+    h.Add({K::kFullyConnected}, Int8FullyConnected);
+    h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Int8Pool);
+    h.Add({K::kAdd, K::kSub, K::kMul}, Int8Binary);
+    h.Add({K::kQuantize, K::kDequantize}, Int8Convert);
+    h.Add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip}, Int8Clamp);
+    h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity, K::kConcat, K::kPad, K::kResize, K::kTranspose,
+           K::kDepthToSpace, K::kSpaceToDepth},
+          Int8Move);
+    return h;
+  }();
+  return handlers;
+}
+
+// Node `node` of a plan lowered to int8, which reads or writes an int8 activation.
+Status AnalyzeInt8Node(const Graph& graph, const Node& node, Ctx& ctx) {
+  const Handler* handler = Int8Handlers().Find(node.kind);
+  if (handler == nullptr)
+    return Unsupported("int8 " + Name(node) + " unsupported on onednn, because Latte's oneDNN backend runs int8 convolutions, "
+                       "fully-connected layers, adds, pooling, clamps and data movement only");
+  LATTE_RETURN_IF_ERROR(CheckInt8Tensors(graph, node, 6));
+  LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
+  return (*handler)(graph, node, act, ctx);
+}
+
 // The kinds oneDNN has no primitive for, and what it lacks (nullptr: another kind).
 const char* NoOnednnPrimitive(OpKind kind) {
   switch (kind) {
@@ -1162,14 +1425,12 @@ const char* NoOnednnPrimitive(OpKind kind) {
   }
 }
 
-// Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported.
-constexpr const char* kOnednnInt8Refusal =
-    "int8 unsupported on onednn, because Latte's oneDNN backend has no int8 primitives yet (xnnpack runs --precision int8)";
-
+// Checks `node` and, with ctx.node, creates its primitives. Every refusal is kUnsupported. At int8,
+// a node the plan kept fp32 is checked and run as at fp32.
 Status AnalyzeNode(const Graph& graph, NodeId id, Precision precision, Ctx& ctx) {
-  if (precision == Precision::kInt8) return Unsupported(kOnednnInt8Refusal);
   LATTE_ASSIGN_OR_RETURN(const Node* checked, NhwcNode(graph, id, "onednn backend"));
   const Node& node = *checked;
+  if (precision == Precision::kInt8 && IsInt8Node(graph, node)) return AnalyzeInt8Node(graph, node, ctx);
   const Handler* handler = Handlers().Find(node.kind);
   if (const char* why = NoOnednnPrimitive(node.kind))
     return Unsupported(std::string(OpName(node.kind)) + " unsupported on onednn, because oneDNN " + LibraryVersion() + " " + why);
@@ -1282,9 +1543,7 @@ Support OnednnBf16Support() {
   return Support::No("oneDNN " + LibraryVersion() + "'s effective ISA on this CPU lacks avx512_core_bf16 (AVX-512 BF16)");
 }
 
-Support OnednnBackend::RunsPrecision(Precision precision) const {
-  return precision == Precision::kInt8 ? Support::No(kOnednnInt8Refusal) : Support::Yes();
-}
+Support OnednnBackend::RunsPrecision(Precision) const { return Support::Yes(); }
 
 Support OnednnBackend::Supports(const Graph& graph, NodeId node) const {
   Ctx ctx{impl_->engine, impl_->stream, nullptr};
@@ -1301,7 +1560,7 @@ Expected<std::unique_ptr<PreparedNode>> OnednnBackend::Prepare(const Graph& grap
 }
 
 void RegisterOnednnBackend(BackendRegistry& registry) {
-  registry.RegisterBuiltin({"onednn", "oneDNN primitives (fp32; bf16 with AVX-512 BF16; NHWC), OpenMP threads",
+  registry.RegisterBuiltin({"onednn", "oneDNN primitives (fp32; bf16 with AVX-512 BF16; int8; NHWC), OpenMP threads",
                             [](const RunOptions& options) { return OnednnBackend::Create(options); },
                             /*takes_nhwc=*/true, /*clamps_run_apart=*/{}, /*nchwc_block=*/0,
                             /*channels_in_vectors=*/true});  // its NHWC convs block channels by the vector

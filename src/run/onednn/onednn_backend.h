@@ -4,7 +4,11 @@
 // NHWC so nodes of different backends can share buffers). Threads: Debian's oneDNN uses OpenMP.
 // At --precision bf16 it runs the graph the executor lowered (LowerPlanToBf16): bfloat16
 // activations, weights packed as bfloat16, biases and norm parameters float32; a kind oneDNN has
-// no bf16 kernel for here is refused "<kind> unsupported at bf16, because ...".
+// no bf16 kernel for here is refused "<kind> unsupported at bf16, because ...". At --precision
+// int8 it runs the nodes the executor lowered to int8 (run/int8_plan) on oneDNN's s8 primitives
+// (convolutions, fully-connected as matmul, add/sub, pooling, clamps, conversions, data
+// movement), the quantization as oneDNN's scales, zero points and post-ops; another int8 kind is
+// refused, and the executor keeps it fp32.
 
 #include <memory>
 #include <string>
@@ -29,7 +33,7 @@ class OnednnBackend : public Backend {
   std::string Version() const override;
   /// Yes only for NHWC nodes this backend runs correctly at its precision; else the precise reason.
   Support Supports(const Graph& graph, NodeId node) const override;
-  /// fp32 and bf16 (bf16 per node, on a CPU with AVX-512 BF16); int8: not yet.
+  /// fp32, bf16 (per node, on a CPU with AVX-512 BF16) and int8 (per node).
   Support RunsPrecision(Precision precision) const override;
   /// Creates the primitives of `node` (weights reordered here); kUnsupported when Supports() says no.
   Expected<std::unique_ptr<PreparedNode>> Prepare(const Graph& graph, NodeId node) override;

@@ -1,5 +1,6 @@
 #include "run/xnnpack/xnnpack_backend.h"
 
+#include "run/int8_kernels.h"
 #include "run/int8_plan.h"
 #include "run/kind_table.h"
 #include "run/node_checks.h"
@@ -877,54 +878,6 @@ Status BatchNorm(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
 // qs8 fully-connected operator takes one weight scale); a binary op's constant operand is quantized
 // with its own per-tensor parameters. quantize and dequantize are XNNPACK's converts.
 
-// An int8 activation's parameters (checked per tensor by CheckInt8Tensors).
-struct Q8 {
-  float scale = 1;
-  std::int8_t zero = 0;
-};
-Q8 Q8Of(const Tensor& t) { return {t.quant.scale.at(0), static_cast<std::int8_t>(t.quant.zero_point.at(0))}; }
-bool SameQ8(const Tensor& a, const Tensor& b) { return a.quant.scale == b.quant.scale && a.quant.zero_point == b.quant.zero_point; }
-
-// A real value (a bound, a pad value) as int8 under `q`, saturated; ±inf to the ends.
-std::int8_t QuantizeValue(float v, Q8 q) {
-  if (v == -kInf) return -128;
-  if (v == kInf) return 127;
-  const double x = std::round(static_cast<double>(v) / q.scale) + q.zero;
-  return static_cast<std::int8_t>(std::clamp(x, -128.0, 127.0));
-}
-
-bool IsInt8Activation(const Tensor& t) { return t.dtype == DataType::kInt8 && !t.is_constant(); }
-
-// True when the executor lowered `node` to int8 (it reads or writes an int8 activation).
-bool IsInt8Node(const Graph& graph, const Node& node) {
-  for (TensorId t : node.outputs)
-    if (IsInt8Activation(graph.tensor(t))) return true;
-  for (TensorId t : node.inputs)
-    if (t != kNoTensor && IsInt8Activation(graph.tensor(t))) return true;
-  return false;
-}
-
-// Activations: int8 with one finite positive scale and a zero point in range (float32 for a
-// quantize's input and a dequantize's output); constants: float32 (weights), or a reshape's shape.
-Status CheckInt8Tensors(const Graph& graph, const Node& node) {
-  auto check = [&](TensorId id, const char* role) -> Status {
-    const Tensor& t = graph.tensor(id);
-    if (!t.fully_known()) return Unsupported(std::string(role) + " '" + t.name + "' has unknown shape");
-    if (t.num_elements().value_or(0) == 0) return Unsupported(std::string(role) + " '" + t.name + "' is empty");
-    if (t.shape.size() > XNN_MAX_TENSOR_DIMS) return Unsupported(std::string(role) + " '" + t.name + "' has rank > " + std::to_string(XNN_MAX_TENSOR_DIMS));
-    if (t.is_constant() || t.dtype == DataType::kFloat32) {
-      if (t.dtype == DataType::kFloat32 || (node.kind == OpKind::kReshape && t.is_constant())) return Status::Ok();
-      return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)));
-    }
-    if (t.dtype != DataType::kInt8) return Unsupported(std::string(role) + " '" + t.name + "' is " + std::string(DataTypeName(t.dtype)) + ", not int8");
-    return CheckQuantParams(t, std::string(role) + " '" + t.name + "'", /*per_tensor=*/true);
-  };
-  for (std::size_t i = 0; i < node.inputs.size(); ++i)
-    if (node.inputs[i] != kNoTensor) LATTE_RETURN_IF_ERROR(check(node.inputs[i], "input"));
-  if (node.outputs.size() != 1) return Unsupported(Name(node) + " with " + std::to_string(node.outputs.size()) + " outputs");
-  return check(node.outputs[0], "output");
-}
-
 // The node's activation input `in` and output `out` as int8 (or raw bytes for converts).
 struct Int8Io {
   const std::int8_t* x;
@@ -946,26 +899,6 @@ void AddInt8Step(Ctx& ctx, const Node& node, xnn_operator_t op,
     LATTE_RETURN_IF_ERROR(Check(setup(op, io.x, io.y, pool), "xnn_setup (int8)"));
     return RunOp(op, pool);
   });
-}
-
-// Symmetric int8 weights for `channels` output channels (channel c's values at i % channels when
-// `channel_is_last`, else in the c-th block of count / channels); returns one scale per channel.
-// A channel of zeros takes the largest scale (its values quantize to 0 under any).
-std::vector<float> QuantizeWeights(const float* data, size_t count, size_t channels, bool channel_is_last,
-                                   std::vector<std::int8_t>& out) {
-  std::vector<float> scale(channels, 0.0f);
-  for (size_t i = 0; i < count; ++i) {
-    const size_t c = channel_is_last ? i % channels : i / (count / channels);
-    scale[c] = std::max(scale[c], std::abs(data[i]));
-  }
-  const float largest = *std::max_element(scale.begin(), scale.end());
-  for (float& s : scale) s = s > 0 ? s / 127.0f : (largest > 0 ? largest / 127.0f : 1.0f);
-  out.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    const size_t c = channel_is_last ? i % channels : i / (count / channels);
-    out[i] = static_cast<std::int8_t>(std::clamp(std::round(data[i] / scale[c]), -127.0f, 127.0f));
-  }
-  return scale;
 }
 
 // A qc8 convolution (the int8 conv2d, depthwise_conv2d and fully_connected): weights `w` in OHWI
@@ -1117,15 +1050,6 @@ Status Int8Binary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   return Status::Ok();
 }
 
-// The int8 forms that keep their input's parameters need the executor to have given input and
-// output the same ones (run/int8_plan does).
-Status NeedSameParams(const Graph& graph, const Node& node) {
-  for (TensorId in : node.inputs)
-    if (in != kNoTensor && IsInt8Activation(graph.tensor(in)) && !SameQ8(graph.tensor(in), graph.tensor(node.outputs[0])))
-      return Unsupported("int8 " + Name(node) + " needs the same scale and zero point on its inputs and output");
-  return Status::Ok();
-}
-
 // sigmoid, tanh, elu and the clamps (relu, relu6, relu_n1_to_1, clip) on int8.
 Status Int8Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   if (node.inputs.size() != 1) return Unsupported(Name(node) + " with several inputs");
@@ -1136,7 +1060,7 @@ Status Int8Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
                         node.kind == OpKind::kClip;
   if (is_clamp) {
     LATTE_RETURN_IF_ERROR(Unary(graph, node, range, nullptr));  // the bounds' checks
-    LATTE_RETURN_IF_ERROR(NeedSameParams(graph, node));
+    LATTE_RETURN_IF_ERROR(NeedSameInt8Params(graph, node));
   }
   if (ctx == nullptr) return Status::Ok();
   const size_t c = LastDim(x);
@@ -1182,7 +1106,7 @@ Status Int8Pool(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   const std::int8_t lo = QuantizeValue(range.min, qy), hi = QuantizeValue(range.max, qy);
   if (node.kind == OpKind::kMaxPool2D || node.kind == OpKind::kGlobalMaxPool) {
     LATTE_RETURN_IF_ERROR(Pool(graph, node, range, nullptr));
-    LATTE_RETURN_IF_ERROR(NeedSameParams(graph, node));
+    LATTE_RETURN_IF_ERROR(NeedSameInt8Params(graph, node));
     if (ctx == nullptr) return Status::Ok();
     PoolParams p = *GetPoolParams(graph, node);  // as Pool widens the end padding for ceil_mode
     p.pads.bottom = std::max(p.pads.bottom, (p.out_h - 1) * p.stride_h + p.kernel_h - p.in_h - p.pads.top);
@@ -1239,7 +1163,7 @@ Status Int8Move(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
   for (TensorId in : node.inputs)
     if (in != kNoTensor && graph.tensor(in).is_constant() && !(node.kind == OpKind::kReshape && in == node.input(1)))
       return Unsupported("int8 " + Name(node) + " of a constant input is not implemented");
-  LATTE_RETURN_IF_ERROR(NeedSameParams(graph, node));
+  LATTE_RETURN_IF_ERROR(NeedSameInt8Params(graph, node));
   const Tensor& x = graph.tensor(node.inputs[0]);
   const Tensor& y = graph.tensor(node.outputs[0]);
   const Q8 qy = Q8Of(y);
@@ -1410,7 +1334,7 @@ Status Analyze(const Graph& graph, NodeId id, Precision precision, Ctx* ctx) {
     if (precision != Precision::kInt8) return Unsupported("an int8 node runs at --precision int8 only");
     const Int8Handler* handler = Int8Handlers().Find(node.kind);
     if (handler == nullptr) return Unsupported(NoInt8(node.kind));
-    LATTE_RETURN_IF_ERROR(CheckInt8Tensors(graph, node));
+    LATTE_RETURN_IF_ERROR(CheckInt8Tensors(graph, node, XNN_MAX_TENSOR_DIMS));
     LATTE_ASSIGN_OR_RETURN(const Range range, FusedActivation(node));
     if (ctx != nullptr) return (*handler)(graph, node, range, ctx);
     // Without weights to pack, creating the operators is cheap: Supports then knows XNNPACK's own
