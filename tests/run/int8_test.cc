@@ -266,6 +266,28 @@ TEST(Int8, FullyConnectedWithinOneStepOfReference) {
   }
 }
 
+// A transposed conv (a decoder's upsampling), on oneDNN's s8 deconvolution: weights per output
+// channel as the conv's (XNNPACK's qs8 deconvolution takes one weight scale: it stays fp32 there).
+TEST(Int8, TransposeConv2DWithinOneStepOfReferenceOnOnednn) {
+  const std::int64_t C = 4, O = 6, K = 3;
+  const Floats w = Random(O * K * K * C, 40, -0.3f, 0.3f), b = Random(O, 41);
+  const Floats wq = FakeQuantizeWeights(w, static_cast<size_t>(O), false);
+  for (const char* act : {"none", "relu"}) {
+    GraphBuilder gb;
+    TensorId x = gb.Input("x", {1, 5, 7, C});
+    TensorId y = gb.Op1(OpKind::kTransposeConv2D, "up", {x, gb.Constant("w", {O, K, K, C}, w), gb.Constant("b", {O}, b)},
+                        Attrs({{"filter_layout", std::string("OHWI")}, {"strides", Ints{2, 2}}, {"padding", std::string("same")},
+                               {"activation", std::string(act)}}));
+    auto g = gb.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    auto p = GetConvParams(*g, g->node(0));
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    auto up = [&](const Floats& xq) { return reference::TransposeConv2D(xq, wq, b, *p); };
+    const bool relu = std::string(act) == "relu";
+    ExpectWithinOneStepOn("onednn", *g, Random(5 * 7 * C, 42), up, relu ? 0.0f : -kInf, kInf, std::string("transpose_conv2d ") + act);
+  }
+}
+
 // add and sub of two activations, each with its own scale and zero point from the calibration
 // runs (the inputs here reach past the generated ones' range: saturated, as the reference has them),
 // with and without a fused relu6. ONNX Runtime fuses a QDQ add only.
