@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace latte {
@@ -34,6 +35,17 @@ Status CheckFloatTensors(const Graph& graph, const Node& node, int skip_input, s
   if (node.outputs.size() != 1)
     return Unsupported(std::string(OpName(node.kind)) + " with " + std::to_string(node.outputs.size()) + " outputs");
   return Status::Ok();
+}
+
+std::pair<float, float> ClampBounds(const Node& node) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  switch (node.kind) {
+    case OpKind::kRelu6: return {0.0f, 6.0f};
+    case OpKind::kReluN1To1: return {-1.0f, 1.0f};
+    case OpKind::kClip:
+      return {static_cast<float>(node.attrs.GetFloat("min", -kInf)), static_cast<float>(node.attrs.GetFloat("max", kInf))};
+    default: return {0.0f, kInf};  // relu
+  }
 }
 
 Expected<const Node*> NhwcNode(const Graph& graph, NodeId id, std::string_view backend) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -34,6 +35,10 @@ Status NeedConstant(const Graph& graph, const Node& node, std::size_t i, const c
 /// points as scales, one per tensor or one per slice along its axis. Every scale finite and
 /// positive, every zero point in its type's range (int8 −128..127, uint8 0..255, int32 only 0).
 Status CheckQuantParams(const Tensor& t, const std::string& what, bool per_tensor);
+
+/// The real bounds a clamp node keeps its input within: relu [0, ∞), relu6 [0, 6], relu_n1_to_1
+/// [−1, 1], clip its min and max attributes (±∞ when absent). `node` is one of those four kinds.
+std::pair<float, float> ClampBounds(const Node& node);
 
 /// A pad node's pads (begins, then ends, one of each per axis), checked: a constant pad, pads as an
 /// attribute, none negative, and the output shape they give.

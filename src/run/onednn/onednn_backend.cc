@@ -1356,14 +1356,9 @@ Status Int8Clamp(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   LATTE_RETURN_IF_ERROR(NeedSameInt8Params(graph, node));
   if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
     return Unsupported(Name(node) + " changes the number of elements");
-  std::pair<float, float> bounds{0.0f, kBig};
-  if (node.kind == OpKind::kRelu6) bounds.second = 6;
-  if (node.kind == OpKind::kReluN1To1) bounds = {-1.0f, 1.0f};
-  if (node.kind == OpKind::kClip)
-    bounds = {static_cast<float>(node.attrs.GetFloat("min", -kBig)), static_cast<float>(node.attrs.GetFloat("max", kBig))};
+  const auto [min, max] = ClampBounds(node);
   const Q8 q = Q8Of(graph.tensor(node.outputs[0]));
-  const float lo = bounds.first == -kBig ? -128.0f : std::max(-128.0f, bounds.first / q.scale + q.zero);
-  const float hi = bounds.second == kBig ? 127.0f : std::min(127.0f, bounds.second / q.scale + q.zero);
+  const float lo = QuantizeValue(min, q), hi = QuantizeValue(max, q);
   const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))}, Type::s8);
   dnnl::eltwise_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_clip, md, lo, hi}, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();

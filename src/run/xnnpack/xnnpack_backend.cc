@@ -469,12 +469,8 @@ Status Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
                         node.kind == OpKind::kClip;
   Range clamp;
   if (is_clamp) {
-    if (node.kind == OpKind::kRelu) clamp = {0.0f, kInf};
-    if (node.kind == OpKind::kRelu6) clamp = {0.0f, 6.0f};
-    if (node.kind == OpKind::kReluN1To1) clamp = {-1.0f, 1.0f};
-    if (node.kind == OpKind::kClip)
-      clamp = {static_cast<float>(node.attrs.GetFloat("min", -kInf)), static_cast<float>(node.attrs.GetFloat("max", kInf))};
-    clamp = {std::max(clamp.min, range.min), std::min(clamp.max, range.max)};
+    const auto [min, max] = ClampBounds(node);
+    clamp = {std::max(min, range.min), std::min(max, range.max)};
     if (!(clamp.min < clamp.max)) return Unsupported(Name(node) + " with min ≥ max");
   }
   if (ctx == nullptr) return Status::Ok();
@@ -1078,12 +1074,7 @@ Status Int8Unary(const Graph& graph, const Node& node, Range range, Ctx* ctx) {
       setup = xnn_setup_elu_nc_qs8;
       break;
     default: {  // a clamp: its bounds (and a fused range) as int8 under the shared parameters
-      float min = -kInf, max = kInf;
-      if (node.kind != OpKind::kClip) min = node.kind == OpKind::kReluN1To1 ? -1.0f : 0.0f;
-      if (node.kind == OpKind::kRelu6) max = 6.0f;
-      if (node.kind == OpKind::kReluN1To1) max = 1.0f;
-      if (node.kind == OpKind::kClip)
-        min = static_cast<float>(node.attrs.GetFloat("min", -kInf)), max = static_cast<float>(node.attrs.GetFloat("max", kInf));
+      const auto [min, max] = ClampBounds(node);
       created = xnn_create_clamp_nc_s8(c, c, c, QuantizeValue(std::max(min, range.min), qy), QuantizeValue(std::min(max, range.max), qy), 0, &op);
       setup = xnn_setup_clamp_nc_s8;
     }
