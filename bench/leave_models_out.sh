@@ -31,7 +31,9 @@
 # quantize/dequantize where int8 meets fp32, the kinds the backend keeps fp32), so that validate
 # predicts and measures each model quantized post-training (bench --precision int8). Folds unseen,
 # families and encoders only (adapt and from start from an fp32 pack). Per kind, int8 layers are
-# counted apart from fp32 layers of the same kind ("conv2d|int8").
+# counted apart from fp32 layers of the same kind ("conv2d|int8"). PRECISION=bf16 likewise, with
+# `calibrate --precision bf16` (a bf16 pack: bf16 kernels and the casts at a model's float32
+# edges; BACKEND=onednn, the backend with bf16 kernels) and bench --precision bf16.
 # MODELS="A.tflite B.onnx" validates only those of models/ (a smoke run; the figure of record
 # takes them all).
 # ROUNDS=N (default 3): the models are validated in N rounds, one after the other, and each
@@ -42,7 +44,7 @@
 # Run it while nothing else runs. Writes into a temporary directory (KEEP=DIR copies the stores,
 # packs, logs and validate JSON there). Needs python3 (for reading the JSON).
 #
-# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from|encoders|both] [PACK=FILE] [BACKEND=NAME] [PRECISION=fp32|int8] [MODELS="A B"] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
+# Usage: [KEEP=DIR] [FOLDS=unseen|families|adapt|from|encoders|both] [PACK=FILE] [BACKEND=NAME] [PRECISION=fp32|int8|bf16] [MODELS="A B"] bench/leave_models_out.sh [BUDGET=10m] [SEED=0]
 #        SUMMARY=DIR bench/leave_models_out.sh   (the figures of a run kept with KEEP=DIR, again)
 #        SUMMARY=DIR REPREDICT=NAME bench/leave_models_out.sh
 #            the same measurements against another pack's predictions: each fold's DIR/FOLD/NAME
@@ -61,9 +63,9 @@ backend="${BACKEND:-xnnpack}"
 precision="${PRECISION:-fp32}"
 case "$precision" in
   fp32) ;;
-  int8) [[ "$folds" == adapt || "$folds" == from ]] &&
-          { echo "bench: PRECISION=int8 goes with FOLDS unseen, families, encoders or both (adapt and from start from an fp32 pack)" >&2; exit 2; } ;;
-  *) echo "bench: PRECISION must be fp32 or int8, not '$precision'" >&2; exit 2 ;;
+  int8|bf16) [[ "$folds" == adapt || "$folds" == from ]] &&
+          { echo "bench: PRECISION=$precision goes with FOLDS unseen, families, encoders or both (adapt and from start from an fp32 pack)" >&2; exit 2; } ;;
+  *) echo "bench: PRECISION must be fp32, int8 or bf16, not '$precision'" >&2; exit 2 ;;
 esac
 keep="${KEEP:-}"
 if [[ -n "${SUMMARY:-}" ]]; then
@@ -277,8 +279,11 @@ for key, paths in sorted(rounds.items()):
             err = 100 * (layer["predicted_ms"] - layer["measured_ms"]) / layer["measured_ms"]
             target = table_kinds if layer["source"] == "table" else kinds
             # An int8 pack's int8 kernels apart from its fp32 kernels of the same kind, as the pack
-            # fits them (its kinds' keys: "conv2d|int8"; a quantize reads float32: "quantize").
-            kind = layer["kernel"] + ("|int8" if layer["key"].endswith("|int8") else "")
+            # fits them (its kinds' keys: "conv2d|int8"; a quantize reads float32: "quantize"), and
+            # a bf16 pack's bf16 kernels ("conv2d|bf16"; the cast at an input reads float32: "cast").
+            suffix = next((sfx for key_end, sfx in (("|int8", "|int8"), ("|bfloat16", "|bf16"))
+                           if layer["key"].endswith(key_end)), "")
+            kind = layer["kernel"] + suffix
             target.setdefault(kind, []).append(err)
 
 print("| fold | model | predicted ms | 90% interval | measured ms | error | inside | coverage | reference now / pack | rounds: measured max / min |")

@@ -77,10 +77,11 @@ Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegis
       return InvalidInput(options.from_path + ": a pack of precision " + from.precision + "; calibrate --from starts from an fp32 pack");
     }
   }
-  if (options.precision != Precision::kFp32 && options.precision != Precision::kInt8)
-    return InvalidInput("calibrate makes fp32 and int8 packs, not " + std::string(PrecisionName(options.precision)));
-  if (options.precision == Precision::kInt8 && (options.from != nullptr || !options.from_path.empty()))
-    return InvalidInput("--from adapts an fp32 pack; calibrate --precision int8 starts from nothing");
+  if (options.precision != Precision::kFp32 && options.precision != Precision::kInt8 && options.precision != Precision::kBf16)
+    return InvalidInput("calibrate makes fp32, bf16 and int8 packs, not " + std::string(PrecisionName(options.precision)));
+  if (options.precision != Precision::kFp32 && (options.from != nullptr || !options.from_path.empty()))
+    return InvalidInput("--from adapts an fp32 pack; calibrate --precision " + std::string(PrecisionName(options.precision)) +
+                        " starts from nothing");
   const bool from_pack = options.from != nullptr || !options.from_path.empty();  // no fusion detection
   if (options.detect_fusion && !from_pack && options.budget_secs < kMinCalibrateWithFusionSecs) {
     return InvalidInput("--budget under 2m leaves no time after fusion detection (about 30 s on one core): "
@@ -154,7 +155,8 @@ Status ChooseFusionRules(const CalibrateOptions& options, const BackendRegistry&
   log << "calibrate: detecting fusion on " << options.backend << "\n";
   FusionOptions fusion;
   fusion.campaign = campaign;
-  // At int8 too: XNNPACK's int8 operators take the same output clamps as its fp32 ones.
+  // At int8 and bf16 too: XNNPACK's int8 operators take the same output clamps as its fp32 ones,
+  // oneDNN's post-ops are the same at every precision.
   fusion.campaign.run.precision = Precision::kFp32;
   LATTE_ASSIGN_OR_RETURN(FusionReport report, DetectFusion(fusion, registry, log));
   result.fusion_rules = report.rules;

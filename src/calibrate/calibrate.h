@@ -30,10 +30,10 @@ class BackendRegistry;
 struct CalibrateOptions {
   std::string backend = "xnnpack";
   int num_threads = 1;
-  /// fp32, or int8: the kernels an int8 model is made of (profile/campaign's Int8ModelKernels:
+  /// fp32; int8: the kernels an int8 model is made of (profile/campaign's LoweredKernels:
   /// int8 kernels, the conversions where int8 meets fp32, the kinds the backend keeps fp32 at fp32),
-  /// fitted into a pack of precision int8. At int8 no random networks are measured in context (the
-  /// pack predicts each layer as its kernel alone) and fusion is detected at fp32.
+  /// fitted into a pack of precision int8; bf16: those a bf16 model is made of (bf16 kernels, the
+  /// casts at its float32 edges), fitted into a pack of precision bf16. Fusion is detected at fp32.
   Precision precision = Precision::kFp32;
   std::string db;                       // the store the campaigns write to
   double budget_secs = 600;             // the whole calibration, fusion detection included

@@ -18,6 +18,7 @@ Expected<ModelValidation> ValidateModel(const Graph& graph, const std::string& m
   options.output_drift = false;  // not reported here: no second run at fp32
   const bool int8 = !result.plan.fp32_why.empty();
   if (int8) options.run.precision = Precision::kInt8;  // the model measured as the pack predicts it
+  if (pack.info.precision == PrecisionName(Precision::kBf16)) options.run.precision = Precision::kBf16;
   LATTE_ASSIGN_OR_RETURN(result.bench, BenchmarkGraph(graph, options, registry));
   if (int8 && !CheckRunMatchesInt8Plan(result.plan, result.bench.entries).ok()) {
     // The run's calibrated scales kept nodes fp32 that the uncalibrated prediction lowered (or

@@ -8,7 +8,7 @@ void AddCampaignFlags(CLI::App& cmd, CampaignFlags& flags, const std::vector<std
       ->capture_default_str()
       ->check(IntegerIn(1, kMaxThreads));
   cmd.add_option("--precision", flags.precision, "Precision")
-      ->check(PrecisionIn({Precision::kFp32, Precision::kInt8}, cmd.get_name() == "submit" ? "lab submit" : cmd.get_name()))
+      ->check(PrecisionIn({Precision::kFp32, Precision::kInt8, Precision::kBf16}, cmd.get_name() == "submit" ? "lab submit" : cmd.get_name()))
       ->capture_default_str();
   cmd.add_option("--kernels", flags.kernels,
                  "Kernel kinds, comma-separated: op names or aliases (conv, dwconv2d, fc, ...), fused as conv2d+relu");

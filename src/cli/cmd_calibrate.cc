@@ -35,8 +35,9 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
   cmd->add_option("--backend", flags->backend, "Backend to calibrate")->capture_default_str();
   cmd->add_option("--num-threads,--num_threads", flags->num_threads, "Threads")->capture_default_str()->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision,
-                  "fp32, or int8: the kernels of a model quantized post-training (bench --precision int8), for an int8 pack")
-      ->check(PrecisionIn({Precision::kFp32, Precision::kInt8}, "calibrate"))
+                  "fp32; int8: the kernels of a model quantized post-training (bench --precision int8), for an int8 "
+                  "pack; bf16: the kernels of a model run in bfloat16 (bench --precision bf16), for a bf16 pack")
+      ->check(PrecisionIn({Precision::kFp32, Precision::kInt8, Precision::kBf16}, "calibrate"))
       ->capture_default_str();
   cmd->add_option("--budget", flags->budget, "Time for the whole calibration: 90s, 10m, 1h (at least 30s)")
       ->capture_default_str();

@@ -13,9 +13,14 @@
 namespace latte {
 
 Expected<GraphPlan> PlanGraphForPrediction(const Graph& graph, const Pack& pack, const BackendRegistry* registry) {
-  // Other precisions (fp32; fp16 of an imported table) predict the plan as it is, with no backend.
-  if (pack.info.precision != PrecisionName(Precision::kInt8))
-    return PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend), pack.NhwcBackendNames());
+  // Other precisions (fp32; fp16 of an imported table) predict the plan as it is, with no backend;
+  // bf16 as every backend lowers it (bfloat16 between nodes, casts at the float32 edges).
+  if (pack.info.precision != PrecisionName(Precision::kInt8)) {
+    LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), pack.info.backend),
+                                                                pack.NhwcBackendNames()));
+    if (pack.info.precision == PrecisionName(Precision::kBf16)) LowerPlanToBf16(plan);
+    return plan;
+  }
   if (registry == nullptr || registry->Find(pack.info.backend) == nullptr)
     return Unsupported("a pack of precision int8 predicts a model as its backend (" + pack.info.backend +
                        ") lowers it to int8, and that backend is not available here");

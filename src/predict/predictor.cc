@@ -12,18 +12,25 @@
 namespace latte {
 
 namespace {
-constexpr std::string_view kInt8Suffix = "|int8";
+// The dtypes a pack keeps predictors of their own for, and the suffix of their kinds.
+constexpr std::pair<DataType, std::string_view> kDtypeSuffixes[] = {{DataType::kInt8, "|int8"},
+                                                                    {DataType::kBFloat16, "|bf16"}};
 }  // namespace
 
 std::string ModelKind(const Kernel& kernel) {
-  return kernel.dtype == DataType::kInt8 ? kernel.Kind() + std::string(kInt8Suffix) : kernel.Kind();
+  for (const auto& [dtype, suffix] : kDtypeSuffixes)
+    if (kernel.dtype == dtype) return kernel.Kind() + std::string(suffix);
+  return kernel.Kind();
 }
 
 Expected<Kernel> ParseModelKind(std::string_view kind) {
-  const bool int8 = kind.size() > kInt8Suffix.size() && kind.substr(kind.size() - kInt8Suffix.size()) == kInt8Suffix;
-  LATTE_ASSIGN_OR_RETURN(Kernel kernel, ParseKernelKind(int8 ? kind.substr(0, kind.size() - kInt8Suffix.size()) : kind));
-  if (int8) kernel.dtype = DataType::kInt8;
-  return kernel;
+  for (const auto& [dtype, suffix] : kDtypeSuffixes) {
+    if (kind.size() <= suffix.size() || kind.substr(kind.size() - suffix.size()) != suffix) continue;
+    LATTE_ASSIGN_OR_RETURN(Kernel kernel, ParseKernelKind(kind.substr(0, kind.size() - suffix.size())));
+    kernel.dtype = dtype;
+    return kernel;
+  }
+  return ParseKernelKind(kind);
 }
 
 const std::vector<PredictorType>& PredictorTypes() {

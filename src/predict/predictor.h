@@ -26,10 +26,11 @@ enum class PredictionSource { kTableHit, kInterpolation, kTrees, kForest, kTraff
 std::string_view PredictionSourceName(PredictionSource source);
 
 /// The kind a pack fits and looks a kernel up by: Kernel::Kind(), with "|int8" after an int8
-/// kernel's (an int8 pack's int8 convolution is another routine than its fp32 one, so each is
+/// kernel's and "|bf16" after a bfloat16 one's (an int8 pack's int8 convolution is another
+/// routine than its fp32 one, and a bf16 pack's casts at a model's edges read float32, so each is
 /// fitted apart; other dtypes share their kind's models, the dtype one of the features).
 std::string ModelKind(const Kernel& kernel);
-/// Inverse of ModelKind: a kernel of the kind, int8 when the kind says so.
+/// Inverse of ModelKind: a kernel of the kind, int8 or bf16 when the kind says so.
 Expected<Kernel> ParseModelKind(std::string_view kind);
 
 /// One predicted latency.

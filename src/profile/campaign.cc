@@ -165,31 +165,46 @@ Expected<double> WholeGraphRunCostUs(const std::string& backend, const BackendRe
 
 namespace {
 
-// The entries of an int8 executor's profile that are one kernel of an int8 model: a conversion
-// the executor inserted, or the user's nodes (the kernel itself).
-using EntryFilter = bool (*)(const ProfileEntry&);
-bool IsKernelEntry(const ProfileEntry& e) { return !e.inserted; }
-bool IsQuantizeEntry(const ProfileEntry& e) { return e.inserted && e.op == OpName(OpKind::kQuantize); }
-bool IsDequantizeEntry(const ProfileEntry& e) { return e.inserted && e.op == OpName(OpKind::kDequantize); }
+// The entries of a lowered executor's profile that are one kernel of a model at its precision:
+// a conversion the executor inserted, or the user's nodes (the kernel itself).
+using EntryFilter = std::function<bool(const std::vector<ProfileEntry>&, std::size_t)>;
+bool IsKernelEntry(const std::vector<ProfileEntry>& entries, std::size_t i) { return !entries[i].inserted; }
+EntryFilter InsertedEntriesOf(OpKind op) {
+  return [name = std::string(OpName(op))](const std::vector<ProfileEntry>& entries, std::size_t i) {
+    return entries[i].inserted && entries[i].op == name;
+  };
+}
+// At bf16 the casts at a graph's inputs come before its first node, those at its outputs after
+// it (LowerPlanToBf16).
+EntryFilter Bf16CastEntries(bool to_bf16) {
+  return [to_bf16](const std::vector<ProfileEntry>& entries, std::size_t i) {
+    if (!entries[i].inserted || entries[i].op != OpName(OpKind::kCast)) return false;
+    const bool before_nodes = std::none_of(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(i),
+                                           [](const ProfileEntry& e) { return !e.inserted; });
+    return before_nodes == to_bf16;
+  };
+}
 
-// An int8 executor's run timed whole under the protocol, its fixed run cost (a whole-graph
-// backend's, measured on fp32 relus: a backend's int8 may lack them) and each entry's time in a
-// few profiled runs: what a part of the run is given as its share.
-struct Int8Run {
+// A lowered executor's run (int8 or bf16) timed whole under the protocol, its fixed run cost (a
+// whole-graph backend's, measured on fp32 relus: a backend's int8 may lack them) and each
+// entry's time in a few profiled runs: what a part of the run is given as its share.
+struct LoweredRun {
+  Precision precision = Precision::kInt8;
   Measurement whole;
   double run_cost_us = 0;
   std::vector<double> entry_us;
   double total_us = 0;
   /// The run's time kept in the share `part_us` of its entries took, or kUnsupported for none.
   Expected<Measurement> Share(double part_us) const {
-    if (!(part_us > 0) || !(total_us > 0)) return Unsupported("int8: the profile gave the measured part no time");
+    if (!(part_us > 0) || !(total_us > 0)) return Unsupported(std::string(PrecisionName(precision)) + ": the profile gave the measured part no time");
     return WithoutRunCosts(whole, run_cost_us, 1.0 - part_us / total_us);
   }
 };
 
-Expected<Int8Run> TimeInt8Run(Executor& executor, const std::string& backend, const BackendRegistry& registry,
-                              const RunOptions& run, const MeasureOptions& measure) {
-  Int8Run timed;
+Expected<LoweredRun> TimeLoweredRun(Executor& executor, const std::string& backend, const BackendRegistry& registry,
+                                    const RunOptions& run, const MeasureOptions& measure) {
+  LoweredRun timed;
+  timed.precision = run.precision;
   LATTE_ASSIGN_OR_RETURN(timed.whole, MeasureRuns(executor, run, measure));
   if (executor.RunsWholeGraph()) {
     RunOptions fp32 = run;
@@ -201,50 +216,55 @@ Expected<Int8Run> TimeInt8Run(Executor& executor, const std::string& backend, co
   return timed;
 }
 
-// `graph` (fp32) run at int8, every node of it int8, its time kept in the share of the entries
-// `keep` selects: an int8 kernel or a conversion as a model runs it, between int8 neighbours, not
-// its own conversions at its edges.
-Expected<Measurement> MeasureInt8Entries(const Graph& graph, EntryFilter keep, const std::string& backend,
-                                         const BackendRegistry& registry, const RunOptions& run, const MeasureOptions& measure) {
+// `graph` (fp32) run at run.precision (int8: every node of it int8), its time kept in the share
+// of the entries `keep` selects: a kernel or a conversion as a model runs it, between neighbours
+// at that precision, not its own conversions at its edges.
+Expected<Measurement> MeasureEntries(const Graph& graph, const EntryFilter& keep, const std::string& backend,
+                                     const BackendRegistry& registry, const RunOptions& run, const MeasureOptions& measure) {
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph, backend, registry, run));
-  LATTE_ASSIGN_OR_RETURN(const Int8Run timed, TimeInt8Run(*executor, backend, registry, run, measure));
+  LATTE_ASSIGN_OR_RETURN(const LoweredRun timed, TimeLoweredRun(*executor, backend, registry, run, measure));
   double kept_us = 0;
   for (std::size_t i = 0; i < timed.entry_us.size(); ++i)
-    if (keep(executor->entries().at(i))) kept_us += timed.entry_us[i];
+    if (keep(executor->entries(), i)) kept_us += timed.entry_us[i];
   return timed.Share(kept_us);
 }
 
-}  // namespace
-
-namespace {
-
-// An fp32 kernel's int8 form as a model's plan lowers it: its graph, that plan, and the plan split
-// into kernels (the kernel's own fusion kept, as a model's rules would group it).
-struct Int8Form {
+// An fp32 kernel as a model's plan lowers it to run.precision: its graph, that plan, and the plan
+// split into kernels (the kernel's own fusion kept, as a model's rules would group it).
+struct LoweredForm {
   Graph graph;
   GraphPlan plan;
   KernelGrouping grouping;
 };
 
-Expected<Int8Form> Int8FormOf(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
-                              const RunOptions& run) {
-  Int8Form form;
+Expected<LoweredForm> LoweredFormOf(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
+                                    const RunOptions& run) {
+  LoweredForm form;
   LATTE_ASSIGN_OR_RETURN(form.graph, BuildKernelGraph(kernel));
-  RunOptions int8 = run;
-  int8.precision = Precision::kInt8;
-  LATTE_ASSIGN_OR_RETURN(form.plan, PlanGraphOnBackend(form.graph, backend, registry, int8));
+  LATTE_ASSIGN_OR_RETURN(form.plan, PlanGraphOnBackend(form.graph, backend, registry, run));
   std::vector<std::string> fused;
   if (!kernel.fused.empty()) fused.push_back(kernel.Kind());
   LATTE_ASSIGN_OR_RETURN(const FusionRules rules, FusionRules::FromKinds(fused));
   LATTE_ASSIGN_OR_RETURN(form.grouping, GroupIntoKernels(form.plan.graph, rules));
   if (!form.grouping.uncovered.empty())
-    return Unsupported("int8: " + form.grouping.uncovered[0].op + " in the int8 form of " + kernel.Key() + ": " +
+    return Unsupported(std::string(PrecisionName(run.precision)) + ": " + form.grouping.uncovered[0].op + " in the " +
+                       std::string(PrecisionName(run.precision)) + " form of " + kernel.Key() + ": " +
                        form.grouping.uncovered[0].why);
   return form;
 }
 
-// An int8 kernel or a conversion: what only an int8 run times.
-bool IsInt8Part(const Kernel& k) {
+// A cast between float32 and bfloat16: a bf16 graph's edge.
+bool IsBf16EdgeCast(const Kernel& k) {
+  if (k.op != OpKind::kCast) return false;
+  const auto to = static_cast<DataType>(ReadParams<CastKernelParams>(k).to);
+  return (k.dtype == DataType::kFloat32 && to == DataType::kBFloat16) ||
+         (k.dtype == DataType::kBFloat16 && to == DataType::kFloat32);
+}
+
+// A kernel only a run at `precision` times: an int8 kernel or a conversion at int8; at bf16 a
+// bf16 kernel or a cast at the edges.
+bool IsLoweredPart(const Kernel& k, Precision precision) {
+  if (precision == Precision::kBf16) return k.dtype == DataType::kBFloat16 || IsBf16EdgeCast(k);
   return k.dtype == DataType::kInt8 || k.op == OpKind::kQuantize || k.op == OpKind::kDequantize;
 }
 
@@ -252,12 +272,21 @@ bool IsInt8Binary(const Kernel& k) {
   return k.dtype == DataType::kInt8 && (k.op == OpKind::kAdd || k.op == OpKind::kSub || k.op == OpKind::kMul);
 }
 
+// Whether a run at the plan's precision (its executor's `entries`) ran the plan node for node.
+Status CheckRunMatchesPlan(const GraphPlan& plan, const std::vector<ProfileEntry>& entries, Precision precision) {
+  if (precision == Precision::kInt8) return CheckRunMatchesInt8Plan(plan, entries);
+  if (entries.size() != plan.graph.num_nodes())
+    return Unsupported("the run has " + std::to_string(entries.size()) + " nodes, the plan " +
+                       std::to_string(plan.graph.num_nodes()));
+  return Status::Ok();
+}
+
 }  // namespace
 
-Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,
-                                               const BackendRegistry& registry, const RunOptions& run) {
-  if (IsInt8Part(kernel)) return std::vector{kernel};
-  LATTE_ASSIGN_OR_RETURN(Int8Form form, Int8FormOf(kernel, backend, registry, run));
+Expected<std::vector<Kernel>> LoweredKernels(const Kernel& kernel, const std::string& backend,
+                                             const BackendRegistry& registry, const RunOptions& run) {
+  if (IsLoweredPart(kernel, run.precision)) return std::vector{kernel};
+  LATTE_ASSIGN_OR_RETURN(LoweredForm form, LoweredFormOf(kernel, backend, registry, run));
   std::vector<Kernel> kernels;
   bool int8_binary = false;
   for (KernelGroup& group : form.grouping.kernels) {
@@ -268,32 +297,30 @@ Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::
   return kernels;
 }
 
-Expected<std::vector<MeasuredPart>> MeasureInt8ModelKernels(const Kernel& kernel, const std::function<bool(const Kernel&)>& wanted,
-                                                            const std::string& backend, const BackendRegistry& registry,
-                                                            const RunOptions& run, const MeasureOptions& measure) {
+Expected<std::vector<MeasuredPart>> MeasureLoweredKernels(const Kernel& kernel, const std::function<bool(const Kernel&)>& wanted,
+                                                          const std::string& backend, const BackendRegistry& registry,
+                                                          const RunOptions& run, const MeasureOptions& measure) {
   auto alone = [&](const Kernel& part) { return MeasuredPart{part, MeasureKernel(part, backend, registry, run, measure)}; };
-  if (IsInt8Part(kernel)) {
+  if (IsLoweredPart(kernel, run.precision)) {
     if (!wanted(kernel)) return std::vector<MeasuredPart>{};
     return std::vector<MeasuredPart>{alone(kernel)};
   }
-  LATTE_ASSIGN_OR_RETURN(const Int8Form form, Int8FormOf(kernel, backend, registry, run));
-  std::vector<const KernelGroup*> parts, shared;  // wanted; those one int8 run of the kernel times
+  LATTE_ASSIGN_OR_RETURN(const LoweredForm form, LoweredFormOf(kernel, backend, registry, run));
+  std::vector<const KernelGroup*> parts, shared;  // wanted; those one lowered run of the kernel times
   bool int8_binary = false;
   for (const KernelGroup& group : form.grouping.kernels) {
     int8_binary |= IsInt8Binary(group.kernel);
     if (!wanted(group.kernel)) continue;
     parts.push_back(&group);
-    if (IsInt8Part(group.kernel)) shared.push_back(&group);
+    if (IsLoweredPart(group.kernel, run.precision)) shared.push_back(&group);
   }
-  // One run of the kernel at int8 under the protocol; each shared part keeps the share of it its
-  // nodes took (the run's entries are the plan's nodes, checked node for node).
+  // One run of the kernel at the precision under the protocol; each shared part keeps the share
+  // of it its nodes took (the run's entries are the plan's nodes, checked node for node).
   std::map<const KernelGroup*, Expected<Measurement>> timed;
   if (!shared.empty()) {
-    RunOptions int8 = run;
-    int8.precision = Precision::kInt8;
-    Expected<std::unique_ptr<Executor>> executor = ExecutorFor(form.graph, backend, registry, int8);
-    if (executor.ok() && CheckRunMatchesInt8Plan(form.plan, (*executor)->entries()).ok()) {
-      LATTE_ASSIGN_OR_RETURN(const Int8Run timed_run, TimeInt8Run(**executor, backend, registry, int8, measure));
+    Expected<std::unique_ptr<Executor>> executor = ExecutorFor(form.graph, backend, registry, run);
+    if (executor.ok() && CheckRunMatchesPlan(form.plan, (*executor)->entries(), run.precision).ok()) {
+      LATTE_ASSIGN_OR_RETURN(const LoweredRun timed_run, TimeLoweredRun(**executor, backend, registry, run, measure));
       for (const KernelGroup* group : shared) {
         double part_us = 0;
         for (NodeId n : group->nodes) part_us += timed_run.entry_us.at(static_cast<std::size_t>(n));
@@ -321,18 +348,33 @@ Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& bac
       Kernel carrier = NhwcKernel(OpKind::kRelu, p.h, p.w, p.c);
       WriteParams(p, carrier);
       LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(carrier));
-      return MeasureInt8Entries(graph, kernel.op == OpKind::kQuantize ? IsQuantizeEntry : IsDequantizeEntry, backend,
-                                registry, run, measure);
+      return MeasureEntries(graph, InsertedEntriesOf(kernel.op), backend, registry, run, measure);
     }
     if (kernel.dtype == DataType::kInt8) {
       Kernel twin = kernel;
       twin.dtype = DataType::kFloat32;
       LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(twin));
-      return MeasureInt8Entries(graph, IsKernelEntry, backend, registry, run, measure);
+      return MeasureEntries(graph, IsKernelEntry, backend, registry, run, measure);
     }
     RunOptions fp32 = run;
     fp32.precision = Precision::kFp32;
     return MeasureKernel(kernel, backend, registry, fp32, measure);
+  }
+  if (run.precision == Precision::kBf16) {
+    // At bf16 a kernel is measured as a bf16 model runs it: inside a bf16 run of its float32
+    // twin, without the casts at the run's edges; a cast at a model's edge inside that of a relu
+    // of its shape.
+    if (IsBf16EdgeCast(kernel)) {
+      const CastKernelParams p = ReadParams<CastKernelParams>(kernel);
+      Kernel carrier = NhwcKernel(OpKind::kRelu, p.h, p.w, p.c);
+      WriteParams(static_cast<const NhwcParams&>(p), carrier);
+      LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(carrier));
+      return MeasureEntries(graph, Bf16CastEntries(kernel.dtype == DataType::kFloat32), backend, registry, run, measure);
+    }
+    Kernel twin = kernel;
+    if (twin.dtype == DataType::kBFloat16) twin.dtype = DataType::kFloat32;
+    LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(twin));
+    return MeasureEntries(graph, IsKernelEntry, backend, registry, run, measure);
   }
   LATTE_ASSIGN_OR_RETURN(BlockedResidualGraph graph, MeasuredGraph(kernel, backend, registry));
   LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, ExecutorFor(graph.graph, backend, registry, run));
@@ -382,8 +424,8 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
 
   std::size_t since_reference = 0;
   std::size_t index = 0;
-  const bool int8 = options.run.precision == Precision::kInt8;
-  std::set<std::string> int8_seen;  // the parts measured in this run (a shape's quantize recurs)
+  const bool lowered = options.run.precision == Precision::kInt8 || options.run.precision == Precision::kBf16;
+  std::set<std::string> parts_seen;  // the parts measured in this run (a shape's quantize recurs)
   for (; index < kernels.size(); ++index) {
     const Kernel& kernel = kernels[index];
     if (done.count(kernel.Key())) continue;
@@ -395,12 +437,13 @@ Expected<CampaignSummary> RunCampaign(const std::vector<Kernel>& kernels, const 
       summary.budget_spent = true;
       break;
     }
-    // At int8, what an int8 model makes of the kernel: its int8 form and the conversions at its
-    // edges, or the kernel itself where the backend keeps it fp32; each measured once.
+    // At int8 or bf16, what a model at that precision makes of the kernel: its lowered form and
+    // the conversions at its edges (at int8 the kernel itself where the backend keeps it fp32);
+    // each measured once.
     Expected<std::vector<MeasuredPart>> parts = std::vector<MeasuredPart>{};
-    if (int8) {
-      parts = MeasureInt8ModelKernels(
-          kernel, [&](const Kernel& part) { return !done.count(part.Key()) && int8_seen.insert(part.Key()).second; },
+    if (lowered) {
+      parts = MeasureLoweredKernels(
+          kernel, [&](const Kernel& part) { return !done.count(part.Key()) && parts_seen.insert(part.Key()).second; },
           options.backend, registry, options.run, options.measure);
     } else {
       parts->push_back({kernel, MeasureKernel(kernel, options.backend, registry, options.run, options.measure)});
@@ -445,7 +488,7 @@ Status ProgressListener::OnUnsupported(const Kernel&, std::string_view) {
   return Status::Ok();
 }
 
-// The bar counts the campaign's kernels (its total), not their int8 parts.
+// The bar counts the campaign's kernels (its total), not their int8 or bf16 parts.
 Status ProgressListener::OnKernelDone(const Kernel&) {
   progress_.Advance();
   return Status::Ok();

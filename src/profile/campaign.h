@@ -59,7 +59,7 @@ class MeasurementListener {
   virtual Status OnMeasured(const Kernel& kernel, const Measurement& measurement) = 0;
   virtual Status OnUnsupported(const Kernel& kernel, std::string_view why) = 0;
   /// One kernel of the campaign's list is done: measured, refused, or at int8 every part of it
-  /// (Int8ModelKernels) measured or refused; after its OnMeasured / OnUnsupported calls.
+  /// (LoweredKernels) measured or refused; after its OnMeasured / OnUnsupported calls.
   virtual Status OnKernelDone(const Kernel& kernel) { return Status::Ok(); }
   /// A reading of the reference kernel (drift detection).
   virtual Status OnReference(const Kernel& kernel, const Measurement& measurement) { return Status::Ok(); }
@@ -96,35 +96,37 @@ Expected<Measurement> MeasureGraph(const Graph& graph, const std::string& backen
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
                                     const RunOptions& run, const MeasureOptions& measure);
 
-/// What an int8 model makes of `kernel` on `backend`, as a prediction lowers a model
-/// (LowerPlanToInt8Uncalibrated): its int8 form (dtype int8) with the quantize and dequantize at its
-/// edges, or the kernel itself where the backend keeps it fp32. An int8 kernel or a conversion is
-/// itself. An elementwise add, sub or mul lowered to int8 also gives its fp32 self: a model's real
-/// scales can keep it fp32 (XNNPACK's limits on the ratios of its scales, which a run's calibration
-/// meets on a third of a detector's adds), and then the pack must predict it at fp32.
-/// At --precision int8 a campaign measures these in place of each kernel it samples
-/// (MeasureInt8ModelKernels), and MeasureKernel measures each alone in its key's dtype (a
-/// conversion or an int8 kernel without the conversions around it: the share of an int8 run its
-/// entries take).
-Expected<std::vector<Kernel>> Int8ModelKernels(const Kernel& kernel, const std::string& backend,
-                                               const BackendRegistry& registry, const RunOptions& run);
+/// What a model lowered to run.precision makes of `kernel` on `backend`, as a prediction lowers
+/// a model (PlanGraphOnBackend). At int8 (LowerPlanToInt8Uncalibrated): its int8 form (dtype
+/// int8) with the quantize and dequantize at its edges, or the kernel itself where the backend
+/// keeps it fp32; an elementwise add, sub or mul lowered to int8 also gives its fp32 self: a
+/// model's real scales can keep it fp32 (XNNPACK's limits on the ratios of its scales, which a
+/// run's calibration meets on a third of a detector's adds), and then the pack must predict it at
+/// fp32. At bf16 (LowerPlanToBf16): its bf16 form (dtype bf16) with the casts from and to float32
+/// at its edges. A kernel already lowered (int8 or bf16, a conversion, an edge cast) is itself.
+/// At --precision int8 or bf16 a campaign measures these in place of each kernel it samples
+/// (MeasureLoweredKernels), and MeasureKernel measures each alone in its key's dtype (a
+/// conversion or a lowered kernel without the conversions around it: the share of a lowered run
+/// its entries take).
+Expected<std::vector<Kernel>> LoweredKernels(const Kernel& kernel, const std::string& backend,
+                                             const BackendRegistry& registry, const RunOptions& run);
 
-/// A part of an int8 model's kernel and its measurement, or why it has none.
+/// A part of a lowered model's kernel and its measurement, or why it has none.
 struct MeasuredPart {
   Kernel kernel;
   Expected<Measurement> measurement;
 };
 
-/// At --precision int8, the parts of `kernel` (Int8ModelKernels) that `wanted` says yes to, each
-/// with its measurement as MeasureKernel would take it, in the same order. The int8 form and the
-/// conversions at its edges come from one int8 run of the kernel's graph, each the share of it its
-/// nodes took (the run's entries checked node for node against the plan the parts come from): a
-/// conversion timed as a model runs it, beside an int8 neighbour, costs no run of its own. A part
-/// kept fp32, an add's fp32 self, and every part of a run whose scales planned it otherwise are
-/// measured alone. Fails as Int8ModelKernels does.
-Expected<std::vector<MeasuredPart>> MeasureInt8ModelKernels(const Kernel& kernel, const std::function<bool(const Kernel&)>& wanted,
-                                                            const std::string& backend, const BackendRegistry& registry,
-                                                            const RunOptions& run, const MeasureOptions& measure);
+/// At --precision int8 or bf16, the parts of `kernel` (LoweredKernels) that `wanted` says yes
+/// to, each with its measurement as MeasureKernel would take it, in the same order. The lowered
+/// form and the conversions at its edges come from one lowered run of the kernel's graph, each
+/// the share of it its nodes took (the run's entries checked node for node against the plan the
+/// parts come from): a conversion timed as a model runs it, beside a lowered neighbour, costs no
+/// run of its own. A part kept fp32, an add's fp32 self, and every part of a run whose scales
+/// planned it otherwise are measured alone. Fails as LoweredKernels does.
+Expected<std::vector<MeasuredPart>> MeasureLoweredKernels(const Kernel& kernel, const std::function<bool(const Kernel&)>& wanted,
+                                                          const std::string& backend, const BackendRegistry& registry,
+                                                          const RunOptions& run, const MeasureOptions& measure);
 
 /// What one run of a whole-graph backend (Executor::RunsWholeGraph) costs besides its nodes: the
 /// call into it, binding inputs and outputs. Measured once per process for each backend and

@@ -31,6 +31,7 @@ Expected<std::vector<GraphLayerRecord>> MeasureGraphLayers(const Graph& graph, c
   RunOptions fp32 = campaign.run;
   fp32.precision = Precision::kFp32;
   LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphOnBackend(graph, campaign.backend, registry, fp32));
+  if (campaign.run.precision == Precision::kBf16) LowerPlanToBf16(plan);  // as the executor runs it
   BenchOptions bench;
   bench.placement.default_backend = campaign.backend;
   bench.run = campaign.run;

@@ -352,6 +352,7 @@ Expected<GraphPlan> PlanGraphOnBackend(const Graph& graph, const std::string& ba
                                        const RunOptions& run) {
   LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), backend),
                                                               registry.NhwcBackendNames()));
+  if (run.precision == Precision::kBf16) LowerPlanToBf16(plan);
   if (run.precision != Precision::kInt8) return plan;
   return LowerPlanToInt8Uncalibrated(plan, backend, registry, run);
 }

@@ -153,7 +153,8 @@ Expected<GraphPlan> LowerPlanToInt8AsRun(const GraphPlan& plan, const std::strin
                                          RunOptions options, const std::vector<ProfileEntry>& entries);
 
 /// `graph` planned with every node on `backend` as the executor runs it at `run.precision`:
-/// PlanGraphForBackends's plan, at int8 lowered by LowerPlanToInt8Uncalibrated. The one plan that
+/// PlanGraphForBackends's plan, at int8 lowered by LowerPlanToInt8Uncalibrated, at bf16 by
+/// LowerPlanToBf16. The one plan that
 /// prediction, an int8 kernel's parts and the layers of a network measured in context split into
 /// kernels.
 Expected<GraphPlan> PlanGraphOnBackend(const Graph& graph, const std::string& backend, const BackendRegistry& registry,

@@ -215,16 +215,71 @@ TEST(CalibrateCli, Int8CalibrationWritesAnInt8PackThatPredictsTheModelQuantized)
 TEST(CalibrateCli, BadPrecisionsAreOneLineErrors) {
   TempDir dir;
   const std::string db = (dir.path() / "c.db").string();
+  RunResult fp16 = RunLatte({"calibrate", "--precision", "fp16", "--budget", "30s", "--no-detect-fusion", "--db", db, "-o", "p.json"},
+                            dir.path());
+  EXPECT_EQ(fp16.exit_code, 2);
+  EXPECT_NE(fp16.err.find("fp16 is not a precision (fp32, bf16, int8)"), std::string::npos) << fp16.err;
+  // XNNPACK (the default backend) has no bf16 operators.
   RunResult bf16 = RunLatte({"calibrate", "--precision", "bf16", "--budget", "30s", "--no-detect-fusion", "--db", db, "-o", "p.json"},
                             dir.path());
   EXPECT_EQ(bf16.exit_code, 2);
-  EXPECT_NE(bf16.err.find("bf16 is not one calibrate runs (fp32, int8)"), std::string::npos) << bf16.err;
+  EXPECT_NE(bf16.err.find("bf16 unsupported on xnnpack"), std::string::npos) << bf16.err;
   RunResult from = RunLatte({"calibrate", "--precision", "int8", "--from", "p0.json", "--budget", "30s", "--db", db, "-o", "p.json"},
                             dir.path());
   EXPECT_EQ(from.exit_code, 2);
   EXPECT_NE(from.err.find("calibrate --precision int8 starts from nothing"), std::string::npos) << from.err;
-  for (const RunResult* r : {&bf16, &from}) EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+  RunResult bf16_from = RunLatte({"calibrate", "--precision", "bf16", "--backend", "onednn", "--from", "p0.json", "--budget",
+                                  "30s", "--db", db, "-o", "p.json"},
+                                 dir.path());
+  EXPECT_EQ(bf16_from.exit_code, 2);
+  EXPECT_NE(bf16_from.err.find("calibrate --precision bf16 starts from nothing"), std::string::npos) << bf16_from.err;
+  for (const RunResult* r : {&fp16, &bf16, &from, &bf16_from})
+    EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "p.json"));
+}
+
+// --precision bf16 on oneDNN: the kernels a bf16 model is made of (bf16 kernels, the casts at its
+// float32 edges), stored under the bf16 configuration, fitted into a pack of precision bf16 that
+// predicts a model as it would run in bfloat16.
+TEST(CalibrateCli, Bf16CalibrationWritesABf16PackThatPredictsTheModelInBf16) {
+  RunResult cpu = RunLatte({"bench", kModel, "--backend", "onednn", "--precision", "bf16", "--warmup-runs", "0",
+                            "--num-runs", "1", "--min-secs", "0"},
+                           std::filesystem::temp_directory_path());
+  if (cpu.exit_code != 0 && cpu.err.find("avx512_core_bf16") != std::string::npos)
+    GTEST_SKIP() << "this CPU cannot run oneDNN's bf16 primitives: " << cpu.err;
+  TempDir dir;
+  const std::string db = (dir.path() / "b.db").string();
+  const std::string pack = (dir.path() / "b.json").string();
+  RunResult run = RunLatte({"calibrate", "--backend", "onednn", "--precision", "bf16", "--budget", "30s",
+                            "--no-detect-fusion", "--db", db, "-o", pack},
+                           dir.path(), /*timeout_secs=*/240);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  nlohmann::json json = nlohmann::json::parse(ReadAll(pack));
+  EXPECT_EQ(json["precision"], "bf16");
+  EXPECT_NE(json["provenance"]["command"].get<std::string>().find(" --precision bf16"), std::string::npos);
+  EXPECT_TRUE(json["kinds"].contains("cast")) << json["kinds"].size();       // float32 → bfloat16 at an input
+  EXPECT_TRUE(json["kinds"].contains("cast|bf16")) << json["kinds"].size();  // and back at an output
+  EXPECT_TRUE(json["kinds"].contains("conv2d|bf16") || json["kinds"].contains("conv2d+relu|bf16") ||
+              json["kinds"].contains("conv2d+relu6|bf16"));
+  auto store = Store::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto rows = store->QueryMeasurements();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_FALSE(rows->empty());
+  std::size_t bf16_rows = 0;
+  for (const StoredMeasurement& row : *rows) {
+    EXPECT_EQ(row.backend.precision, "bf16");
+    bf16_rows += row.kernel.dtype == DataType::kBFloat16;
+  }
+  EXPECT_GT(bf16_rows, 0u);
+
+  RunResult predicted = RunLatte({"predict", kModel, "--pack", pack, "--format", "json"}, dir.path());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  nlohmann::json p = nlohmann::json::parse(predicted.out);
+  EXPECT_EQ(p["pack"]["precision"], "bf16");
+  std::size_t casts = 0;
+  for (const nlohmann::json& layer : p["layers"]) casts += layer["kernel"] == "cast";
+  EXPECT_GE(casts, 3u) << predicted.out;  // the input cast to bfloat16, the two outputs back
 }
 
 }  // namespace

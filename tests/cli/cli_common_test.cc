@@ -28,11 +28,11 @@ TEST(Precision, NamesParseBack) {
 }
 
 TEST(Precision, FlagCheckNamesWhatTheCommandRuns) {
-  CLI::Validator check = PrecisionIn({Precision::kFp32, Precision::kInt8}, "profile");
+  CLI::Validator check = PrecisionIn({Precision::kFp32, Precision::kInt8}, "submit");
   std::string ok = "int8", unknown = "fp64", not_here = "bf16";
   EXPECT_EQ(check(ok), "");
   EXPECT_EQ(check(unknown), "fp64 is not a precision (fp32, bf16, int8)");
-  EXPECT_EQ(check(not_here), "bf16 is not one profile runs (fp32, int8)");
+  EXPECT_EQ(check(not_here), "bf16 is not one submit runs (fp32, int8)");
 }
 
 }  // namespace

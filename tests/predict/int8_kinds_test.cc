@@ -22,6 +22,11 @@ TEST(ModelKind, AnInt8KernelsKindSaysInt8AndReadsBack) {
   EXPECT_EQ(back->dtype, DataType::kInt8);
   EXPECT_EQ(ParseModelKind("conv2d")->dtype, DataType::kFloat32);
   EXPECT_FALSE(ParseModelKind("conv2d|int4").ok());
+  // A bf16 pack's kernels likewise.
+  Kernel bf16 = ConvKernel(OpKind::kConv2D, 14, 14, 16, 32, 3, 1);
+  bf16.dtype = DataType::kBFloat16;
+  EXPECT_EQ(ModelKind(bf16), "conv2d|bf16");
+  EXPECT_EQ(ParseModelKind("conv2d|bf16")->dtype, DataType::kBFloat16);
   // Other dtypes share their kind's models, as before.
   Kernel reshape = NhwcKernel(OpKind::kReshape, 4, 4, 8);
   reshape.dtype = DataType::kInt64;

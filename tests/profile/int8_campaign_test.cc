@@ -1,4 +1,4 @@
-// At --precision int8 a campaign measures what an int8 model is made of (Int8ModelKernels): each
+// At --precision int8 a campaign measures what an int8 model is made of (LoweredKernels): each
 // sampled kernel's int8 form and the conversions at its edges, or the kernel at fp32 where XNNPACK
 // keeps its kind fp32; each part once, in its key's dtype.
 #include <gtest/gtest.h>
@@ -30,7 +30,7 @@ class Int8CampaignTest : public ::testing::Test {
 
 TEST_F(Int8CampaignTest, AConvIsItsInt8FormBetweenAQuantizeAndADequantize) {
   const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
-  auto parts = Int8ModelKernels(conv, "xnnpack", registry_, run_);
+  auto parts = LoweredKernels(conv, "xnnpack", registry_, run_);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
   ASSERT_EQ(parts->size(), 3u);
   EXPECT_EQ((*parts)[0].Key(), "quantize|c=4,h=8,n=1,w=8|float32");
@@ -39,14 +39,14 @@ TEST_F(Int8CampaignTest, AConvIsItsInt8FormBetweenAQuantizeAndADequantize) {
   EXPECT_EQ((*parts)[1].Key(), int8.Key());
   EXPECT_EQ((*parts)[2].Key(), "dequantize|c=8,h=8,n=1,w=8|int8");
   // An int8 kernel or a conversion is itself.
-  auto same = Int8ModelKernels((*parts)[1], "xnnpack", registry_, run_);
+  auto same = LoweredKernels((*parts)[1], "xnnpack", registry_, run_);
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(*same, std::vector<Kernel>{(*parts)[1]});
 }
 
 TEST_F(Int8CampaignTest, AKindXnnpackKeepsFp32IsItself) {
   const Kernel hswish = NhwcKernel(OpKind::kHardSwish, 8, 8, 16);
-  auto parts = Int8ModelKernels(hswish, "xnnpack", registry_, run_);
+  auto parts = LoweredKernels(hswish, "xnnpack", registry_, run_);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
   EXPECT_EQ(*parts, std::vector<Kernel>{hswish});
 }
@@ -55,7 +55,7 @@ TEST_F(Int8CampaignTest, AKindXnnpackKeepsFp32IsItself) {
 // its int8 form with the conversions, and the add itself at fp32 last.
 TEST_F(Int8CampaignTest, AnAddIsItsInt8FormAndItselfAtFp32) {
   const Kernel add = BinaryKernel(OpKind::kAdd, 8, 8, 16);
-  auto parts = Int8ModelKernels(add, "xnnpack", registry_, run_);
+  auto parts = LoweredKernels(add, "xnnpack", registry_, run_);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
   std::vector<std::string> keys;
   for (const Kernel& part : *parts) keys.push_back(part.Key());
@@ -69,7 +69,7 @@ TEST_F(Int8CampaignTest, AnAddIsItsInt8FormAndItselfAtFp32) {
 
 TEST_F(Int8CampaignTest, EachPartIsMeasuredInItsKeysDtype) {
   const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
-  auto parts = Int8ModelKernels(conv, "xnnpack", registry_, run_);
+  auto parts = LoweredKernels(conv, "xnnpack", registry_, run_);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
   for (const Kernel& part : *parts) {
     auto m = MeasureKernel(part, "xnnpack", registry_, run_, measure_);
@@ -84,12 +84,12 @@ TEST_F(Int8CampaignTest, EachPartIsMeasuredInItsKeysDtype) {
 }
 
 // The int8 form and its conversions come from one run, each its share of it: every part as
-// Int8ModelKernels gives it, in its order, each with a time; a part not wanted is not measured.
+// LoweredKernels gives it, in its order, each with a time; a part not wanted is not measured.
 TEST_F(Int8CampaignTest, OneRunMeasuresTheInt8FormAndItsConversions) {
   const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
-  auto parts = Int8ModelKernels(conv, "xnnpack", registry_, run_);
+  auto parts = LoweredKernels(conv, "xnnpack", registry_, run_);
   ASSERT_TRUE(parts.ok()) << parts.status().message();
-  auto measured = MeasureInt8ModelKernels(conv, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
+  auto measured = MeasureLoweredKernels(conv, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
   ASSERT_TRUE(measured.ok()) << measured.status().message();
   ASSERT_EQ(measured->size(), parts->size());
   for (std::size_t i = 0; i < parts->size(); ++i) {
@@ -98,7 +98,7 @@ TEST_F(Int8CampaignTest, OneRunMeasuresTheInt8FormAndItsConversions) {
     EXPECT_GT((*measured)[i].measurement->stats.p50, 0) << (*parts)[i].Key();
   }
   const std::string int8_key = (*parts)[1].Key();
-  auto conversions = MeasureInt8ModelKernels(conv, [&](const Kernel& k) { return k.Key() != int8_key; }, "xnnpack",
+  auto conversions = MeasureLoweredKernels(conv, [&](const Kernel& k) { return k.Key() != int8_key; }, "xnnpack",
                                              registry_, run_, measure_);
   ASSERT_TRUE(conversions.ok()) << conversions.status().message();
   ASSERT_EQ(conversions->size(), 2u);
@@ -106,13 +106,13 @@ TEST_F(Int8CampaignTest, OneRunMeasuresTheInt8FormAndItsConversions) {
   EXPECT_EQ((*conversions)[1].kernel.op, OpKind::kDequantize);
   // A kind XNNPACK keeps fp32 is measured alone, at fp32; an add also gives its fp32 self, last.
   const Kernel hswish = NhwcKernel(OpKind::kHardSwish, 8, 8, 16);
-  auto kept = MeasureInt8ModelKernels(hswish, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
+  auto kept = MeasureLoweredKernels(hswish, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
   ASSERT_TRUE(kept.ok()) << kept.status().message();
   ASSERT_EQ(kept->size(), 1u);
   EXPECT_EQ((*kept)[0].kernel.Key(), hswish.Key());
   EXPECT_TRUE((*kept)[0].measurement.ok());
   const Kernel add = BinaryKernel(OpKind::kAdd, 8, 8, 16);
-  auto add_parts = MeasureInt8ModelKernels(add, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
+  auto add_parts = MeasureLoweredKernels(add, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
   ASSERT_TRUE(add_parts.ok()) << add_parts.status().message();
   ASSERT_GE(add_parts->size(), 3u);
   EXPECT_EQ(add_parts->back().kernel.Key(), add.Key());

@@ -145,7 +145,9 @@ void ExpectInputsWithinOneStepOn(const std::string& backend, const Graph& graph,
   }
   EXPECT_LE(worst, step) << what << ": element " << at << " is " << got[at] << " in int8, the reference " << want[at]
                          << " (one step: " << step << ")";
-  if (!exact) EXPECT_TRUE(differs) << what << ": int8 gave the reference's floats exactly; was it run in int8?";
+  if (!exact) {
+    EXPECT_TRUE(differs) << what << ": int8 gave the reference's floats exactly; was it run in int8?";
+  }
 }
 
 // The same for a graph of one input.
