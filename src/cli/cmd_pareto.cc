@@ -1,6 +1,7 @@
 // `latte pareto MODEL --backends xnnpack,onednn --packs A.json,B.json`: which backend should run
-// each op: the latency/memory Pareto front over per-op backend assignments, predicted from the
-// packs, optionally verified for real (--verify K).
+// each op (and, with a backend listed at fp32 and at int8, at which precision): the latency/memory
+// Pareto front over per-op assignments (and drift from fp32 when some choice is int8), predicted
+// from the packs, optionally verified for real (--verify K).
 #include <CLI/CLI.hpp>
 
 #include "cli/builtin_backends.h"
@@ -24,9 +25,13 @@ void AddParetoCommand(CLI::App& app, Status& result) {
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
-      "pareto", "Search per-op backend assignments for the latency/memory Pareto front (predicted; --verify runs some)");
+      "pareto",
+      "Search per-op backend (and precision) assignments for the latency/memory(/drift) Pareto front (predicted; --verify "
+      "runs some)");
   cmd->add_option("model", flags->model, "Model file (.tflite or .onnx)")->required();
-  cmd->add_option("--backends", flags->backends, "Backends, comma-separated; the first is the fallback")
+  cmd->add_option("--backends", flags->backends,
+                  "Backends, comma-separated; the first is the fallback; one listed twice with an fp32 and an int8 pack "
+                  "(xnnpack,xnnpack@int8) chooses a precision per op too")
       ->delimiter(',')
       ->required();
   cmd->add_option("--packs", flags->packs, "One predictor pack per backend, in the same order, comma-separated")
@@ -83,8 +88,15 @@ void AddParetoCommand(CLI::App& app, Status& result) {
       }
       packs.push_back(std::move(pack).value());
     }
+    // A choice is a backend at its pack's precision; "xnnpack@int8" also says which precision it expects.
     std::vector<SearchBackend> backends;
-    for (std::size_t i = 0; i < packs.size(); ++i) backends.push_back({flags->backends[i], &packs[i]});
+    for (std::size_t i = 0; i < packs.size(); ++i) {
+      const std::string& listed = flags->backends[i];
+      const std::size_t at = listed.find('@');
+      auto precision = ParsePrecision(at == std::string::npos ? packs[i].info.precision : listed.substr(at + 1));
+      if (!precision.ok()) return precision.status().WithContext("--backends " + listed);
+      backends.push_back({listed.substr(0, at), &packs[i], *precision});
+    }
     options.run.num_threads = packs[0].info.threads;
     Graph graph;
     LATTE_RETURN_IF_ERROR(ImportForCommand(flags->model, flags->inputs, graph));

@@ -819,6 +819,10 @@ const std::string_view kReportScript = R"latte_js(
       { label: 'time ms', get: (p) => p.time, show: (p) => ms(p.time), bar: true },
       { label: 'memory KB', get: (p) => p.memory, show: (p) => int(p.memory), bar: true, alt: true },
       { label: 'fallbacks', get: (p) => p.fallbacks, num: true },
+      ...(data.drift_per_op ? [
+        { label: 'int8 nodes', get: (p) => p.int8_nodes, num: true },
+        { label: 'est. drift (1 − cos)', get: (p) => p.drift, show: (p) => (p.drift ? p.drift.toExponential(2) : '0') },
+      ] : []),
       { label: 'assignment', get: (p) => data.configs[key(p.id)] || '' },
     ], front, (i) => drawFor && drawFor(front[i].id));
     const g = graphs && graphs[0];

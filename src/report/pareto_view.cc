@@ -29,6 +29,9 @@ nlohmann::json IdJson(const std::string& id) {
   return id;
 }
 
+// 1 - cosine: tiny values in scientific notation, 0 exactly as 0.
+std::string DriftText(double drift) { return drift == 0 ? "0" : fmt::format("{:.2e}", drift); }
+
 std::string RoleOf(const ParetoResult& r, const std::string& id) {
   for (const ParetoPoint& ref : r.references)
     if (ref.id == id) return "all-" + r.backends[static_cast<std::size_t>(ref.digits.at(0))];
@@ -50,16 +53,34 @@ std::string ParetoView::Text() const {
   out += "\n";
   out += fmt::format("search: {}, {} assignments evaluated in {:.2f} s (node memory measured in {:.2f} s)\n", r.method,
                      r.evaluated.size() + r.incomplete, r.search_secs, r.node_memory_secs);
+  const bool drift = r.drift.measured;
+  if (drift)
+    out += fmt::format(
+        "drift: the outputs' 1 - cosine against fp32, estimated as the sum of each op's run int8 alone "
+        "({} int8 runs in {:.2f} s); the front minimizes time, memory and drift\n",
+        r.drift.runs, r.drift_secs);
 
   TextTable front({{"id", TextTable::kRight}, {"assignment"}, {"pred ms", TextTable::kRight},
                    {"pred KB", TextTable::kRight}, {"prepared KB", TextTable::kRight},
                    {"activations KB", TextTable::kRight}, {"conversions", TextTable::kRight},
-                   {"fallbacks", TextTable::kRight}, {"note"}});
+                   {"fallbacks", TextTable::kRight}});
+  if (drift) {
+    front.AddColumn("int8 nodes", TextTable::kRight);
+    front.AddColumn("est drift", TextTable::kRight);
+  }
+  front.AddColumn("note");
   auto add = [&](const ParetoPoint& p, const std::string& note) {
-    front.AddRow({p.id, Digits(p.digits), Ms(p.cost.time_ms), Kb(p.cost.memory_kb()),
-                  Kb(p.cost.prepared_kb), Kb(p.cost.activations_kb),
-                  p.cost.conversions ? fmt::format("{} ({} ms)", p.cost.conversions, Ms(p.cost.conversion_ms)) : "0",
-                  std::to_string(p.cost.fallbacks), note});
+    std::vector<std::string> row = {
+        p.id, Digits(p.digits), Ms(p.cost.time_ms), Kb(p.cost.memory_kb()), Kb(p.cost.prepared_kb),
+        Kb(p.cost.activations_kb),
+        p.cost.conversions ? fmt::format("{} ({} ms)", p.cost.conversions, Ms(p.cost.conversion_ms)) : "0",
+        std::to_string(p.cost.fallbacks)};
+    if (drift) {
+      row.push_back(std::to_string(p.cost.int8_nodes));
+      row.push_back(DriftText(p.drift));
+    }
+    row.push_back(note);
+    front.AddRow(row);
   };
   for (const ParetoPoint& p : r.front) add(p, RoleOf(r, p.id));
   if (!r.references.empty()) front.AddRule();
@@ -88,16 +109,30 @@ std::string ParetoView::Text() const {
   if (!r.verify.empty()) {
     TextTable v({{"id", TextTable::kRight}, {"role"}, {"pred ms", TextTable::kRight}, {"meas ms", TextTable::kRight},
                  {"err", TextTable::kRight}, {"pred KB", TextTable::kRight}, {"meas KB", TextTable::kRight},
-                 {"err", TextTable::kRight}, {"peak RSS KB", TextTable::kRight}, {"note"}});
+                 {"err", TextTable::kRight}, {"peak RSS KB", TextTable::kRight}});
+    if (drift) {
+      v.AddColumn("int8 nodes", TextTable::kRight);
+      v.AddColumn("est drift", TextTable::kRight);
+      v.AddColumn("meas drift", TextTable::kRight);
+    }
+    v.AddColumn("note");
     for (const VerifiedPoint& p : r.verify) {
+      std::vector<std::string> row;
       if (!p.ok) {
-        v.AddRow({p.id, p.role, Ms(p.predicted_time_ms), "-", "-", Kb(p.predicted_memory_kb), "-", "-", "-",
-                  "did not run: " + p.why});
+        row = {p.id, p.role, Ms(p.predicted_time_ms), "-", "-", Kb(p.predicted_memory_kb), "-", "-", "-"};
+        if (drift) row.insert(row.end(), {"-", DriftText(p.predicted_drift), "-"});
+        row.push_back("did not run: " + p.why);
+        v.AddRow(row);
         continue;
       }
-      v.AddRow({p.id, p.role, Ms(p.predicted_time_ms), Ms(p.measured_time_ms),
-                Pct(p.predicted_time_ms, p.measured_time_ms), Kb(p.predicted_memory_kb), Kb(p.measured_memory_kb),
-                Pct(p.predicted_memory_kb, p.measured_memory_kb), WithThousands(p.peak_rss_kb), p.noisy ? "noisy" : ""});
+      row = {p.id, p.role, Ms(p.predicted_time_ms), Ms(p.measured_time_ms), Pct(p.predicted_time_ms, p.measured_time_ms),
+             Kb(p.predicted_memory_kb), Kb(p.measured_memory_kb), Pct(p.predicted_memory_kb, p.measured_memory_kb),
+             WithThousands(p.peak_rss_kb)};
+      if (drift)
+        row.insert(row.end(), {std::to_string(p.int8_nodes), DriftText(p.predicted_drift),
+                               p.drift_measured ? DriftText(p.measured_drift) : "0 (fp32)"});
+      row.push_back(p.noisy ? "noisy" : "");
+      v.AddRow(row);
     }
     out += "\nverified (p50 of the bench protocol; memory: the peak resident set the run adds):\n" + v.Render();
   }
@@ -114,21 +149,27 @@ nlohmann::json ParetoView::Json() const {
                          {"prepared", p.cost.prepared_kb},
                          {"activations", p.cost.activations_kb},
                          {"conversion_time", p.cost.conversion_ms},
-                         {"fallbacks", p.cost.fallbacks}});
+                         {"fallbacks", p.cost.fallbacks},
+                         {"int8_nodes", p.cost.int8_nodes},
+                         {"drift", p.drift}});
     configs[p.id] = AssignmentText(r.ops, p.digits, r.backends);
   }
   nlohmann::json front = nlohmann::json::array();
   for (const ParetoPoint& p : r.front) front.push_back(IdJson(p.id));
   nlohmann::json references = nlohmann::json::object();
   for (const ParetoPoint& p : r.references) {
-    references[RoleOf(r, p.id)] = {{"id", IdJson(p.id)}, {"time", p.cost.time_ms}, {"memory", p.cost.memory_kb()}};
+    references[RoleOf(r, p.id)] = {
+        {"id", IdJson(p.id)}, {"time", p.cost.time_ms}, {"memory", p.cost.memory_kb()}, {"drift", p.drift}};
     configs[p.id] = AssignmentText(r.ops, p.digits, r.backends);
   }
   nlohmann::json verify = nlohmann::json::array();
   for (const VerifiedPoint& p : r.verify) {
     nlohmann::json v = {{"id", IdJson(p.id)},       {"role", p.role}, {"predicted_time", p.predicted_time_ms},
-                        {"predicted_memory", p.predicted_memory_kb}, {"ok", p.ok}};
+                        {"predicted_memory", p.predicted_memory_kb}, {"predicted_drift", p.predicted_drift},
+                        {"ok", p.ok}};
     if (p.ok) {
+      v["int8_nodes"] = p.int8_nodes;
+      v["measured_drift"] = p.drift_measured ? nlohmann::json(p.measured_drift) : nlohmann::json(0.0);
       v["measured_time"] = p.measured_time_ms;
       v["measured_memory"] = p.measured_memory_kb;
       v["peak_rss_kb"] = p.peak_rss_kb;
@@ -151,6 +192,7 @@ nlohmann::json ParetoView::Json() const {
           {"verify", verify},
           {"left_out", {{"assignments", r.incomplete}, {"examples", r.incomplete_examples}}},
           {"not_predicted", never},
+          {"drift_per_op", r.drift.measured ? nlohmann::json(r.drift.per_entry) : nlohmann::json()},
           {"search_seconds", r.search_secs},
           {"node_memory_seconds", r.node_memory_secs},
           {"device", r.device.Describe()},
@@ -170,7 +212,8 @@ std::string ParetoView::Svg() const {
   for (const ParetoPoint& p : r.evaluated) all.x.push_back(p.cost.time_ms), all.y.push_back(p.cost.memory_kb());
   for (const ParetoPoint& p : r.front) {
     front.x.push_back(p.cost.time_ms), front.y.push_back(p.cost.memory_kb());
-    front.titles.push_back(fmt::format("id {}: {}", p.id, AssignmentText(r.ops, p.digits, r.backends)));
+    front.titles.push_back(fmt::format("id {}: {}{}", p.id, AssignmentText(r.ops, p.digits, r.backends),
+                                       r.drift.measured ? " (est drift " + DriftText(p.drift) + ")" : ""));
   }
   for (const ParetoPoint& p : r.references) {
     refs.x.push_back(p.cost.time_ms), refs.y.push_back(p.cost.memory_kb());

@@ -235,7 +235,9 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
                                                          const RunOptions& options) {
   // Every backend the run may use must have int8 kernels at all; a node it cannot run in int8 is
   // then its own answer (kept at fp32, saying why).
-  std::vector<std::string> names = wanted;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < wanted.size(); ++i)
+    if (placement.fp32_nodes.count(static_cast<NodeId>(i)) == 0) names.push_back(wanted[i]);
   if (!placement.fallback.empty()) names.push_back(placement.fallback);
   LATTE_ASSIGN_OR_RETURN(BackendsByName backends, BackendsRunning(Precision::kInt8, names, registry, options));
   // Calibration: the activations' ranges over a few fp32 runs of the same plan (same tensor ids),
@@ -270,6 +272,12 @@ Expected<std::unique_ptr<Executor>> Executor::CreateInt8(const Graph& graph, Gra
   // backend's reason, and the plan is lowered again (its neighbours' conversions change).
   Int8State state;
   state.choice = Int8Choice::Eligible(plan.graph);
+  if (!placement.fp32_nodes.empty()) {
+    std::vector<bool> user_fp32(graph.num_nodes(), false);
+    for (NodeId n : placement.fp32_nodes)
+      if (n >= 0 && static_cast<std::size_t>(n) < user_fp32.size()) user_fp32[static_cast<std::size_t>(n)] = true;
+    KeepUserNodesFp32(plan, user_fp32, state.choice);
+  }
   // A plan node's backend: its user node's, or for a node the plan inserted (a layout transpose)
   // the first its neighbours suggest.
   auto supports = [&](NodeId k, const Graph& lowered, NodeId j) -> Expected<Support> {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct Placement {
   std::map<NodeId, std::string> by_node;
   /// Backend for nodes the chosen one cannot run; empty = such a node is an error.
   std::string fallback;
+  /// At --precision int8: user nodes that stay fp32 although their backend could run them int8 (a
+  /// per-op precision choice; see KeepUserNodesFp32). Their backends need no int8 at all.
+  std::set<NodeId> fp32_nodes;
   std::string BackendFor(const Graph& graph, NodeId node) const;
 };
 

@@ -204,6 +204,27 @@ Int8Choice Int8Choice::Eligible(const Graph& plan_graph) {
   return choice;
 }
 
+void KeepUserNodesFp32(const GraphPlan& plan, const std::vector<bool>& user_fp32, Int8Choice& choice) {
+  const Graph& graph = plan.graph;
+  auto keep = [&](NodeId k) {
+    if (!choice.int8[static_cast<size_t>(k)]) return;
+    choice.int8[static_cast<size_t>(k)] = false;
+    choice.kept_why[static_cast<size_t>(k)] = kKeptFp32ByPlacement;
+  };
+  // In plan order, so an inserted node sees its producer's decision.
+  for (NodeId k = 0; k < static_cast<NodeId>(graph.num_nodes()); ++k) {
+    const std::vector<NodeId>& from = plan.sources[static_cast<size_t>(k)];
+    if (!from.empty()) {
+      const auto user = static_cast<size_t>(from[0]);
+      if (user < user_fp32.size() && user_fp32[user]) keep(k);
+      continue;
+    }
+    const std::vector<TensorId>& inputs = graph.node(k).inputs;
+    const NodeId producer = inputs.empty() || inputs[0] == kNoTensor ? -1 : graph.Producer(inputs[0]);
+    if (producer < 0 || !choice.int8[static_cast<size_t>(producer)]) keep(k);
+  }
+}
+
 Expected<Int8Plan> SettleInt8Plan(const GraphPlan& plan, const ActivationRanges& ranges, const Int8Supports& supports,
                                   Int8Choice& choice) {
   // Each round refuses at least one node or ends: at most one round per node, and a last one.

@@ -61,6 +61,14 @@ struct Int8Choice {
   static Int8Choice Eligible(const Graph& plan_graph);
 };
 
+/// Why a node the caller chose to keep fp32 stays fp32 (a per-op precision choice, `latte pareto`'s).
+inline constexpr const char* kKeptFp32ByPlacement = "kept fp32 by the placement";
+
+/// Keeps at fp32 each node of `plan` (fp32) whose first user node `user_fp32` marks (a folded
+/// activation runs at its op's precision), and each inserted node (a layout transpose) whose
+/// input's producer is kept fp32 or is no node: an inserted node follows the node before it.
+void KeepUserNodesFp32(const GraphPlan& plan, const std::vector<bool>& user_fp32, Int8Choice& choice);
+
 /// Whether node `node` of a lowered graph, which runs fp32 plan node `plan_node`, can run there.
 using Int8Supports = std::function<Expected<Support>(NodeId plan_node, const Graph& lowered, NodeId node)>;
 

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "ir/graph_builder.h"
+#include "run/executor.h"
 #include "run/graph_prep.h"
 #include "run/process.h"
 #include "run/tensor_buffers.h"
@@ -48,12 +49,13 @@ Status WarmUp(Backend& backend, std::vector<std::unique_ptr<PreparedNode>>& kept
   return Status::Ok();
 }
 
-// One backend's pass, in the child: {"backend": bytes, "nodes": per user node {supported, why, bytes}}.
-Expected<nlohmann::json> MeasureOnBackend(const Graph& graph, const std::string& name, const BackendRegistry& registry,
-                                          const RunOptions& options) {
-  LATTE_ASSIGN_OR_RETURN(GraphPlan plan,
-                         PlanGraphForBackends(graph, std::vector<std::string>(graph.num_nodes(), name),
-                                              registry.NhwcBackendNames()));
+// One backend's pass, in the child: {"backend": bytes, "nodes": per user node {supported, why, bytes,
+// int8, fp32_why}}.
+Expected<nlohmann::json> MeasureOnBackend(const Graph& graph, const BackendChoice& choice, const BackendRegistry& registry,
+                                          RunOptions options) {
+  const std::string& name = choice.backend;
+  options.precision = choice.precision;
+  LATTE_ASSIGN_OR_RETURN(GraphPlan plan, PlanGraphOnBackend(graph, name, registry, options));
   ResetMemoryHighWater();  // freed memory reused would not grow the resident set
   // The activations first (predicted apart, as the arena): the nodes' runs need them.
   LATTE_ASSIGN_OR_RETURN(TensorBuffers buffers, TensorBuffers::Allocate(plan.graph));
@@ -66,20 +68,47 @@ Expected<nlohmann::json> MeasureOnBackend(const Graph& graph, const std::string&
   LATTE_RETURN_IF_ERROR(WarmUp(*backend, kept, warm_up_buffers).WithContext("warming up " + name));
   const std::size_t backend_bytes = Footprint().GrowthSince(start);
   nlohmann::json nodes = nlohmann::json::array();
-  for (size_t i = 0; i < graph.num_nodes(); ++i) nodes.push_back({{"supported", true}, {"why", ""}, {"bytes", 0}});
-  for (NodeId k = 0; k < static_cast<NodeId>(plan.graph.num_nodes()); ++k) {
+  for (size_t i = 0; i < graph.num_nodes(); ++i)
+    nodes.push_back({{"supported", true}, {"why", ""}, {"bytes", 0}, {"int8", false}, {"fp32_why", ""}});
+  const auto planned = static_cast<NodeId>(plan.graph.num_nodes());
+  // The user node an inserted conversion is counted with: its producer's, else its first consumer's.
+  auto owner = [&](NodeId k) -> NodeId {
+    for (TensorId in : plan.graph.node(k).inputs) {
+      const NodeId p = in == kNoTensor ? -1 : plan.graph.Producer(in);
+      if (p >= 0 && !plan.sources[static_cast<size_t>(p)].empty()) return plan.sources[static_cast<size_t>(p)][0];
+    }
+    for (NodeId j = k + 1; j < planned; ++j) {
+      if (plan.sources[static_cast<size_t>(j)].empty()) continue;
+      for (TensorId in : plan.graph.node(j).inputs)
+        for (TensorId out : plan.graph.node(k).outputs)
+          if (in == out) return plan.sources[static_cast<size_t>(j)][0];
+    }
+    return -1;
+  };
+  for (NodeId k = 0; k < planned; ++k) {
     const std::vector<NodeId>& from = plan.sources[static_cast<size_t>(k)];
-    if (from.empty()) continue;  // an inserted node: none when one backend runs everything
+    const NodeId user = from.empty() ? owner(k) : from[0];
+    if (user < 0) continue;
     Support support = backend->Supports(plan.graph, k);
     if (!support.ok()) {
-      for (NodeId src : from) nodes[static_cast<size_t>(src)] = {{"supported", false}, {"why", support.why()}, {"bytes", 0}};
+      if (from.empty()) return Unsupported("inserted '" + plan.graph.node(k).name + "' on " + choice.Label() + ": " + support.why());
+      for (NodeId src : from) nodes[static_cast<size_t>(src)] = {{"supported", false}, {"why", support.why()}, {"bytes", 0},
+                                                                  {"int8", false}, {"fp32_why", ""}};
       continue;
     }
     const Footprint before;
     auto prepared = backend->Prepare(plan.graph, k);
-    if (!prepared.ok()) return prepared.status().WithContext(DescribeNode(graph, from[0]) + " on " + name);
-    if (Status s = (*prepared)->Run(buffers); !s.ok()) return s.WithContext(DescribeNode(graph, from[0]) + " on " + name);
-    nodes[static_cast<size_t>(from[0])]["bytes"] = Footprint().GrowthSince(before);
+    if (!prepared.ok()) return prepared.status().WithContext(DescribeNode(graph, user) + " on " + choice.Label());
+    if (Status s = (*prepared)->Run(buffers); !s.ok()) return s.WithContext(DescribeNode(graph, user) + " on " + choice.Label());
+    nlohmann::json& node = nodes[static_cast<size_t>(user)];
+    node["bytes"] = node["bytes"].get<std::size_t>() + Footprint().GrowthSince(before);
+    if (!from.empty() && choice.precision == Precision::kInt8 && k < static_cast<NodeId>(plan.fp32_why.size())) {
+      const std::string& why = plan.fp32_why[static_cast<size_t>(k)];
+      for (NodeId src : from) {
+        nodes[static_cast<size_t>(src)]["int8"] = why.empty();
+        nodes[static_cast<size_t>(src)]["fp32_why"] = why;
+      }
+    }
     kept.push_back(std::move(prepared).value());
   }
   return nlohmann::json{{"backend", backend_bytes}, {"nodes", nodes}};
@@ -87,7 +116,11 @@ Expected<nlohmann::json> MeasureOnBackend(const Graph& graph, const std::string&
 
 }  // namespace
 
-Expected<NodeMemory> MeasureNodeMemory(const Graph& graph, const std::vector<std::string>& backends,
+std::string BackendChoice::Label() const {
+  return precision == Precision::kFp32 ? backend : backend + "@" + std::string(PrecisionName(precision));
+}
+
+Expected<NodeMemory> MeasureNodeMemory(const Graph& graph, const std::vector<BackendChoice>& backends,
                                        const BackendRegistry& registry, const RunOptions& options) {
   NodeMemory memory;
   memory.backends = backends;
@@ -100,16 +133,18 @@ Expected<NodeMemory> MeasureNodeMemory(const Graph& graph, const std::vector<std
                              return *measured;
                            }));
     if (report.contains("error"))
-      return Unsupported("measuring what each node keeps on " + backends[b] + ": " + report["error"].get<std::string>());
+      return Unsupported("measuring what each node keeps on " + backends[b].Label() + ": " + report["error"].get<std::string>());
     memory.backend_bytes[b] = report.value("backend", std::size_t{0});
     const nlohmann::json nodes = report.value("nodes", nlohmann::json());
     if (!nodes.is_array() || nodes.size() != graph.num_nodes())
-      return Internal("measuring what each node keeps on " + backends[b] + ": a malformed report");
+      return Internal("measuring what each node keeps on " + backends[b].Label() + ": a malformed report");
     for (size_t i = 0; i < graph.num_nodes(); ++i) {
       NodeOnBackend& out = memory.per_node[i][b];
       out.supported = nodes[i].value("supported", false);
       out.why = nodes[i].value("why", "");
       out.prepared_bytes = nodes[i].value("bytes", std::size_t{0});
+      out.int8 = nodes[i].value("int8", false);
+      out.fp32_why = nodes[i].value("fp32_why", "");
     }
   }
   return memory;

@@ -27,17 +27,14 @@ std::string DeviceName(const Pack& pack) {
 
 // Packs of one search describe one machine at one thread count; verifying needs it to be this one.
 Expected<std::string> CheckPacks(const std::vector<SearchBackend>& backends, const ParetoOptions& options) {
+  LATTE_RETURN_IF_ERROR(CheckSearchBackends(backends));
   for (const SearchBackend& b : backends) {
-    if (b.pack == nullptr) return InvalidInput("backend " + b.name + " has no pack");
-    if (b.pack->info.backend != b.name)
-      return InvalidInput("the pack given for " + b.name + " is a pack for " + b.pack->info.backend +
-                          " (give --packs in the order of --backends)");
     const Pack& first = *backends[0].pack;
     if (DeviceKey(*b.pack) != DeviceKey(first))
-      return InvalidInput("the " + b.name + " pack is for another machine (" + DeviceName(*b.pack) + ") than the " +
-                          backends[0].name + " pack (" + DeviceName(first) + "): latencies of two machines do not add up");
+      return InvalidInput("the " + b.Label() + " pack is for another machine (" + DeviceName(*b.pack) + ") than the " +
+                          backends[0].Label() + " pack (" + DeviceName(first) + "): latencies of two machines do not add up");
     if (b.pack->info.threads != options.run.num_threads)
-      return InvalidInput("the " + b.name + " pack is for " + std::to_string(b.pack->info.threads) +
+      return InvalidInput("the " + b.Label() + " pack is for " + std::to_string(b.pack->info.threads) +
                           " thread(s), the search for " + std::to_string(options.run.num_threads));
   }
   const DeviceFingerprint here = ReadDeviceFingerprint();
@@ -63,10 +60,21 @@ VerifiedPoint Verify(const Graph& graph, const ParetoResult& result, const Paret
   v.role = role;
   v.predicted_time_ms = point.cost.time_ms;
   v.predicted_memory_kb = point.cost.memory_kb();
+  v.predicted_drift = point.drift;
   BenchOptions bench;
-  bench.placement = PlacementFor(graph, result.ops, point.digits, result.backends);
-  bench.placement.fallback = result.backends[0];
+  std::vector<std::string> names;
+  for (const BackendChoice& c : result.choices) names.push_back(c.backend);
+  bench.placement = PlacementFor(graph, result.ops, point.digits, names);
+  bench.placement.fallback = names[0];
   bench.run = options.run;
+  bench.run.precision = result.choices[0].precision == Precision::kBf16 ? Precision::kBf16 : Precision::kFp32;
+  // Some op chose int8: the run is int8, the ops that chose fp32 kept fp32.
+  for (std::size_t i = 0; i < graph.num_nodes(); ++i) {
+    const BackendChoice& c = result.choices[static_cast<std::size_t>(point.digits[result.ops.key_of_node[i]])];
+    if (c.precision == Precision::kInt8) bench.run.precision = Precision::kInt8;
+    else bench.placement.fp32_nodes.insert(static_cast<NodeId>(i));
+  }
+  if (bench.run.precision != Precision::kInt8) bench.placement.fp32_nodes.clear();
   bench.measure = options.measure;
   auto report = RunInChild([&]() -> nlohmann::json {
     ResetMemoryHighWater();
@@ -76,7 +84,10 @@ VerifiedPoint Verify(const Graph& graph, const ParetoResult& result, const Paret
     return {{"p50_us", bench_result->latency.stats.p50},
             {"noisy", bench_result->latency.noise.noisy},
             {"peak_rss_kb", bench_result->peak_rss_kb},
-            {"before_kb", before}};
+            {"before_kb", before},
+            {"int8_nodes", SummarizeInt8(*bench_result).int8_nodes},
+            {"drift_measured", bench.run.precision == Precision::kInt8 && bench_result->drift.measured},
+            {"drift", DriftFigure(bench_result->drift)}};
   });
   if (!report.ok()) {
     v.why = report.status().message();
@@ -88,6 +99,9 @@ VerifiedPoint Verify(const Graph& graph, const ParetoResult& result, const Paret
     v.noisy = (*report)["noisy"].get<bool>();
     v.peak_rss_kb = (*report)["peak_rss_kb"].get<long>();
     v.measured_memory_kb = static_cast<double>(v.peak_rss_kb - (*report)["before_kb"].get<long>());
+    v.int8_nodes = (*report)["int8_nodes"].get<int>();
+    v.drift_measured = (*report)["drift_measured"].get<bool>();
+    if (v.drift_measured) v.measured_drift = (*report)["drift"].get<double>();
   }
   return v;
 }
@@ -110,10 +124,6 @@ std::vector<std::size_t> SpreadOver(std::size_t front_size, std::size_t k) {
 
 Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<SearchBackend>& backends,
                                        const ParetoOptions& options, const BackendRegistry& registry) {
-  if (backends.empty()) return InvalidInput("no backends to search over");
-  for (std::size_t i = 0; i < backends.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (backends[i].name == backends[j].name) return InvalidInput("backend " + backends[i].name + " is listed twice");
   // Names only: backends start in the child processes that measure, never in this one.
   for (const SearchBackend& b : backends) LATTE_RETURN_IF_ERROR(registry.CheckKnown(b.name));
   LATTE_ASSIGN_OR_RETURN(std::string machine_note, CheckPacks(backends, options));
@@ -121,7 +131,10 @@ Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<Sea
   ParetoResult result;
   result.machine_note = std::move(machine_note);
   result.device = ReadDeviceFingerprint();
-  for (const SearchBackend& b : backends) result.backends.push_back(b.name);
+  for (const SearchBackend& b : backends) {
+    result.choices.push_back(b.choice());
+    result.backends.push_back(b.Label());
+  }
   result.ops = BuildOpList(graph, options.mode);
   LATTE_ASSIGN_OR_RETURN(AssignmentCodec codec, AssignmentCodec::Create(backends.size(), result.ops.keys.size()));
   if (options.search.method == "brute" && (!codec.fits() || codec.Count() > options.search.brute_limit))
@@ -132,8 +145,11 @@ Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<Sea
                         ": use --search nsga2, local or random (or --mode name for fewer digits)");
 
   auto start = std::chrono::steady_clock::now();
-  LATTE_ASSIGN_OR_RETURN(NodeMemory memory, MeasureNodeMemory(graph, result.backends, registry, options.run));
+  LATTE_ASSIGN_OR_RETURN(NodeMemory memory, MeasureNodeMemory(graph, result.choices, registry, options.run));
   result.node_memory_secs = Seconds(start);
+  start = std::chrono::steady_clock::now();
+  LATTE_ASSIGN_OR_RETURN(result.drift, MeasureInt8Drift(graph, result.ops, result.choices, memory, registry, options.run));
+  result.drift_secs = Seconds(start);
   LATTE_ASSIGN_OR_RETURN(CostModel model, CostModel::Create(graph, backends, std::move(memory)));
 
   std::map<std::uint64_t, ParetoPoint> points;  // complete assignments evaluated, by the search's serial id
@@ -142,10 +158,11 @@ Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<Sea
     if (!cost.complete()) {
       ++result.incomplete;
       if (result.incomplete_examples.size() < 3) result.incomplete_examples.push_back(cost.unpredicted.front());
-      return Solution{id, kNotComparable, kNotComparable};
+      return Solution{id, kNotComparable, kNotComparable, kNotComparable};
     }
-    Solution s{id, cost.time_ms, cost.memory_kb()};
-    points.emplace(id, ParetoPoint{codec.IdText(digits), digits, std::move(cost)});
+    const double drift = result.drift.Estimate(digits);
+    Solution s{id, cost.time_ms, cost.memory_kb(), drift};
+    points.emplace(id, ParetoPoint{codec.IdText(digits), digits, std::move(cost), drift});
     return s;
   };
   start = std::chrono::steady_clock::now();
@@ -162,10 +179,10 @@ Expected<ParetoResult> RunParetoSearch(const Graph& graph, const std::vector<Sea
     const std::string id = codec.IdText(digits);
     LATTE_ASSIGN_OR_RETURN(AssignmentCost cost, model.Evaluate(NodeChoice(result.ops, digits)));
     if (!cost.complete()) {
-      result.incomplete_examples.push_back("all on " + backends[b].name + ": " + cost.unpredicted.front());
+      result.incomplete_examples.push_back("all on " + backends[b].Label() + ": " + cost.unpredicted.front());
       continue;
     }
-    result.references.push_back(ParetoPoint{id, digits, std::move(cost)});
+    result.references.push_back(ParetoPoint{id, digits, std::move(cost), result.drift.Estimate(digits)});
   }
   result.never_predicted = model.never_predicted();
 

@@ -6,20 +6,23 @@
 namespace latte {
 
 bool Dominates(const Solution& a, const Solution& b) {
-  return a.time_ms <= b.time_ms && a.memory_kb <= b.memory_kb &&
-         (a.time_ms < b.time_ms || a.memory_kb < b.memory_kb);
+  return a.time_ms <= b.time_ms && a.memory_kb <= b.memory_kb && a.drift <= b.drift &&
+         (a.time_ms < b.time_ms || a.memory_kb < b.memory_kb || a.drift < b.drift);
 }
 
 std::vector<Solution> ParetoFront(std::span<const Solution> solutions) {
   std::vector<Solution> sorted(solutions.begin(), solutions.end());
   std::sort(sorted.begin(), sorted.end(), [](const Solution& a, const Solution& b) {
-    return std::tie(a.time_ms, a.memory_kb, a.id) < std::tie(b.time_ms, b.memory_kb, b.id);
+    return std::tie(a.time_ms, a.memory_kb, a.drift, a.id) < std::tie(b.time_ms, b.memory_kb, b.drift, b.id);
   });
-  // Sweep by increasing time: a point is on the front when its memory is below every memory
-  // seen so far (a faster or equally fast point with less or equal memory dominates it).
+  // In that order only a point already kept can dominate a later one, or equal it (then the
+  // earlier, lower id stays).
   std::vector<Solution> front;
   for (const Solution& s : sorted) {
-    if (front.empty() || s.memory_kb < front.back().memory_kb) front.push_back(s);
+    const bool covered = std::any_of(front.begin(), front.end(), [&s](const Solution& f) {
+      return f.time_ms <= s.time_ms && f.memory_kb <= s.memory_kb && f.drift <= s.drift;
+    });
+    if (!covered) front.push_back(s);
   }
   return front;
 }

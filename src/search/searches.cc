@@ -142,15 +142,17 @@ void RankAndCrowd(std::vector<Member>& members) {
       for (std::size_t j : dominated[i])
         if (--dominators[j] == 0) next.push_back(j);
     }
-    for (int objective = 0; objective < 2; ++objective) {
+    for (int objective = 0; objective < 3; ++objective) {
       auto value = [&](std::size_t i) {
-        return objective == 0 ? members[i].solution.time_ms : members[i].solution.memory_kb;
+        const Solution& s = members[i].solution;
+        return objective == 0 ? s.time_ms : objective == 1 ? s.memory_kb : s.drift;
       };
       std::vector<std::size_t> sorted = current;
       std::sort(sorted.begin(), sorted.end(), [&](std::size_t a, std::size_t b) {
         return value(a) != value(b) ? value(a) < value(b) : members[a].solution.id < members[b].solution.id;
       });
       const double span = value(sorted.back()) - value(sorted.front());
+      if (objective == 2 && span <= 0) continue;  // no op may run int8: two objectives, as they were
       members[sorted.front()].crowding = members[sorted.back()].crowding = std::numeric_limits<double>::infinity();
       if (span <= 0) continue;
       for (std::size_t k = 1; k + 1 < sorted.size(); ++k)

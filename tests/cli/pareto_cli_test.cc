@@ -2,6 +2,9 @@
 // this machine so that --verify may run here), and its bad-input errors: exit 2, one line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <map>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -101,6 +104,80 @@ void ExpectBadInput(const RunResult& r, const std::string& says) {
   EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
 }
+
+// xnnpack listed at fp32 (the shipped pack) and at int8 (a short int8 calibration of this machine):
+// each op chooses a precision too, the front is over time, memory and drift, each op's drift run
+// int8 alone is measured, and a verified assignment with int8 nodes has its real drift measured.
+TEST_F(ParetoCli, ChoosesAPrecisionPerOpWhenABackendIsListedAtFp32AndInt8) {
+  TempDir dir;
+  const std::string int8_pack = (dir.path() / "int8.json").string();
+  RunResult calibrated = RunLatte({"calibrate", "--precision", "int8", "--budget", "30s", "--no-detect-fusion", "--models",
+                                   model_, "--db", (dir.path() / "c.db").string(), "-o", int8_pack},
+                                  dir.path(), 240);
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
+  const std::string fp32_pack = Rekeyed(dir, "xnnpack");
+  RunResult r = RunLatte({"pareto", model_, "--backends", "xnnpack,xnnpack@int8", "--packs", fp32_pack + "," + int8_pack,
+                          "--search", "brute", "--verify", "1", "--warmup-runs", "1", "--num-runs", "3", "--min-secs",
+                          "0", "--format", "json"},
+                         dir.path(), 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["backends"], (nlohmann::json{"xnnpack", "xnnpack@int8"}));
+  const std::size_t k = json["oplist"].size();
+  EXPECT_EQ(json["solutions"].size() + json["left_out"]["assignments"].get<std::size_t>(), std::size_t{1} << k);
+  // Each op's drift: none at fp32, some op's above 0 at int8.
+  ASSERT_EQ(json["drift_per_op"].size(), k);
+  double most = 0;
+  for (const auto& entry : json["drift_per_op"]) {
+    EXPECT_EQ(entry[0].get<double>(), 0.0);
+    most = std::max(most, entry[1].get<double>());
+  }
+  EXPECT_GT(most, 0.0);
+  // All fp32: no drift; all int8: the sum of every op's drift, and the time `latte predict` gives
+  // the model with the int8 pack (lowered the same way; that pack has no in-graph context).
+  const auto& fp32 = json["references"]["all-xnnpack"];
+  const auto& int8 = json["references"]["all-xnnpack@int8"];
+  EXPECT_EQ(fp32["drift"].get<double>(), 0.0);
+  EXPECT_GT(int8["drift"].get<double>(), 0.0);
+  RunResult predicted = RunLatte({"predict", model_, "--pack", int8_pack, "--format", "json"}, dir.path());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
+  EXPECT_NEAR(int8["time"].get<double>(), nlohmann::json::parse(predicted.out)["total_ms"].get<double>(), 1e-9);
+  // The front is non-dominated in three objectives, and holds the all-fp32 assignment's time or
+  // better at no drift.
+  std::map<std::uint64_t, std::array<double, 4>> by_id;  // time, memory, drift, int8 nodes
+  for (const auto& sol : json["solutions"])
+    by_id[sol["id"].get<std::uint64_t>()] = {sol["time"].get<double>(), sol["memory"].get<double>(),
+                                             sol["drift"].get<double>(), sol["int8_nodes"].get<double>()};
+  for (const auto& [id, o] : by_id) EXPECT_EQ(o[2] == 0.0, o[3] == 0.0) << id << ": drift iff int8 nodes";
+  bool zero_drift_on_front = false;
+  for (const auto& id : json["front"]) {
+    const auto& p = by_id.at(id.get<std::uint64_t>());
+    zero_drift_on_front = zero_drift_on_front || p[2] == 0.0;
+    for (const auto& [other, q] : by_id)
+      EXPECT_FALSE(q[0] <= p[0] && q[1] <= p[1] && q[2] <= p[2] && (q[0] < p[0] || q[1] < p[1] || q[2] < p[2]))
+          << other << " dominates " << id;
+  }
+  EXPECT_TRUE(zero_drift_on_front);
+  // The verified runs: an int8 one has its drift measured, close to fp32's but not equal.
+  bool int8_verified = false;
+  for (const auto& v : json["verify"]) {
+    ASSERT_TRUE(v["ok"].get<bool>()) << v.dump();
+    if (v["int8_nodes"].get<int>() == 0) {
+      EXPECT_EQ(v["measured_drift"].get<double>(), 0.0);
+      continue;
+    }
+    int8_verified = true;
+    EXPECT_GT(v["measured_drift"].get<double>(), 0.0) << v.dump();
+    EXPECT_LT(v["measured_drift"].get<double>(), 0.1) << v.dump();
+  }
+  EXPECT_TRUE(int8_verified);
+
+  // A precision the pack is not: one line, exit 2.
+  ExpectBadInput(RunLatte({"pareto", model_, "--backends", "xnnpack,xnnpack@int8", "--packs", fp32_pack + "," + fp32_pack},
+                          dir.path()),
+                 "the pack given for xnnpack@int8 is a fp32 pack");
+}
+
 
 TEST_F(ParetoCli, BadInputIsOneLineAndExitTwo) {
   TempDir dir;

@@ -448,6 +448,40 @@ TEST(XnnpackInt8, KindWithoutInt8OperatorStaysFp32AndSaysWhy) {
   EXPECT_LE(drift->max_abs_diff, 0.1);
 }
 
+// A placement that keeps one node fp32 (a per-op precision choice): conv → add → conv, the add kept
+// fp32 although XNNPACK runs it int8. The add says why; a dequantize before it and a quantize after
+// it are where the precisions meet, and the outputs stay close to fp32's.
+TEST(XnnpackInt8, APlacementKeepsTheNodesItNamesFp32) {
+  GraphBuilder gb;
+  TensorId x = gb.Input("x", {1, 4, 4, 3});
+  const Attributes conv = Attrs({{"filter_layout", std::string("OHWI")}, {"padding", std::string("valid")}});
+  TensorId c1 = gb.Op1(OpKind::kConv2D, "conv1", {x, gb.Constant("w1", {3, 1, 1, 3}, Random(9, 12)), gb.Constant("b1", {3}, Random(3, 13))}, conv);
+  TensorId a = gb.Op1(OpKind::kAdd, "add", {c1, x});
+  TensorId y = gb.Op1(OpKind::kConv2D, "conv2", {a, gb.Constant("w2", {4, 1, 1, 3}, Random(12, 14)), gb.Constant("b2", {4}, Random(4, 15))}, conv);
+  auto g = gb.Finish({y});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const BackendRegistry registry = Registry();
+  Placement placement;
+  placement.fp32_nodes = {1};
+  RunOptions options;
+  options.precision = Precision::kInt8;
+  auto executor = Executor::Create(*g, placement, registry, options);
+  ASSERT_TRUE(executor.ok()) << executor.status().message();
+  const auto& assigned = (*executor)->assignments();
+  ASSERT_EQ(assigned.size(), 3u);
+  EXPECT_EQ(assigned[0].precision, Precision::kInt8) << assigned[0].precision_why;
+  EXPECT_EQ(assigned[1].precision, Precision::kFp32);
+  EXPECT_EQ(assigned[1].precision_why, kKeptFp32ByPlacement);
+  EXPECT_EQ(assigned[2].precision, Precision::kInt8) << assigned[2].precision_why;
+  std::vector<std::string> ops;
+  for (const ProfileEntry& e : (*executor)->entries()) ops.push_back(e.op);
+  EXPECT_EQ(ops, (std::vector<std::string>{"quantize", "conv2d", "dequantize", "add", "quantize", "conv2d", "dequantize"}));
+  auto drift = DriftFromFp32(*g, **executor, "xnnpack", registry);
+  ASSERT_TRUE(drift.ok()) << drift.status().message();
+  EXPECT_GT(drift->max_abs_diff, 0.0);
+  EXPECT_GE(drift->cosine, 0.99);
+}
+
 // An add of a small constant to an activation thousands wide: with the run's real scales the
 // constant's scale is too small beside the output's for XNNPACK's int8 add (its ratio limit), so
 // the run keeps the add fp32; the uncalibrated lowering (one scale for all) lowers it. The plan

@@ -7,6 +7,7 @@
 
 #include "ir/graph_builder.h"
 #include "run/graph_prep.h"
+#include "run/int8_plan.h"
 #include "search/pareto.h"
 #include "test_graphs.h"
 
@@ -53,11 +54,11 @@ Pack TablePack(const Graph& graph, const std::string& backend, const std::map<st
 // costs 512 bytes once, onednn 2048.
 NodeMemory TestMemory() {
   NodeMemory memory;
-  memory.backends = {"xnnpack", "onednn"};
-  memory.per_node.assign(5, {NodeOnBackend{true, "", 0}, NodeOnBackend{true, "", 0}});
+  memory.backends = {{"xnnpack"}, {"onednn"}};
+  memory.per_node.assign(5, {NodeOnBackend{true, "", 0, false, ""}, NodeOnBackend{true, "", 0, false, ""}});
   memory.per_node[0][0].prepared_bytes = 1000;
   memory.per_node[0][1].prepared_bytes = 3000;
-  memory.per_node[2][1] = NodeOnBackend{false, "no add here", 0};
+  memory.per_node[2][1] = NodeOnBackend{false, "no add here", 0, false, ""};
   memory.backend_bytes = {512, 2048};
   return memory;
 }
@@ -133,7 +134,7 @@ TEST_F(AssignmentCostTest, BadSetupsAreRefusedSayingWhy) {
   EXPECT_NE(swapped.status().message().find("is a pack for onednn"), std::string::npos) << swapped.status().message();
 
   NodeMemory memory = TestMemory();
-  memory.per_node[1][0] = NodeOnBackend{false, "no relu today", 0};
+  memory.per_node[1][0] = NodeOnBackend{false, "no relu today", 0, false, ""};
   auto no_fallback = CostModel::Create(graph_, {{"xnnpack", &xnn_}, {"onednn", &dnn_}}, memory);
   ASSERT_FALSE(no_fallback.ok());
   EXPECT_NE(no_fallback.status().message().find("fallback backend xnnpack"), std::string::npos);
@@ -143,6 +144,127 @@ TEST_F(AssignmentCostTest, BadSetupsAreRefusedSayingWhy) {
   ASSERT_TRUE(model.ok());
   EXPECT_FALSE(model->Evaluate({0, 0, 0}).ok());
   EXPECT_FALSE(model->Evaluate({0, 0, 0, 0, 2}).ok());
+}
+
+// Per-op precision: x → conv → sigmoid on xnnpack, each op at fp32 (an fp32 pack) or int8 (an
+// int8 pack), with known times by (op, dtype). A quantize and a dequantize are inserted where the
+// precisions meet, as the executor's lowering inserts them, and predicted by the int8 pack.
+class MixedPrecisionCostTest : public ::testing::Test {
+ protected:
+  static Graph ConvSigmoid() {
+    GraphBuilder b;
+    TensorId x = b.Input("x", {1, 8, 8, 4});
+    TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, b.Constant("w", {8, 3, 3, 4})}, testing::NhwcSameConvAttrs());
+    TensorId y = b.Op1(OpKind::kSigmoid, "sigmoid", {c});
+    auto graph = b.Finish({y});
+    EXPECT_TRUE(graph.ok()) << graph.status().message();
+    return std::move(graph).value();
+  }
+  static double KnownMs(const Kernel& k) {
+    static const std::map<std::pair<OpKind, DataType>, double> ms = {
+        {{OpKind::kQuantize, DataType::kFloat32}, 0.01}, {{OpKind::kConv2D, DataType::kInt8}, 0.25},
+        {{OpKind::kSigmoid, DataType::kInt8}, 0.03},     {{OpKind::kDequantize, DataType::kInt8}, 0.02},
+        {{OpKind::kSigmoid, DataType::kFloat32}, 0.2}};
+    auto it = ms.find({k.op, k.dtype});
+    return it == ms.end() ? 0 : it->second;
+  }
+  // A pack whose tables hold every kernel of `graphs` at `ms`.
+  static Pack TableOf(const std::vector<Graph>& graphs, const std::string& precision, double (*ms)(const Kernel&)) {
+    Pack pack;
+    pack.info.backend = "xnnpack";
+    pack.info.backend_takes_nhwc = true;
+    pack.info.threads = 1;
+    pack.info.precision = precision;
+    pack.info.device = {{"key", "test-cpu"}, {"description", "Test CPU"}};
+    std::map<std::string, std::vector<TrainingSample>> samples;
+    std::set<std::string> seen;
+    for (const Graph& graph : graphs) {
+      auto grouping = GroupIntoKernels(graph, FusionRules());
+      EXPECT_TRUE(grouping.ok());
+      for (const KernelGroup& group : grouping->kernels)
+        if (seen.insert(group.kernel.Key()).second)
+          samples[ModelKind(group.kernel)].push_back(TrainingSample{group.kernel, 1, ms(group.kernel), 0});
+    }
+    for (auto& [kind, list] : samples) {
+      KindModel& model = pack.kinds[kind];
+      model.kind = kind;
+      model.samples = list.size();
+      for (const TrainingSample& sample : list) model.ranges.Extend(sample.kernel, 1);
+      model.table = std::move(MakePredictor("table", {})).value();
+      EXPECT_TRUE(model.table->Fit(list).ok());
+    }
+    return pack;
+  }
+  // The plan lowered with `int8` per node: the kernels the int8 pack must know.
+  Graph LoweredWith(std::vector<bool> int8) const {
+    auto plan = PlanGraphForBackends(graph_, {"xnnpack", "xnnpack"}, {"xnnpack"});
+    EXPECT_TRUE(plan.ok());
+    return LowerPlanToInt8(*plan, int8, ActivationRanges{}).plan.graph;
+  }
+  NodeMemory Memory(bool sigmoid_int8) const {
+    NodeMemory memory;
+    memory.backends = {{"xnnpack"}, {"xnnpack", Precision::kInt8}};
+    memory.per_node.assign(2, {NodeOnBackend{true, "", 0, false, ""}, NodeOnBackend{true, "", 0, false, ""}});
+    memory.per_node[0][1].int8 = true;
+    memory.per_node[1][1].int8 = sigmoid_int8;
+    memory.backend_bytes = {0, 0};
+    return memory;
+  }
+  Expected<CostModel> Model(bool sigmoid_int8 = true) {
+    return CostModel::Create(graph_, {{"xnnpack", &fp32_}, {"xnnpack", &int8_, Precision::kInt8}}, Memory(sigmoid_int8));
+  }
+  Graph graph_ = ConvSigmoid();
+  Pack fp32_ = TableOf({graph_}, "fp32", [](const Kernel& k) { return k.op == OpKind::kConv2D ? 0.8 : 0.1; });
+  Pack int8_ = TableOf({LoweredWith({true, true}), LoweredWith({false, true}), graph_}, "int8", &KnownMs);
+};
+
+TEST_F(MixedPrecisionCostTest, EachOpIsPredictedAtItsPrecisionWithTheConversionsBetween) {
+  auto model = Model();
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  struct Case {
+    std::vector<int> choice;
+    double ms;
+    std::size_t int8_nodes, kernels;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{0, 0}, 0.8 + 0.1, 0, 2},                   // all fp32: the fp32 pack
+           {{1, 1}, 0.01 + 0.25 + 0.03 + 0.02, 2, 4},   // all int8: quantize x, conv, sigmoid, dequantize y
+           {{1, 0}, 0.01 + 0.25 + 0.02 + 0.1, 1, 4},    // int8 conv, dequantized for the fp32 sigmoid
+           {{0, 1}, 0.8 + 0.01 + 0.03 + 0.02, 1, 4}}) {  // fp32 conv, quantized for the int8 sigmoid
+    SCOPED_TRACE(::testing::PrintToString(c.choice));
+    auto cost = model->Evaluate(c.choice);
+    ASSERT_TRUE(cost.ok()) << cost.status().message();
+    EXPECT_TRUE(cost->complete()) << (cost->unpredicted.empty() ? "" : cost->unpredicted[0]);
+    EXPECT_NEAR(cost->time_ms, c.ms, 1e-12);
+    EXPECT_EQ(cost->int8_nodes, c.int8_nodes);
+    EXPECT_EQ(cost->kernels, c.kernels);
+  }
+  // int8 activations take less memory than fp32's.
+  EXPECT_LT(model->Evaluate({1, 1})->activations_kb, model->Evaluate({0, 0})->activations_kb);
+}
+
+TEST_F(MixedPrecisionCostTest, AnOpItsBackendKeepsFp32IsPredictedAtFp32ByTheInt8Pack) {
+  auto model = Model(/*sigmoid_int8=*/false);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto cost = model->Evaluate({1, 1});
+  ASSERT_TRUE(cost.ok()) << cost.status().message();
+  EXPECT_NEAR(cost->time_ms, 0.01 + 0.25 + 0.02 + 0.2, 1e-12);  // the int8 pack's fp32 sigmoid
+  EXPECT_EQ(cost->int8_nodes, 1u);
+}
+
+TEST_F(MixedPrecisionCostTest, PacksOfAnotherPrecisionOrBf16MixedInAreRefused) {
+  auto wrong = CostModel::Create(graph_, {{"xnnpack", &fp32_}, {"xnnpack", &fp32_, Precision::kInt8}}, Memory(true));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("xnnpack@int8 is a fp32 pack"), std::string::npos) << wrong.status().message();
+  Pack bf16 = TableOf({graph_}, "bf16", [](const Kernel&) { return 0.1; });
+  NodeMemory memory = Memory(true);
+  memory.backends[1].precision = Precision::kBf16;
+  auto mixed = CostModel::Create(graph_, {{"xnnpack", &fp32_}, {"xnnpack", &bf16, Precision::kBf16}}, memory);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("bf16 packs cannot be mixed"), std::string::npos) << mixed.status().message();
+  auto twice = CostModel::Create(graph_, {{"xnnpack", &fp32_}, {"xnnpack", &fp32_}}, Memory(true));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("listed twice"), std::string::npos) << twice.status().message();
 }
 
 TEST(SpreadOver, TakesBothEndsAndEvenlyBetween) {

@@ -36,6 +36,34 @@ TEST(ParetoFront, KeepsExactlyTheNonDominatedPoints) {
   }
 }
 
+// With drift a third objective, a slower point with more memory stays when it drifts less.
+TEST(ParetoFront, KeepsExactlyTheNonDominatedPointsInThreeObjectives) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> value(1, 12);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<Solution> points;
+    for (std::uint64_t id = 0; id < 60; ++id) points.push_back({id, double(value(rng)), double(value(rng)), double(value(rng))});
+    std::set<std::uint64_t> expected;
+    for (const Solution& p : points) {
+      bool keep = true;
+      for (const Solution& q : points)
+        if (Dominates(q, p) || (q.time_ms == p.time_ms && q.memory_kb == p.memory_kb && q.drift == p.drift && q.id < p.id))
+          keep = false;
+      if (keep) expected.insert(p.id);
+    }
+    std::set<std::uint64_t> got;
+    for (const Solution& s : ParetoFront(points)) got.insert(s.id);
+    EXPECT_EQ(got, expected) << "round " << round;
+  }
+  const std::vector<Solution> three = {{0, 1, 1, 5}, {1, 2, 2, 0}, {2, 2, 2, 1}};
+  const std::vector<Solution> front = ParetoFront(three);
+  ASSERT_EQ(front.size(), 2u);
+  EXPECT_EQ(front[0].id, 0u);
+  EXPECT_EQ(front[1].id, 1u);
+  EXPECT_TRUE(Dominates({0, 1, 1, 0}, {1, 1, 1, 0.5}));
+  EXPECT_FALSE(Dominates({0, 1, 1, 1}, {1, 2, 2, 0.5}));
+}
+
 TEST(ParetoFront, DominanceIsStrictInOneObjective) {
   EXPECT_TRUE(Dominates({0, 1, 2}, {1, 1, 3}));
   EXPECT_TRUE(Dominates({0, 1, 2}, {1, 2, 2}));
