@@ -16,6 +16,18 @@ namespace {
 
 Graph TestGraph() { return testing::ConvReluAddSigmoidFoo(); }
 
+// Each kind's samples as the pack's table for that kind.
+void FitTables(Pack& pack, const std::map<std::string, std::vector<TrainingSample>>& samples) {
+  for (const auto& [kind, list] : samples) {
+    KindModel& model = pack.kinds[kind];
+    model.kind = kind;
+    model.samples = list.size();
+    for (const TrainingSample& s : list) model.ranges.Extend(s.kernel, 1);
+    model.table = std::move(MakePredictor("table", {})).value();
+    EXPECT_TRUE(model.table->Fit(list).ok());
+  }
+}
+
 // A table pack for `backend` holding the given kinds at the given times: every kernel of those
 // kinds the graph can be split into (fused or not) gets an entry.
 Pack TablePack(const Graph& graph, const std::string& backend, const std::map<std::string, double>& ms_by_kind) {
@@ -39,14 +51,7 @@ Pack TablePack(const Graph& graph, const std::string& backend, const std::map<st
       samples[group.kernel.Kind()].push_back(TrainingSample{group.kernel, 1, it->second, 0});
     }
   }
-  for (auto& [kind, list] : samples) {
-    KindModel& model = pack.kinds[kind];
-    model.kind = kind;
-    model.samples = list.size();
-    for (const TrainingSample& s : list) model.ranges.Extend(s.kernel, 1);
-    model.table = std::move(MakePredictor("table", {})).value();
-    EXPECT_TRUE(model.table->Fit(list).ok());
-  }
+  FitTables(pack, samples);
   return pack;
 }
 
@@ -185,14 +190,7 @@ class MixedPrecisionCostTest : public ::testing::Test {
         if (seen.insert(group.kernel.Key()).second)
           samples[ModelKind(group.kernel)].push_back(TrainingSample{group.kernel, 1, ms(group.kernel), 0});
     }
-    for (auto& [kind, list] : samples) {
-      KindModel& model = pack.kinds[kind];
-      model.kind = kind;
-      model.samples = list.size();
-      for (const TrainingSample& sample : list) model.ranges.Extend(sample.kernel, 1);
-      model.table = std::move(MakePredictor("table", {})).value();
-      EXPECT_TRUE(model.table->Fit(list).ok());
-    }
+    FitTables(pack, samples);
     return pack;
   }
   // The plan lowered with `int8` per node: the kernels the int8 pack must know.

@@ -7,6 +7,7 @@
 #include "ir/graph_builder.h"
 #include "run/onednn/onednn_backend.h"
 #include "run/xnnpack/xnnpack_backend.h"
+#include "test_graphs.h"
 
 namespace latte {
 namespace {
@@ -17,12 +18,7 @@ Graph ConvRelu() {
   TensorId x = b.Input("x", {1, 16, 16, 64});
   TensorId w = b.Constant("w", {64, 3, 3, 64});
   TensorId bias = b.Constant("bias", {64});
-  Attributes conv;
-  conv.Set("layout", std::string("NHWC"));
-  conv.Set("filter_layout", std::string("OHWI"));
-  conv.Set("padding", std::string("same"));
-  conv.Set("strides", std::vector<std::int64_t>{1, 1});
-  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w, bias}, conv);
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, w, bias}, testing::NhwcSameConvAttrs());
   TensorId r = b.Op1(OpKind::kRelu, "relu", {c});
   auto graph = b.Finish({r});
   EXPECT_TRUE(graph.ok()) << graph.status().message();
@@ -57,12 +53,8 @@ TEST(NodeMemory, AnInt8ChoiceKeepsInt8WeightsAndSaysWhichNodesRunInt8) {
   RegisterXnnpackBackend(registry);
   GraphBuilder b;
   TensorId x = b.Input("x", {1, 16, 16, 64});
-  Attributes conv;
-  conv.Set("layout", std::string("NHWC"));
-  conv.Set("filter_layout", std::string("OHWI"));
-  conv.Set("padding", std::string("same"));
-  conv.Set("strides", std::vector<std::int64_t>{1, 1});
-  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, b.Constant("w", {64, 3, 3, 64}), b.Constant("bias", {64})}, conv);
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, b.Constant("w", {64, 3, 3, 64}), b.Constant("bias", {64})},
+                     testing::NhwcSameConvAttrs());
   Attributes axis;
   axis.Set("axis", std::int64_t{-1});
   TensorId y = b.Op1(OpKind::kSoftmax, "softmax", {c}, axis);
