@@ -436,8 +436,13 @@ Expected<Kernel> MainKernel(const Graph& graph, NodeId id, bool nchw) {
   // Reshape, flatten, squeeze, unsqueeze and identity move data alike (a copy at most): one kind.
   kernel.op = KernelFamilyOf(main.kind) == KernelFamily::kReshape ? OpKind::kReshape : main.kind;
   LATTE_ASSIGN_OR_RETURN(kernel.params, MainParams(graph, main, nchw));
-  // The data's dtype: where's choices (input 1), not its condition.
-  kernel.dtype = graph.tensor(main.inputs[main.kind == OpKind::kWhere ? 1 : 0]).dtype;
+  // The data's dtype: where's choices (input 1), not its condition; a binary op's activation, not
+  // a constant operand written first (a scale times a map: at int8 and bf16 constants stay float32).
+  std::size_t data = main.kind == OpKind::kWhere ? 1 : 0;
+  if (KernelFamilyOf(main.kind) == KernelFamily::kBinary && main.inputs.size() > 1 &&
+      graph.tensor(main.inputs[0]).is_constant() && !graph.tensor(main.inputs[1]).is_constant())
+    data = 1;
+  kernel.dtype = graph.tensor(main.inputs[data]).dtype;
   LATTE_ASSIGN_OR_RETURN(std::optional<OpKind> act, AttrActivation(main));
   if (act) kernel.fused.push_back(*act);
   return kernel;

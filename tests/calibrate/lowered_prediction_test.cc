@@ -242,6 +242,24 @@ TEST(Bf16Prediction, TheTotalIsTheKnownSumWithTheCasts) {
   EXPECT_EQ(predicted->layers[1].names, (std::vector<std::string>{"conv"}));
 }
 
+// A scale written before the map it multiplies (PaddleOCR's `Mul(w, x)`): the kernel runs on the
+// bf16 activation, so it is a bf16 mul, not an fp32 one because its float32 constant comes first.
+TEST(Bf16Prediction, AMulWithItsConstantFirstIsKeyedByItsActivation) {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 8, 8, 4});
+  TensorId c = b.Op1(OpKind::kConv2D, "conv", {x, b.Constant("w", {8, 3, 3, 4})}, NhwcSameConvAttrs());
+  TensorId y = b.Op1(OpKind::kMul, "scale", {b.Constant("s", {1}, {0.5f}), c});
+  auto graph = b.Finish({y});
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto plan = PlanGraphForPrediction(*graph, Bf16Pack());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto grouping = GroupIntoKernels(plan->graph, *FusionRules::FromKinds({}));
+  ASSERT_TRUE(grouping.ok()) << grouping.status().message();
+  std::vector<std::string> kinds;
+  for (const KernelGroup& group : grouping->kernels) kinds.push_back(ModelKind(group.kernel));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"cast", "conv2d|bf16", "mul|bf16", "cast|bf16"}));
+}
+
 TEST(Bf16Prediction, ValidateMeasuresTheModelAtBf16AsPredicted) {
   if (Support bf16 = OnednnBf16Support(); !bf16.ok())
     GTEST_SKIP() << "this CPU cannot run oneDNN's bf16 primitives: " << bf16.why();
