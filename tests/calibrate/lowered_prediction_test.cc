@@ -23,6 +23,17 @@ namespace {
 
 using ::latte::testing::NhwcSameConvAttrs;
 
+// A validation's protocol cut short: a test checks what ran, not how fast.
+BenchOptions ShortBench() {
+  BenchOptions options;
+  options.measure.warmup_runs = 1;
+  options.measure.num_runs = 3;
+  options.measure.min_secs = 0;
+  options.measure.min_warmup_secs = 0;
+  options.measure.max_remeasures = 0;
+  return options;
+}
+
 // x (1x8x8x4, NHWC) → conv 3x3 4→8 → `after`.
 Graph ConvThen(OpKind after, const std::string& name) {
   GraphBuilder b;
@@ -179,13 +190,7 @@ TEST(Int8Prediction, ValidateMeasuresTheModelAtInt8) {
   const Graph graph = ConvHardSwish();
   const BackendRegistry registry = Xnnpack();
   const Pack pack = Int8TablePack(Lowered(graph, registry));
-  BenchOptions options;
-  options.measure.warmup_runs = 1;
-  options.measure.num_runs = 3;
-  options.measure.min_secs = 0;
-  options.measure.min_warmup_secs = 0;
-  options.measure.max_remeasures = 0;
-  auto validated = ValidateModel(graph, "m", pack, options, registry);
+  auto validated = ValidateModel(graph, "m", pack, ShortBench(), registry);
   ASSERT_TRUE(validated.ok()) << validated.status().message();
   EXPECT_EQ(validated->bench.entries.size(), 4u);  // quantize, conv, dequantize, hard_swish
   EXPECT_EQ(validated->bench.entries[1].precision, Precision::kInt8);
@@ -269,13 +274,7 @@ TEST(Bf16Prediction, ValidateMeasuresTheModelAtBf16AsPredicted) {
   auto plan = PlanGraphForPrediction(graph, Bf16Pack(), &registry);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   const Pack pack = Bf16TablePack(*plan);
-  BenchOptions options;
-  options.measure.warmup_runs = 1;
-  options.measure.num_runs = 3;
-  options.measure.min_secs = 0;
-  options.measure.min_warmup_secs = 0;
-  options.measure.max_remeasures = 0;
-  auto validated = ValidateModel(graph, "m", pack, options, registry);
+  auto validated = ValidateModel(graph, "m", pack, ShortBench(), registry);
   ASSERT_TRUE(validated.ok()) << validated.status().message();
   ASSERT_EQ(validated->bench.entries.size(), 4u);  // cast, conv, sigmoid, cast
   EXPECT_TRUE(validated->bench.entries[0].inserted);
