@@ -38,12 +38,12 @@ Expected<CostModel> CostModel::Create(const Graph& graph, std::vector<SearchBack
     if (memory.backends[b].Label() != backend.Label())
       return InvalidInput("the node memory lists its backends in another order");
     model.any_int8_ = model.any_int8_ || backend.precision == Precision::kInt8;
-    model.bf16_ = backend.precision == Precision::kBf16;
     auto rules = FusionRules::FromKinds(backend.pack->info.fusion_rules);
     if (!rules.ok()) return rules.status().WithContext("the " + backend.Label() + " pack's fusion rules");
     model.rules_.push_back(std::move(rules).value());
     for (const std::string& name : backend.pack->NhwcBackendNames()) model.nhwc_.insert(name);
   }
+  model.bf16_ = backends[0].precision == Precision::kBf16;  // then every choice is (CheckSearchBackends)
   for (std::size_t i = 0; i < graph.num_nodes(); ++i) {
     const NodeOnBackend& on_fallback = memory.per_node[i][0];
     if (!on_fallback.supported)

@@ -67,14 +67,16 @@ VerifiedPoint Verify(const Graph& graph, const ParetoResult& result, const Paret
   bench.placement = PlacementFor(graph, result.ops, point.digits, names);
   bench.placement.fallback = names[0];
   bench.run = options.run;
+  // bf16 choices come alone; when some op chose int8 the run is int8 with the others kept fp32.
+  auto precision_of = [&](std::size_t node) {
+    return result.choices[static_cast<std::size_t>(point.digits[result.ops.key_of_node[node]])].precision;
+  };
   bench.run.precision = result.choices[0].precision == Precision::kBf16 ? Precision::kBf16 : Precision::kFp32;
-  // Some op chose int8: the run is int8, the ops that chose fp32 kept fp32.
-  for (std::size_t i = 0; i < graph.num_nodes(); ++i) {
-    const BackendChoice& c = result.choices[static_cast<std::size_t>(point.digits[result.ops.key_of_node[i]])];
-    if (c.precision == Precision::kInt8) bench.run.precision = Precision::kInt8;
-    else bench.placement.fp32_nodes.insert(static_cast<NodeId>(i));
-  }
-  if (bench.run.precision != Precision::kInt8) bench.placement.fp32_nodes.clear();
+  for (std::size_t i = 0; i < graph.num_nodes(); ++i)
+    if (precision_of(i) == Precision::kInt8) bench.run.precision = Precision::kInt8;
+  if (bench.run.precision == Precision::kInt8)
+    for (std::size_t i = 0; i < graph.num_nodes(); ++i)
+      if (precision_of(i) != Precision::kInt8) bench.placement.fp32_nodes.insert(static_cast<NodeId>(i));
   bench.measure = options.measure;
   auto report = RunInChild([&]() -> nlohmann::json {
     ResetMemoryHighWater();

@@ -23,6 +23,17 @@ namespace {
 
 using ::latte::testing::NhwcSameConvAttrs;
 
+// A pack of `backend` (one that takes NHWC) at `precision` on the test CPU, with no kinds yet.
+Pack EmptyPack(const std::string& backend, const std::string& precision) {
+  Pack pack;
+  pack.info.backend = backend;
+  pack.info.backend_takes_nhwc = true;
+  pack.info.threads = 1;
+  pack.info.precision = precision;
+  pack.info.device = {{"key", "test-cpu"}, {"description", "Test CPU"}};
+  return pack;
+}
+
 // A validation's protocol cut short: a test checks what ran, not how fast.
 BenchOptions ShortBench() {
   BenchOptions options;
@@ -84,12 +95,7 @@ void AddTableEntry(Pack& pack, const Kernel& kernel, double ms) {
 // An int8 xnnpack pack whose tables hold every kernel of `plan` (lowered) at KnownMs, plus the
 // fp32 form of its int8 convs.
 Pack Int8TablePack(const GraphPlan& lowered) {
-  Pack pack;
-  pack.info.backend = "xnnpack";
-  pack.info.backend_takes_nhwc = true;
-  pack.info.threads = 1;
-  pack.info.precision = "int8";
-  pack.info.device = {{"key", "test-cpu"}, {"description", "Test CPU"}};
+  Pack pack = EmptyPack("xnnpack", "int8");
   auto grouping = GroupIntoKernels(lowered.graph, *FusionRules::FromKinds({}));
   EXPECT_TRUE(grouping.ok());
   for (const KernelGroup& group : grouping->kernels) {
@@ -105,11 +111,7 @@ Pack Int8TablePack(const GraphPlan& lowered) {
 
 // The pack's lowering without its tables: what Int8TablePack is made from.
 GraphPlan Lowered(const Graph& graph, const BackendRegistry& registry) {
-  Pack bare;
-  bare.info.backend = "xnnpack";
-  bare.info.backend_takes_nhwc = true;
-  bare.info.precision = "int8";
-  auto plan = PlanGraphForPrediction(graph, bare, &registry);
+  auto plan = PlanGraphForPrediction(graph, EmptyPack("xnnpack", "int8"), &registry);
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   return std::move(plan).value();
 }
@@ -202,15 +204,7 @@ TEST(Int8Prediction, ValidateMeasuresTheModelAtInt8) {
 // x → conv → sigmoid, which oneDNN runs all in bf16.
 Graph ConvSigmoid() { return ConvThen(OpKind::kSigmoid, "sigmoid"); }
 
-Pack Bf16Pack() {
-  Pack pack;
-  pack.info.backend = "onednn";
-  pack.info.backend_takes_nhwc = true;
-  pack.info.threads = 1;
-  pack.info.precision = "bf16";
-  pack.info.device = {{"key", "test-cpu"}, {"description", "Test CPU"}};
-  return pack;
-}
+Pack Bf16Pack() { return EmptyPack("onednn", "bf16"); }
 
 // A bf16 pack whose tables hold every kernel of the lowered graph at KnownMs, and their fp32 forms.
 Pack Bf16TablePack(const GraphPlan& lowered) {

@@ -16,6 +16,23 @@
 namespace latte {
 namespace {
 
+// `kernel`'s parts on `backend` (LoweredKernels, into `parts`) and one MeasureLoweredKernels of
+// them all: every part in its order, each with a time.
+void ExpectEveryPartTimedInOneRun(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
+                                  const RunOptions& run, const MeasureOptions& measure, std::vector<Kernel>& parts) {
+  auto lowered = LoweredKernels(kernel, backend, registry, run);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().message();
+  parts = *lowered;
+  auto measured = MeasureLoweredKernels(kernel, [](const Kernel&) { return true; }, backend, registry, run, measure);
+  ASSERT_TRUE(measured.ok()) << measured.status().message();
+  ASSERT_EQ(measured->size(), parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    EXPECT_EQ((*measured)[i].kernel.Key(), parts[i].Key());
+    ASSERT_TRUE((*measured)[i].measurement.ok()) << parts[i].Key() << ": " << (*measured)[i].measurement.status().message();
+    EXPECT_GT((*measured)[i].measurement->stats.p50, 0) << parts[i].Key();
+  }
+}
+
 class Int8CampaignTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -91,17 +108,10 @@ TEST_F(Int8CampaignTest, EachPartIsMeasuredInItsKeysDtype) {
 // LoweredKernels gives it, in its order, each with a time; a part not wanted is not measured.
 TEST_F(Int8CampaignTest, OneRunMeasuresTheInt8FormAndItsConversions) {
   const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
-  auto parts = LoweredKernels(conv, "xnnpack", registry_, run_);
-  ASSERT_TRUE(parts.ok()) << parts.status().message();
-  auto measured = MeasureLoweredKernels(conv, [](const Kernel&) { return true; }, "xnnpack", registry_, run_, measure_);
-  ASSERT_TRUE(measured.ok()) << measured.status().message();
-  ASSERT_EQ(measured->size(), parts->size());
-  for (std::size_t i = 0; i < parts->size(); ++i) {
-    EXPECT_EQ((*measured)[i].kernel.Key(), (*parts)[i].Key());
-    ASSERT_TRUE((*measured)[i].measurement.ok()) << (*parts)[i].Key() << ": " << (*measured)[i].measurement.status().message();
-    EXPECT_GT((*measured)[i].measurement->stats.p50, 0) << (*parts)[i].Key();
-  }
-  const std::string int8_key = (*parts)[1].Key();
+  std::vector<Kernel> parts;
+  ExpectEveryPartTimedInOneRun(conv, "xnnpack", registry_, run_, measure_, parts);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string int8_key = parts.at(1).Key();
   auto conversions = MeasureLoweredKernels(conv, [&](const Kernel& k) { return k.Key() != int8_key; }, "xnnpack",
                                              registry_, run_, measure_);
   ASSERT_TRUE(conversions.ok()) << conversions.status().message();
@@ -216,18 +226,13 @@ TEST_F(Bf16CampaignTest, AConvIsItsBf16FormBetweenTwoCasts) {
 
 TEST_F(Bf16CampaignTest, OneRunMeasuresEachPartAndEachPartMeasuresAlone) {
   const Kernel conv = ConvKernel(OpKind::kConv2D, 8, 8, 4, 8, 3, 1);
-  auto parts = LoweredKernels(conv, "onednn", registry_, run_);
-  ASSERT_TRUE(parts.ok()) << parts.status().message();
-  auto measured = MeasureLoweredKernels(conv, [](const Kernel&) { return true; }, "onednn", registry_, run_, measure_);
-  ASSERT_TRUE(measured.ok()) << measured.status().message();
-  ASSERT_EQ(measured->size(), parts->size());
-  for (std::size_t i = 0; i < parts->size(); ++i) {
-    EXPECT_EQ((*measured)[i].kernel.Key(), (*parts)[i].Key());
-    ASSERT_TRUE((*measured)[i].measurement.ok()) << (*parts)[i].Key() << ": " << (*measured)[i].measurement.status().message();
-    EXPECT_GT((*measured)[i].measurement->stats.p50, 0) << (*parts)[i].Key();
-    auto alone = MeasureKernel((*parts)[i], "onednn", registry_, run_, measure_);
-    ASSERT_TRUE(alone.ok()) << (*parts)[i].Key() << ": " << alone.status().message();
-    EXPECT_GT(alone->stats.p50, 0) << (*parts)[i].Key();
+  std::vector<Kernel> parts;
+  ExpectEveryPartTimedInOneRun(conv, "onednn", registry_, run_, measure_, parts);
+  ASSERT_FALSE(HasFatalFailure());
+  for (const Kernel& part : parts) {
+    auto alone = MeasureKernel(part, "onednn", registry_, run_, measure_);
+    ASSERT_TRUE(alone.ok()) << part.Key() << ": " << alone.status().message();
+    EXPECT_GT(alone->stats.p50, 0) << part.Key();
   }
 }
 
