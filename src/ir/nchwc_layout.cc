@@ -97,6 +97,8 @@ class Walk {
         if (In(node, 0).blocked) return Write(node, Arg{true, id});
         return Write(node, Arg{});
       case OpKind::kResize: return Resize(node);
+      case OpKind::kHardSwish:  // ORT runs it as a HardSigmoid and a Mul of the same shape: both blocked
+        return Write(node, In(node, 0).blocked ? Arg{true} : Arg{});
       default: return Write(node, Arg{});  // anything else reads and writes the plain layout
     }
   }
@@ -162,13 +164,24 @@ class Walk {
   }
 
   void Resize(const Node& node) {
-    // Nearest, asymmetric coordinates, whole scales: ORT's blocked upsample.
-    auto scales = node.attrs.GetFloats("scales");
-    bool whole = scales && scales->size() == 2;
-    for (std::size_t i = 0; whole && i < 2; ++i) whole = (*scales)[i] >= 1 && std::floor((*scales)[i]) == (*scales)[i];
-    const bool converts = In(node, 0).blocked && whole && node.attrs.GetString("mode", "nearest") == "nearest" &&
-                          node.attrs.GetString("coordinate_transformation", "asymmetric") == "asymmetric";
-    Write(node, converts ? Arg{true} : Arg{});
+    // ORT's blocked upsample: whole scales (from the maps, as a TFLite file gives sizes, or the
+    // scales attribute), nearest with asymmetric coordinates, or bilinear with half-pixel ones
+    // (ORT 1.29's profiles of MediaPipe's 2× upsamplings: blocked, no reorder around them).
+    bool whole = false;
+    const TensorId x = node.input(0), y = node.outputs.empty() ? kNoTensor : node.outputs[0];
+    if (Valid(x) && Valid(y) && Channels(x) >= 0 && Channels(y) >= 0) {
+      const Shape& in = g_.tensor(x).shape;
+      const Shape& out = g_.tensor(y).shape;
+      const std::size_t h = nchw_ ? 2 : 1, w = h + 1;
+      whole = in[h] > 0 && in[w] > 0 && out[h] >= in[h] && out[w] >= in[w] && out[h] % in[h] == 0 && out[w] % in[w] == 0;
+    } else if (auto scales = node.attrs.GetFloats("scales"); scales && scales->size() == 2) {
+      whole = true;
+      for (std::size_t i = 0; whole && i < 2; ++i) whole = (*scales)[i] >= 1 && std::floor((*scales)[i]) == (*scales)[i];
+    }
+    const std::string mode = node.attrs.GetString("mode", "nearest");
+    const std::string coordinates = node.attrs.GetString("coordinate_transformation", "asymmetric");
+    const bool kernel = (mode == "nearest" && coordinates == "asymmetric") || (mode == "bilinear" && coordinates == "half_pixel");
+    Write(node, In(node, 0).blocked && whole && kernel ? Arg{true} : Arg{});
   }
 
   // An activation node, or a node's activation attribute (the exporter writes it as a node after).
@@ -176,10 +189,11 @@ class Walk {
     const Arg input = In(node, 0);
     const TensorId x = node.input(0);
     // ORT's level-2 fusion first: any of these right after a conv, its only reader, runs inside it.
-    // Then the NCHWc pass: relu, sigmoid and tanh keep the blocked layout and run inside a conv
-    // whose add they follow; clamps are not converted.
+    // Then the NCHWc pass: relu, sigmoid, tanh and hard sigmoid keep the blocked layout (the first
+    // three run inside a conv whose add they follow); clamps are not converted.
     const bool after_conv = input.conv >= 0 && input.conv == (Valid(x) ? g_.Producer(x) : -1);
-    const bool converted = kind == OpKind::kRelu || kind == OpKind::kSigmoid || kind == OpKind::kTanh;
+    const bool converted = kind == OpKind::kRelu || kind == OpKind::kSigmoid || kind == OpKind::kTanh ||
+                           kind == OpKind::kHardSigmoid;
     if (!input.blocked || !(after_conv || converted)) return Write(node, Arg{});
     if (RunsInside(input.conv, input.uses)) {
       plan_.fused_into[static_cast<std::size_t>(id)] = input.conv;
@@ -247,6 +261,21 @@ bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain) {
 std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan& plan,
                                             const std::vector<std::vector<NodeId>>& layers) {
   std::vector<std::int64_t> bytes(layers.size(), 0);
+  const std::vector<std::vector<NchwcReorder>> reorders = NchwcReorders(graph, plan, layers);
+  for (std::size_t i = 0; i < layers.size(); ++i)
+    for (const NchwcReorder& r : reorders[i]) bytes[i] += r.bytes;
+  return bytes;
+}
+
+bool NchwcPlaneInWholePages(const NchwcReorder& reorder) {
+  constexpr std::int64_t kPage = 4096;
+  return reorder.height > 0 && reorder.width > 0 &&
+         reorder.height * reorder.width * static_cast<std::int64_t>(sizeof(float)) % kPage == 0;
+}
+
+std::vector<std::vector<NchwcReorder>> NchwcReorders(const Graph& graph, const NchwcPlan& plan,
+                                                     const std::vector<std::vector<NodeId>>& layers) {
+  std::vector<std::vector<NchwcReorder>> reorders(layers.size());
   const bool nchw = IsNchwGraph(graph);
   const std::size_t tensors = graph.num_tensors();
   auto valid = [&](TensorId t) { return t >= 0 && static_cast<std::size_t>(t) < tensors; };
@@ -263,11 +292,31 @@ std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan&
     if (c <= 0) return all;
     return all / c * ((c + plan.block - 1) / plan.block * plan.block);
   };
+  auto reorder = [&](TensorId t, bool into_blocked) {
+    NchwcReorder r;
+    r.into_blocked = into_blocked;
+    r.bytes = block_bytes(t);
+    const Tensor& tensor = graph.tensor(t);
+    if (tensor.shape_known && tensor.shape.size() == 4) {
+      r.channels = tensor.shape[nchw ? 1 : 3];
+      r.height = tensor.shape[nchw ? 2 : 1];
+      r.width = tensor.shape[nchw ? 3 : 2];
+    }
+    return r;
+  };
   std::vector<bool> reordered_in(tensors, false), reordered_out(tensors, false);
   std::vector<std::vector<NodeId>> readers(tensors);
   for (std::size_t n = 0; n < graph.num_nodes(); ++n)
     for (TensorId t : graph.node(static_cast<NodeId>(n)).inputs)
       if (valid(t)) readers[static_cast<std::size_t>(t)].push_back(static_cast<NodeId>(n));
+  // A blocked conv with under a block of input channels (not grouped) reads its input in the plain
+  // layout as it is: a blocked tensor it reads is reordered out for it.
+  auto reads_direct = [&](NodeId n) {
+    const Node& node = graph.node(n);
+    if (node.kind != OpKind::kConv2D || !runs_blocked(n)) return false;
+    Expected<ConvParams> p = GetConvParams(graph, node);
+    return p.ok() && p->groups <= 1 && p->in_c < plan.block;
+  };
   for (std::size_t i = 0; i < layers.size(); ++i) {
     for (NodeId id : layers[i]) {
       if (id < 0 || static_cast<std::size_t>(id) >= graph.num_nodes()) continue;
@@ -276,14 +325,10 @@ std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan&
                            node.kind == OpKind::kMaxPool2D || node.kind == OpKind::kAvgPool2D;
       if (spatial && runs_blocked(id) && !node.inputs.empty()) {
         const TensorId x = node.inputs[0];
-        bool direct = false;  // a plain conv with under a block of input channels reads NCHW as it is
-        if (node.kind == OpKind::kConv2D) {
-          Expected<ConvParams> p = GetConvParams(graph, node);
-          direct = p.ok() && p->groups <= 1 && p->in_c < plan.block;
-        }
+        const bool direct = reads_direct(id);
         if (valid(x) && !blocked(x) && !direct && !reordered_in[static_cast<std::size_t>(x)]) {
           reordered_in[static_cast<std::size_t>(x)] = true;
-          bytes[i] += block_bytes(x);
+          reorders[i].push_back(reorder(x, true));
         }
       }
       if (!runs_blocked(id)) continue;
@@ -293,15 +338,17 @@ std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan&
         // or blocked, and read by a node that runs in the plain layout, or a graph output.
         const std::vector<NodeId>& r = readers[static_cast<std::size_t>(t)];
         const bool output = std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end();
-        const bool plain_reader = std::any_of(r.begin(), r.end(), [&](NodeId n) { return !runs_blocked(n); });
+        const bool plain_reader = std::any_of(r.begin(), r.end(), [&](NodeId n) {
+          return !runs_blocked(n) || (reads_direct(n) && graph.node(n).input(0) == t);
+        });
         if (!blocked(t) || output || plain_reader) {
           reordered_out[static_cast<std::size_t>(t)] = true;
-          bytes[i] += block_bytes(t);
+          reorders[i].push_back(reorder(t, false));
         }
       }
     }
   }
-  return bytes;
+  return reorders;
 }
 
 namespace {

@@ -49,6 +49,25 @@ bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain);
 std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan& plan,
                                             const std::vector<std::vector<NodeId>>& layers);
 
+/// One of those layout changes: into the blocked layout (ORT's ReorderInput) or out of it
+/// (ReorderOutput), of a rank-4 activation of `channels` logical channels on a `height`×`width`
+/// map (0 for a tensor of another rank), `bytes` at whole blocks of channels.
+struct NchwcReorder {
+  bool into_blocked = false;
+  std::int64_t channels = 0, height = 0, width = 0;
+  std::int64_t bytes = 0;
+  bool operator==(const NchwcReorder& other) const = default;
+};
+
+/// Per layer, the layout changes NchwcReorderBytes counts, one by one (its bytes are their sums).
+std::vector<std::vector<NchwcReorder>> NchwcReorders(const Graph& graph, const NchwcPlan& plan,
+                                                     const std::vector<std::vector<NodeId>>& layers);
+
+/// True when a channel plane of the reorder's map (height × width floats) is a whole number of
+/// 4 KiB pages: ORT's reorders of the MediaPipe models' 256-, 128- and 64-wide maps ran at about
+/// 0.19 ms per MiB, against 0.03–0.07 for maps of 120 and 136 (docs/notes/2026-11-29-session34.md).
+bool NchwcPlaneInWholePages(const NchwcReorder& reorder);
+
 /// The one-kernel graph of a residual kind (IsResidualFusion; in "conv2d+add+relu6" ORT runs the
 /// add inside the conv and the clamp as a node of its own) as ORT runs it in a model: BuildKernelGraph's, with the
 /// add's other operand and the conv's input (of a block of channels or more) made by blocked ops

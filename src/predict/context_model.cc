@@ -34,7 +34,8 @@ namespace {
 // it (zero on a backend without one: the fit then leaves that coefficient at zero).
 constexpr std::size_t kAloneSlots = kContextClasses;
 constexpr std::size_t kLayoutSlot = kAloneSlots + 4;
-constexpr std::size_t kFeatures = kAloneSlots + 5;
+constexpr std::size_t kPagedLayoutSlot = kAloneSlots + 5;
+constexpr std::size_t kFeatures = kAloneSlots + 6;
 using Features = std::array<double, kFeatures>;
 struct Row {
   Features x;
@@ -51,6 +52,7 @@ Features LayerFeatures(const LayerTraffic& traffic, double alone_ms, OpKind op, 
   x[kAloneSlots + 2] = weights ? 0 : l2;
   x[kAloneSlots + 3] = weights ? 0 : l3;
   x[kLayoutSlot] = static_cast<double>(traffic.layout_bytes) / kMiB;
+  x[kPagedLayoutSlot] = static_cast<double>(traffic.layout_paged_bytes) / kMiB;
   return x;
 }
 
@@ -187,6 +189,7 @@ ContextModel WithCoefficients(const Features& coef, bool per_class, std::int64_t
   model.weightless_l2_ms_per_mib = coef[kAloneSlots + 2];
   model.weightless_l3_ms_per_mib = coef[kAloneSlots + 3];
   model.layout_ms_per_mib = coef[kLayoutSlot];
+  model.layout_paged_ms_per_mib = coef[kPagedLayoutSlot];
   model.l2_bytes = l2;
   model.l3_bytes = l3;
   return model;
@@ -294,6 +297,17 @@ std::string ContextModel::ShareText() const {
   return text + " of the time alone";
 }
 
+void SetLayoutBytes(const std::vector<std::vector<NchwcReorder>>& reorders, std::vector<LayerTraffic>& traffic) {
+  for (std::size_t i = 0; i < traffic.size(); ++i) {
+    traffic[i].layout_bytes = traffic[i].layout_paged_bytes = 0;
+    if (i >= reorders.size()) continue;
+    for (const NchwcReorder& r : reorders[i]) {
+      traffic[i].layout_bytes += r.bytes;
+      if (NchwcPlaneInWholePages(r)) traffic[i].layout_paged_bytes += r.bytes;
+    }
+  }
+}
+
 std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traffic, const std::vector<double>& alone_ms,
                                           const std::vector<OpKind>& ops) const {
   std::vector<double> extra(traffic.size(), 0.0);
@@ -307,6 +321,7 @@ std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traff
   coef[kAloneSlots + 2] = weightless_l2_ms_per_mib;
   coef[kAloneSlots + 3] = weightless_l3_ms_per_mib;
   coef[kLayoutSlot] = layout_ms_per_mib;
+  coef[kPagedLayoutSlot] = layout_paged_ms_per_mib;
   for (std::size_t i = 0; i < traffic.size(); ++i) {
     const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
     const OpKind op = i < ops.size() ? ops[i] : OpKind::kOpaque;
@@ -332,7 +347,10 @@ nlohmann::json ContextModel::ToJson() const {
             {"one_share_rmspe_pct", cv_one_share_rmspe_pct},
             {"class_shares_rmspe_pct", cv_class_shares_rmspe_pct}}}};
   if (layout_block > 0)
-    json["layout"] = {{"nchwc_block", layout_block}, {"ms_per_mib", layout_ms_per_mib}, {"measured", layout_measured}};
+    json["layout"] = {{"nchwc_block", layout_block},
+                      {"ms_per_mib", layout_ms_per_mib},
+                      {"paged_ms_per_mib", layout_paged_ms_per_mib},
+                      {"measured", layout_measured}};
   if (class_shares) {
     nlohmann::json& shares = json["class_shares"];
     for (std::size_t i = 0; i < kContextClasses; ++i) shares[ContextClassName(static_cast<ContextClass>(i))] = (*class_shares)[i];
@@ -387,6 +405,12 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
       Expected<double> value = JsonNonNegative(layout, "ms_per_mib");
       if (!value.ok()) return value.status().WithContext("context: layout");
       model.layout_ms_per_mib = *value;
+      // Packs before the split do not say: no reorder cost apart for whole-page planes.
+      if (layout.contains("paged_ms_per_mib")) {
+        Expected<double> paged = JsonNonNegative(layout, "paged_ms_per_mib");
+        if (!paged.ok()) return paged.status().WithContext("context: layout");
+        model.layout_paged_ms_per_mib = *paged;
+      }
       if (layout.contains("measured")) {
         if (!layout.at("measured").is_boolean()) return InvalidInput("context: layout measured is not true or false");
         model.layout_measured = layout.at("measured").get<bool>();

@@ -34,6 +34,7 @@
 #include "core/status.h"
 #include "ir/cache_reuse.h"
 #include "ir/kernel.h"
+#include "ir/nchwc_layout.h"
 #include "ir/op_kind.h"
 
 namespace latte {
@@ -65,6 +66,9 @@ struct ContextModel {
   /// ir/nchwc_layout), 0 for a backend without such a pass; and the ms per MiB reordered.
   int layout_block = 0;
   double layout_ms_per_mib = 0;
+  /// Added per MiB of reorders whose channel planes are whole 4 KiB pages
+  /// (LayerTraffic::layout_paged_bytes; packs before it: 0).
+  double layout_paged_ms_per_mib = 0;
   /// How layout_ms_per_mib was found: measured (the networks' layout changes as their profiles
   /// timed them, over the bytes they reorder) or fitted with the other coefficients (the
   /// held-out networks preferred it, or the networks did not record their layout time).
@@ -116,6 +120,10 @@ struct MeasuredNetwork {
 struct ContextCaches {
   std::int64_t l2_bytes = 0, l3_bytes = 0;
 };
+
+/// Sets each layer's LayerTraffic::layout_bytes and layout_paged_bytes from its reorders (as
+/// NchwcReorders lists them per layer; a layer past the end of `reorders` gets none).
+void SetLayoutBytes(const std::vector<std::vector<NchwcReorder>>& reorders, std::vector<LayerTraffic>& traffic);
 
 /// Fits on `networks` (every layer of each) with `caches`. Needs at least 4 networks; holds each
 /// network out in turn (in up to 20 folds) to choose the L3 size and to report the accuracy, then

@@ -136,8 +136,7 @@ Expected<ModelPrediction> PredictModel(const Graph& graph, const Pack& pack) {
     if (context_model->layout_block > 0) {
       // ONNX Runtime's reorders between the plain and the blocked layout, where this graph has them.
       LATTE_ASSIGN_OR_RETURN(const NchwcPlan plan, PlanNchwc(graph, context_model->layout_block));
-      const std::vector<std::int64_t> bytes = NchwcReorderBytes(graph, plan, nodes);
-      for (std::size_t i = 0; i < traffic.size(); ++i) traffic[i].layout_bytes = bytes[i];
+      SetLayoutBytes(NchwcReorders(graph, plan, nodes), traffic);
     }
     const std::vector<double> extra = context_model->ExtraMs(traffic, alone_ms, ops);
     for (std::size_t i = 0; i < units.size(); ++i) {

@@ -31,6 +31,8 @@ std::vector<StoredGraphLayer> SyntheticNetwork(const std::string& name, SplitMix
     t.output_bytes = kMiB / 4 + static_cast<std::int64_t>(rng.Uniform() * 12 * kMiB);
     t.inputs.push_back({i - 1, i == 0 ? kMiB : traffic.back().output_bytes});
     if (truth.layout_block > 0 && i % 3 == 1) t.layout_bytes = t.output_bytes;  // ORT's reorders around some layers
+    // Every other one of them on channel planes of whole 4 KiB pages, when the truth prices those apart.
+    if (truth.layout_paged_ms_per_mib > 0 && i % 6 == 1) t.layout_paged_bytes = t.layout_bytes;
     if (i >= 3 && i % 3 == 0) t.inputs.push_back({i - 3, traffic[static_cast<std::size_t>(i - 3)].output_bytes});
     traffic.push_back(t);
     alone.push_back(0.05 + 2 * rng.Uniform());
@@ -138,6 +140,58 @@ TEST(ContextModel, RecoversTheCostOfLayoutChangesWhereTheNetworksHaveThem) {
   bad = json;
   bad["layout"]["ms_per_mib"] = -1;
   EXPECT_FALSE(ContextModel::FromJson(bad).ok());
+}
+
+// Reorders of channel planes in whole 4 KiB pages cost more per MiB (ORT's reorders of 128×128
+// maps against 120×120 ones): the fit finds both coefficients, and the pack keeps them.
+TEST(ContextModel, RecoversTheExtraCostOfReordersOfWholePagePlanes) {
+  ContextModel truth = Truth();
+  truth.layout_block = 16;
+  truth.layout_ms_per_mib = 0.05;
+  truth.layout_paged_ms_per_mib = 0.12;
+  auto model = FitContextModel(GroupNetworks(Networks(12, truth)), {kMiB, 32 * kMiB}, {TensorMemory::kOwnBuffers}, 16);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_NEAR(model->layout_ms_per_mib, 0.05, 1e-9);
+  EXPECT_NEAR(model->layout_paged_ms_per_mib, 0.12, 1e-9);
+  EXPECT_LT(model->cv_rmspe_pct, 0.01);
+  auto back = ContextModel::FromJson(nlohmann::json::parse(model->ToJson().dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(back->layout_paged_ms_per_mib, model->layout_paged_ms_per_mib);
+  // A pack from before the split has no paged cost; a negative one is refused.
+  nlohmann::json old = model->ToJson();
+  old["layout"].erase("paged_ms_per_mib");
+  auto before = ContextModel::FromJson(old);
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  EXPECT_EQ(before->layout_paged_ms_per_mib, 0);
+  nlohmann::json bad = model->ToJson();
+  bad["layout"]["paged_ms_per_mib"] = -0.1;
+  EXPECT_FALSE(ContextModel::FromJson(bad).ok());
+
+  // 2 MiB reordered around a layer, 1 MiB of it on whole-page planes: 2 × 0.05 + 1 × 0.12 ms.
+  ContextModel layout_only;
+  layout_only.layout_block = 16;
+  layout_only.layout_ms_per_mib = 0.05;
+  layout_only.layout_paged_ms_per_mib = 0.12;
+  layout_only.l2_bytes = kMiB;
+  layout_only.l3_bytes = 16 * kMiB;
+  // SetLayoutBytes from the reorders: 16 channels of 128×128 (1 MiB, whole pages) and of 120×120
+  // (900 KiB, not) in the first layer, 8 channels of 64×64 held as 16 (0.25 MiB, whole pages) in
+  // the second, none in the third.
+  std::vector<LayerTraffic> traffic(3);
+  SetLayoutBytes({{NchwcReorder{false, 16, 128, 128, kMiB}, NchwcReorder{true, 16, 120, 120, 16 * 120 * 120 * 4}},
+                  {NchwcReorder{false, 8, 64, 64, kMiB / 4}}},
+                 traffic);
+  EXPECT_EQ(traffic[0].layout_bytes, kMiB + 16 * 120 * 120 * 4);
+  EXPECT_EQ(traffic[0].layout_paged_bytes, kMiB);
+  EXPECT_EQ(traffic[1].layout_bytes, kMiB / 4);
+  EXPECT_EQ(traffic[1].layout_paged_bytes, kMiB / 4);
+  EXPECT_EQ(traffic[2].layout_bytes, 0);
+  LayerTraffic reordered;
+  reordered.layout_bytes = 2 * kMiB;
+  reordered.layout_paged_bytes = kMiB;
+  const std::vector<double> extra = layout_only.ExtraMs({reordered}, {1.0}, {OpKind::kConv2D});
+  ASSERT_EQ(extra.size(), 1u);
+  EXPECT_NEAR(extra[0], 2 * 0.05 + 0.12, 1e-12);
 }
 
 // The networks recorded their reorders' time: the cost per MiB is that time over their bytes (kept

@@ -48,6 +48,7 @@ class Nchw {
     return Op(OpKind::kPad, {x}, a);
   }
   NodeId Last() { return static_cast<NodeId>(b_.graph().num_nodes() - 1); }
+  void SetShape(TensorId t, Shape shape) { b_.graph().mutable_tensor(t).shape = std::move(shape); }
   Graph Finish(TensorId out) {
     auto g = b_.Finish({out});
     EXPECT_TRUE(g.ok()) << g.status().message();
@@ -183,6 +184,97 @@ TEST(NchwcReorders, AnAddCarryingAClampIsReorderedAfterItOnce) {
   EXPECT_FALSE(plan->blocked[sum]);
   EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{0}, {o.conv_b}, {add}, {add + 1}}),
             (std::vector<std::int64_t>{32 * kChannel, 0, 32 * kChannel, 2 * 32 * kChannel}));
+}
+
+// Seen in ORT 1.29's profiles of MediaPipe models (bench/nchwc_walk_check.sh): a hard-swish after
+// a blocked conv runs blocked (as a HardSigmoid and a Mul of the same shape), with no reorder around it.
+TEST(NchwcReorders, AHardSwishBetweenBlockedConvsRunsBlocked) {
+  constexpr std::int64_t kChannel = 8 * 8 * 4;
+  Nchw g;
+  const TensorId a = g.Conv(g.Input(32), 32);
+  const TensorId swished = g.Op(OpKind::kHardSwish, {a});
+  const NodeId swish = g.Last();
+  const TensorId b = g.Conv(swished, 32);
+  const Graph graph = g.Finish(b);
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_TRUE(plan->runs_blocked[swish]);
+  // In from the graph input, out to the graph output: nothing around the hard-swish.
+  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{0}, {swish}, {swish + 1}}),
+            (std::vector<std::int64_t>{32 * kChannel, 0, 32 * kChannel}));
+  // A hard sigmoid alone keeps the blocked layout too (not a clamp).
+  Nchw h;
+  const TensorId c = h.Conv(h.Input(32), 32, "relu");
+  const TensorId sig = h.Op(OpKind::kHardSigmoid, {c});
+  const Graph graph2 = h.Finish(h.Conv(sig, 32));
+  auto plan2 = PlanNchwc(graph2, 16);
+  ASSERT_TRUE(plan2.ok());
+  EXPECT_TRUE(plan2->blocked[sig]);
+}
+
+// A pointwise conv from 8 channels reads them in the plain layout (pose_landmark_lite's 8-channel
+// blocks at 256×256): the blocked depthwise conv before it is reordered out for it, as a plain
+// node's input would be; the conv itself writes blocked, and its output leaves the graph.
+TEST(NchwcReorders, AConvReadingFewChannelsDirectlyTakesThemOutOfTheBlockedLayout) {
+  constexpr std::int64_t kChannel = 8 * 8 * 4;
+  Nchw g;
+  const TensorId x = g.Input(8);
+  const TensorId d = g.Conv(x, 8, "relu6", 3, 8);  // depthwise on 8 channels, held as 16
+  const NodeId depthwise = g.Last();
+  const TensorId y = g.Conv(d, 8);
+  const NodeId pointwise = g.Last();
+  const Graph graph = g.Finish(y);
+  auto plan = PlanNchwc(graph, 16);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_TRUE(plan->runs_blocked[depthwise]);
+  EXPECT_TRUE(plan->runs_blocked[pointwise]);
+  const auto reorders = NchwcReorders(graph, *plan, {{depthwise}, {pointwise}});
+  ASSERT_EQ(reorders.size(), 2u);
+  // The depthwise conv: in from the graph input (a depthwise conv does not read NCHW directly), out for the pointwise.
+  ASSERT_EQ(reorders[0].size(), 2u);
+  EXPECT_EQ(reorders[0][0], (NchwcReorder{true, 8, 8, 8, 16 * kChannel}));
+  EXPECT_EQ(reorders[0][1], (NchwcReorder{false, 8, 8, 8, 16 * kChannel}));
+  // The pointwise conv: no reorder in; its output out to the graph.
+  ASSERT_EQ(reorders[1].size(), 1u);
+  EXPECT_EQ(reorders[1][0], (NchwcReorder{false, 8, 8, 8, 16 * kChannel}));
+}
+
+// A resize whose file gives sizes (TFLite) rather than scales runs blocked when the sizes are whole
+// multiples: nearest with asymmetric coordinates, and (ORT 1.29's profiles of MediaPipe's 2×
+// upsamplings) bilinear with half-pixel ones; bilinear with aligned corners is left plain.
+TEST(NchwcLayout, AWholeUpsamplingRunsBlockedWhetherItsFileGivesSizesOrScales) {
+  struct Case {
+    std::string mode, coordinates;
+    std::int64_t out;
+    bool blocked;
+  };
+  for (const Case& c : {Case{"bilinear", "half_pixel", 16, true}, Case{"nearest", "asymmetric", 24, true},
+                        Case{"bilinear", "align_corners", 16, false}, Case{"nearest", "asymmetric", 12, false},
+                        Case{"bilinear", "half_pixel", 8, true}}) {
+    Nchw g;
+    const TensorId a = g.Conv(g.Input(32), 32);
+    Attributes attrs;
+    attrs.Set("mode", c.mode);
+    attrs.Set("coordinate_transformation", c.coordinates);
+    attrs.Set("layout", std::string("NCHW"));
+    attrs.Set("sizes", std::vector<std::int64_t>{c.out, c.out});
+    const TensorId r = g.Op(OpKind::kResize, {a}, attrs);
+    g.SetShape(r, {1, 32, c.out, c.out});
+    const Graph graph = g.Finish(r);
+    auto plan = PlanNchwc(graph, 16);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_EQ(plan->blocked[r], c.blocked) << c.mode << " " << c.coordinates << " to " << c.out;
+  }
+}
+
+// A channel plane of whole 4 KiB pages (1,024 floats): 32×32, 64×64, 128×128, 256×144 are; 16×16,
+// 120×120, 136×136, 28×28 are not.
+TEST(NchwcReorders, APlaneInWholePagesIsAMultipleOf1024Floats) {
+  for (auto [h, w, paged] : {std::tuple{32, 32, true}, std::tuple{64, 64, true}, std::tuple{128, 128, true},
+                             std::tuple{256, 144, true}, std::tuple{16, 16, false}, std::tuple{120, 120, false},
+                             std::tuple{136, 136, false}, std::tuple{28, 28, false}, std::tuple{0, 0, false}}) {
+    EXPECT_EQ(NchwcPlaneInWholePages(NchwcReorder{false, 16, h, w, 0}), paged) << h << "x" << w;
+  }
 }
 
 TEST(NchwcLayout, AConvWithItsOwnActivationTakesNoAdd) {

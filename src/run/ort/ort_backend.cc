@@ -261,7 +261,11 @@ class OrtGraph final : public PreparedGraph {
     namespace fs = std::filesystem;
     static std::atomic<int> counter{0};
     std::error_code ec;
-    const fs::path dir = fs::temp_directory_path(ec);
+    // $LATTE_ORT_PROFILE_DIR keeps ORT's own profile files there (bench/nchwc_walk_check.sh reads
+    // them); otherwise they are read and removed from the temporary directory.
+    const char* keep_in = std::getenv("LATTE_ORT_PROFILE_DIR");
+    const bool keep = keep_in != nullptr && *keep_in != '\0';
+    const fs::path dir = keep ? fs::path(keep_in) : fs::temp_directory_path(ec);
     if (ec) return IoError("no temporary directory for ONNX Runtime's profile: " + ec.message());
     const std::string stem = "latte-ort-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
     Ort::RunOptions profiled;
@@ -281,7 +285,7 @@ class OrtGraph final : public PreparedGraph {
       if (file.rfind(stem + "_", 0) != 0 || !file.ends_with(".json")) continue;
       found = true;
       if (parsed.ok()) parsed = AddProfile(entry.path(), owners_, node_us, layout);
-      fs::remove(entry.path(), ec);
+      if (!keep) fs::remove(entry.path(), ec);
     }
     LATTE_RETURN_IF_ERROR(run);
     if (!found) return Internal("ONNX Runtime wrote no profile for a profiled run (looked for " + (dir / stem).string() + "_*.json)");
