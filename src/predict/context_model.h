@@ -7,6 +7,7 @@
 // against alone; the extra time is
 //   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
 //     + layout_ms_per_mib · (bytes a layout pass reorders around the layer)
+//     + layout_paged_ms_per_mib · (those of them whose channel planes are whole 4 KiB pages)
 // where the share is one for every layer or, when the held-out networks say it predicts them
 // better, one per class of kernel (convolutions, dense products, data movement, the rest: a
 // transformer's matmuls lose less of their time in a graph than a CNN's convs),
