@@ -29,9 +29,9 @@ struct LayerTraffic {
   /// Bytes a runtime's layout pass moves between layouts around the layer in its graph, which the
   /// layer alone does not (ONNX Runtime's NCHWc reorders: ir/nchwc_layout); 0 where none is known.
   std::int64_t layout_bytes = 0;
-  /// Of those, the bytes of tensors whose channel planes are a whole number of 4 KiB pages
-  /// (NchwcPlaneInWholePages): a reorder writes or reads a block's planes at once, and such planes
-  /// land in the same cache sets.
+  /// Of those, the bytes of reorders whose channel planes are a whole number of 4 KiB pages, of
+  /// more channels than an L1 set has ways (NchwcReorderAliases): a reorder writes or reads a
+  /// block's planes at once, and such planes land in the same cache set.
   std::int64_t layout_paged_bytes = 0;
   bool operator==(const LayerTraffic& other) const = default;
 };

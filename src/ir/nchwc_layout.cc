@@ -267,9 +267,10 @@ std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan&
   return bytes;
 }
 
-bool NchwcPlaneInWholePages(const NchwcReorder& reorder) {
+bool NchwcReorderAliases(const NchwcReorder& reorder) {
   constexpr std::int64_t kPage = 4096;
-  return reorder.height > 0 && reorder.width > 0 &&
+  constexpr std::int64_t kL1Ways = 8;  // Zen 4's and most x86 cores' L1 data cache
+  return reorder.channels > kL1Ways && reorder.height > 0 && reorder.width > 0 &&
          reorder.height * reorder.width * static_cast<std::int64_t>(sizeof(float)) % kPage == 0;
 }
 

@@ -64,9 +64,11 @@ std::vector<std::vector<NchwcReorder>> NchwcReorders(const Graph& graph, const N
                                                      const std::vector<std::vector<NodeId>>& layers);
 
 /// True when a channel plane of the reorder's map (height × width floats) is a whole number of
-/// 4 KiB pages: ORT's reorders of the MediaPipe models' 256-, 128- and 64-wide maps ran at about
-/// 0.19 ms per MiB, against 0.03–0.07 for maps of 120 and 136 (docs/notes/2026-11-29-session34.md).
-bool NchwcPlaneInWholePages(const NchwcReorder& reorder);
+/// 4 KiB pages and it moves more channels than an L1 set has ways (8): it then reads or writes
+/// more planes at once than one set holds, every plane's row at the same set. ORT reordered 16
+/// and 64 channels of 128×128 out at about 0.19 ms per MiB, against 0.03–0.07 at 120×120 and
+/// 136×136; 8 channels of 128×128 or 256×256 at 0.04 (docs/notes/2026-11-29-session34.md).
+bool NchwcReorderAliases(const NchwcReorder& reorder);
 
 /// The one-kernel graph of a residual kind (IsResidualFusion; in "conv2d+add+relu6" ORT runs the
 /// add inside the conv and the clamp as a node of its own) as ORT runs it in a model: BuildKernelGraph's, with the

@@ -303,7 +303,7 @@ void SetLayoutBytes(const std::vector<std::vector<NchwcReorder>>& reorders, std:
     if (i >= reorders.size()) continue;
     for (const NchwcReorder& r : reorders[i]) {
       traffic[i].layout_bytes += r.bytes;
-      if (NchwcPlaneInWholePages(r)) traffic[i].layout_paged_bytes += r.bytes;
+      if (NchwcReorderAliases(r)) traffic[i].layout_paged_bytes += r.bytes;
     }
   }
 }

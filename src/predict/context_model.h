@@ -7,7 +7,7 @@
 // against alone; the extra time is
 //   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
 //     + layout_ms_per_mib · (bytes a layout pass reorders around the layer)
-//     + layout_paged_ms_per_mib · (those of them whose channel planes are whole 4 KiB pages)
+//     + layout_paged_ms_per_mib · (those of them on more than 8 channel planes of whole 4 KiB pages)
 // where the share is one for every layer or, when the held-out networks say it predicts them
 // better, one per class of kernel (convolutions, dense products, data movement, the rest: a
 // transformer's matmuls lose less of their time in a graph than a CNN's convs),
@@ -67,7 +67,7 @@ struct ContextModel {
   /// ir/nchwc_layout), 0 for a backend without such a pass; and the ms per MiB reordered.
   int layout_block = 0;
   double layout_ms_per_mib = 0;
-  /// Added per MiB of reorders whose channel planes are whole 4 KiB pages
+  /// Added per MiB of reorders whose channel planes are whole 4 KiB pages, of more than 8 channels
   /// (LayerTraffic::layout_paged_bytes; packs before it: 0).
   double layout_paged_ms_per_mib = 0;
   /// How layout_ms_per_mib was found: measured (the networks' layout changes as their profiles

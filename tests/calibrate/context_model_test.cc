@@ -175,16 +175,16 @@ TEST(ContextModel, RecoversTheExtraCostOfReordersOfWholePagePlanes) {
   layout_only.l2_bytes = kMiB;
   layout_only.l3_bytes = 16 * kMiB;
   // SetLayoutBytes from the reorders: 16 channels of 128×128 (1 MiB, whole pages) and of 120×120
-  // (900 KiB, not) in the first layer, 8 channels of 64×64 held as 16 (0.25 MiB, whole pages) in
-  // the second, none in the third.
+  // (900 KiB, not) in the first layer; 8 channels of 64×64 held as 16 (0.25 MiB, whole pages but
+  // only 8 planes) and 32 of 32×32 (128 KiB, whole pages) in the second; none in the third.
   std::vector<LayerTraffic> traffic(3);
   SetLayoutBytes({{NchwcReorder{false, 16, 128, 128, kMiB}, NchwcReorder{true, 16, 120, 120, 16 * 120 * 120 * 4}},
-                  {NchwcReorder{false, 8, 64, 64, kMiB / 4}}},
+                  {NchwcReorder{false, 8, 64, 64, kMiB / 4}, NchwcReorder{true, 32, 32, 32, kMiB / 8}}},
                  traffic);
   EXPECT_EQ(traffic[0].layout_bytes, kMiB + 16 * 120 * 120 * 4);
   EXPECT_EQ(traffic[0].layout_paged_bytes, kMiB);
-  EXPECT_EQ(traffic[1].layout_bytes, kMiB / 4);
-  EXPECT_EQ(traffic[1].layout_paged_bytes, kMiB / 4);
+  EXPECT_EQ(traffic[1].layout_bytes, kMiB / 4 + kMiB / 8);
+  EXPECT_EQ(traffic[1].layout_paged_bytes, kMiB / 8);
   EXPECT_EQ(traffic[2].layout_bytes, 0);
   LayerTraffic reordered;
   reordered.layout_bytes = 2 * kMiB;

@@ -267,13 +267,16 @@ TEST(NchwcLayout, AWholeUpsamplingRunsBlockedWhetherItsFileGivesSizesOrScales) {
   }
 }
 
-// A channel plane of whole 4 KiB pages (1,024 floats): 32×32, 64×64, 128×128, 256×144 are; 16×16,
-// 120×120, 136×136, 28×28 are not.
-TEST(NchwcReorders, APlaneInWholePagesIsAMultipleOf1024Floats) {
+// A reorder aliases when its channel planes are whole 4 KiB pages (1,024 floats: 32×32, 64×64,
+// 128×128, 256×144 are; 16×16, 120×120, 136×136, 28×28 are not) and it moves more than 8 channels
+// (an L1 set's ways): 16 and 64 channels do, 8 do not.
+TEST(NchwcReorders, AReorderAliasesOnWholePagePlanesOfMoreThanEightChannels) {
   for (auto [h, w, paged] : {std::tuple{32, 32, true}, std::tuple{64, 64, true}, std::tuple{128, 128, true},
                              std::tuple{256, 144, true}, std::tuple{16, 16, false}, std::tuple{120, 120, false},
                              std::tuple{136, 136, false}, std::tuple{28, 28, false}, std::tuple{0, 0, false}}) {
-    EXPECT_EQ(NchwcPlaneInWholePages(NchwcReorder{false, 16, h, w, 0}), paged) << h << "x" << w;
+    EXPECT_EQ(NchwcReorderAliases(NchwcReorder{false, 16, h, w, 0}), paged) << h << "x" << w;
+    EXPECT_EQ(NchwcReorderAliases(NchwcReorder{true, 64, h, w, 0}), paged) << h << "x" << w;
+    EXPECT_FALSE(NchwcReorderAliases(NchwcReorder{false, 8, h, w, 0})) << h << "x" << w;
   }
 }
 
