@@ -31,7 +31,8 @@ namespace {
 // A layer's features and target (extra ms in the graph). Features: its time alone in its class's
 // slot (the first kContextClasses), then the MiB it loses from L2 and from L3, in the next two
 // slots if it has weights and in the two after if not, then the MiB a layout pass reorders around
-// it (zero on a backend without one: the fit then leaves that coefficient at zero).
+// it (zero on a backend without one: the fit then leaves that coefficient at zero), then those of
+// them that alias in the L1 (NchwcReorderAliases).
 constexpr std::size_t kAloneSlots = kContextClasses;
 constexpr std::size_t kLayoutSlot = kAloneSlots + 4;
 constexpr std::size_t kPagedLayoutSlot = kAloneSlots + 5;
