@@ -6,10 +6,12 @@
 //
 // Usage: build/bench/nchwc_reorders MODEL [--input-shape NAME=SHAPE ...]
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "cli/builtin_backends.h"
+#include "cli/cli_common.h"
 #include "import/import.h"
 #include "ir/nchwc_layout.h"
 #include "run/executor.h"
@@ -23,16 +25,12 @@ int ListModelReorders(const std::string& path, const std::vector<std::string>& s
   BackendRegistry registry;
   cli::RegisterBuiltinBackends(registry);
   ImportOptions options;
-  for (const std::string& shape : shapes) {
-    const std::size_t eq = shape.find('=');
-    Expected<Shape> parsed = eq == std::string::npos ? Expected<Shape>(InvalidInput("--input-shape " + shape + ": not NAME=SHAPE"))
-                                                     : ParseShape(shape.substr(eq + 1));
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "nchwc_reorders: %s\n", parsed.status().message().c_str());
-      return 2;
-    }
-    options.input_shapes[shape.substr(0, eq)] = *parsed;
+  Expected<std::map<std::string, Shape>> parsed = cli::ParseInputShapes(shapes);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "nchwc_reorders: %s\n", parsed.status().message().c_str());
+    return 2;
   }
+  options.input_shapes = std::move(*parsed);
   Expected<Graph> graph = ImportModel(path, options);
   Expected<GraphPlan> plan = graph.ok() ? PlanGraphOnBackend(*graph, "ort", registry, RunOptions{}) : Expected<GraphPlan>(graph.status());
   Expected<NchwcPlan> nchwc = plan.ok() ? PlanNchwc(plan->graph, HostNchwcBlock()) : Expected<NchwcPlan>(plan.status());
