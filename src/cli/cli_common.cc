@@ -84,6 +84,12 @@ CLI::Validator PrecisionIn(std::vector<Precision> runs, const std::string& comma
       "one of " + allowed);
 }
 
+std::vector<std::string> StoredPrecisionNames() {
+  std::vector<std::string> names = {"fp16"};
+  for (Precision p : kAllPrecisions) names.emplace_back(PrecisionName(p));
+  return names;
+}
+
 MeasureOptions ValidationMeasureOptions() {
   MeasureOptions options;
   options.warmup_runs = 5;

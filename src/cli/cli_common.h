@@ -44,6 +44,11 @@ CLI::Validator NumberIn(double lo, double hi);
 /// not one calibrate runs (fp32)". Commands then read the value with ParsePrecision.
 CLI::Validator PrecisionIn(std::vector<Precision> runs, const std::string& command);
 
+/// The precisions a store's measurements may carry: those Latte runs (fp32, bf16, int8) and fp16,
+/// which only an imported table has. What fit's and export's --precision filter on and import's
+/// --precision stores a table under.
+std::vector<std::string> StoredPrecisionNames();
+
 /// --warmup-runs, --num-runs and --min-secs (snake_case aliases kept) of the measurement protocol, read into `measure`
 /// (whose values are the defaults shown) and checked on parse: warmup 0..1,000,000, runs
 /// 1..1,000,000, seconds 0..measure.max_secs (the protocol's hard stop of a timed pass, so no

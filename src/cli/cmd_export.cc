@@ -24,7 +24,7 @@ void AddExportCommand(CLI::App& app, Status& result) {
   cmd->add_option("-o,--output", flags->output, "Output file (default: standard output)");
   cmd->add_option("--backend", flags->backend, "Only this backend");
   cmd->add_option("--num-threads,--num_threads", flags->threads, "Only this thread count")->check(IntegerIn(0, kMaxThreads));
-  cmd->add_option("--precision", flags->precision, "Only this precision")->check(CLI::IsMember({"fp32", "fp16", "int8"}));
+  cmd->add_option("--precision", flags->precision, "Only this precision")->check(CLI::IsMember(StoredPrecisionNames()));
   cmd->add_option("--device", flags->device, "Only this device key");
   cmd->add_option("--kind", flags->kind, "Only this kernel kind (e.g. conv2d+relu)");
   cmd->add_option("--runs", flags->runs,

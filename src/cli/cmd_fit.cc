@@ -34,7 +34,7 @@ void AddFitCommand(CLI::App& app, Status& result) {
   cmd->add_option("--num-threads,--num_threads", flags->threads, "Thread count (needed when several were measured)")
       ->check(IntegerIn(1, kMaxThreads));
   cmd->add_option("--precision", flags->precision, "Precision (needed when several were measured)")
-      ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
+      ->check(CLI::IsMember(StoredPrecisionNames()));
   cmd->add_option("-o,--output", flags->output, "Pack file to write")->required();
   cmd->add_option("--fusion-rules", flags->fusion_rules,
                   "Fused kinds the backend runs as one kernel, comma-separated (default: every fused kind measured)")

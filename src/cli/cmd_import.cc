@@ -30,7 +30,7 @@ void AddImportCommand(CLI::App& app, Status& result) {
   cmd->add_option("--num-threads,--num_threads", flags->options.threads, "Threads it ran with, when known (0 = unknown)")
       ->check(IntegerIn(0, kMaxThreads));
   cmd->add_option("--precision", flags->options.precision, "Precision of the table")
-      ->check(CLI::IsMember({"fp32", "fp16", "int8"}));
+      ->check(CLI::IsMember(StoredPrecisionNames()));
   cmd->add_option("--unit", flags->options.latency_unit, "Unit of a CSV latency_time column")
       ->check(CLI::IsMember({"ms", "us"}));
   AddStoreFlag(*cmd, flags->db, "Store (created when new)");

@@ -50,6 +50,42 @@ TEST(ImportExportCommand, AnImportedFp16TableFitsAPackThatPredictsKernelLines) {
   EXPECT_NE(r.err.find("2 kernels predicted, 0 not predicted"), std::string::npos) << r.err;
 }
 
+// A store holding one table at each of two precisions: every precision a store can hold (bf16
+// too, which calibrate --precision bf16 stores) is a filter export and fit take.
+TEST(ImportExportCommand, ExportAndFitChooseABf16TableBesideAnFp32One) {
+  TempDir dir;
+  const std::string db = (dir.path() / "s.db").string(), pack = (dir.path() / "p.json").string();
+  std::string lines;
+  for (int h : {7, 14, 28})
+    for (int oc : {16, 32, 64})
+      lines += "{Regular,1,32," + std::to_string(h) + "," + std::to_string(h) + "," + std::to_string(oc) + ",3,1,0} " +
+               std::to_string(0.001 * h * h * oc / 64.0 + 0.01) + "\n";
+  const std::string table = dir.Write("t.out", lines);
+  for (const char* precision : {"fp32", "bf16"}) {
+    RunResult r = RunLatte({"import", "--format", "tensorrt-conv", table, "--precision", precision, "--device", "v100",
+                            "--backend", "tensorrt", "--db", db},
+                           dir.path());
+    ASSERT_EQ(r.exit_code, 0) << precision << ": " << r.err;
+    EXPECT_NE(r.out.find("imported 9 rows, 0 already stored"), std::string::npos) << precision << ": " << r.out;
+  }
+  RunResult r = RunLatte({"export", "--format", "csv", "--precision", "bf16", "--db", db}, dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), 10u) << r.out;  // the header and the bf16 table's 9 rows
+  EXPECT_EQ(r.out.find(",fp32,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("v100,tensorrt,,0,bf16,conv2d,"), std::string::npos) << r.out;
+  r = RunLatte({"fit", "--backend", "tensorrt", "--precision", "bf16", "--folds", "3", "--db", db, "-o", pack},
+               dir.path(), 300);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string written = ReadAll(pack);
+  EXPECT_NE(written.find("\"precision\":\"bf16\""), std::string::npos);
+  EXPECT_NE(written.find("\"conv2d|bf16\""), std::string::npos);
+  EXPECT_EQ(written.find("\"conv2d\":"), std::string::npos);  // nothing of the fp32 table
+  // A name that is no precision is still refused with the ones there are.
+  r = RunLatte({"fit", "--backend", "tensorrt", "--precision", "fp8", "--db", db, "-o", pack}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("fp8 not in {"), std::string::npos) << r.err;
+}
+
 TEST(ImportExportCommand, ImportsThenExportsCsvAndJsonl) {
   TempDir dir;
   const std::string db = (dir.path() / "store" / "latte.db").string();
