@@ -43,6 +43,7 @@ class Walk {
     plan_.blocked.assign(graph.num_tensors(), false);
     plan_.fused_into.assign(graph.num_nodes(), -1);
     plan_.runs_blocked.assign(graph.num_nodes(), false);
+    plan_.reads_plain.assign(graph.num_nodes(), false);
     args_.resize(graph.num_tensors());
     convs_.resize(graph.num_nodes());
     readers_.assign(graph.num_tensors(), 0);
@@ -110,6 +111,7 @@ class Walk {
     if (!p.ok() || !constant || !ConvConverts(p->in_c, p->out_c, p->groups, block_)) return Write(node, Arg{});
     // A fused activation of the file's is ORT's level-2 Conv+activation fusion: it runs inside.
     convs_[static_cast<std::size_t>(id)].activation = p->activation != "none";
+    plan_.reads_plain[static_cast<std::size_t>(id)] = node.kind == OpKind::kConv2D && ConvReadsPlain(p->in_c, p->groups, block_);
     Write(node, Arg{true, id});
   }
 
@@ -235,6 +237,8 @@ class Walk {
 
 }  // namespace
 
+bool ConvReadsPlain(std::int64_t in_c, std::int64_t groups, std::int64_t block) { return groups <= 1 && in_c < block; }
+
 int HostNchwcBlock() {
 #if defined(__x86_64__) || defined(_M_X64)
   return __builtin_cpu_supports("avx512f") ? 16 : 8;
@@ -256,15 +260,6 @@ bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain) {
     if (node >= plan.fused_into.size() || plan.fused_into[node] != chain[0]) return false;
   }
   return true;
-}
-
-std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan& plan,
-                                            const std::vector<std::vector<NodeId>>& layers) {
-  std::vector<std::int64_t> bytes(layers.size(), 0);
-  const std::vector<std::vector<NchwcReorder>> reorders = NchwcReorders(graph, plan, layers);
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    for (const NchwcReorder& r : reorders[i]) bytes[i] += r.bytes;
-  return bytes;
 }
 
 bool NchwcReorderAliases(const NchwcReorder& reorder) {
@@ -310,13 +305,10 @@ std::vector<std::vector<NchwcReorder>> NchwcReorders(const Graph& graph, const N
   for (std::size_t n = 0; n < graph.num_nodes(); ++n)
     for (TensorId t : graph.node(static_cast<NodeId>(n)).inputs)
       if (valid(t)) readers[static_cast<std::size_t>(t)].push_back(static_cast<NodeId>(n));
-  // A blocked conv with under a block of input channels (not grouped) reads its input in the plain
-  // layout as it is: a blocked tensor it reads is reordered out for it.
-  auto reads_direct = [&](NodeId n) {
-    const Node& node = graph.node(n);
-    if (node.kind != OpKind::kConv2D || !runs_blocked(n)) return false;
-    Expected<ConvParams> p = GetConvParams(graph, node);
-    return p.ok() && p->groups <= 1 && p->in_c < plan.block;
+  // A converted conv that reads its input in the plain layout as it is: a blocked tensor it reads
+  // is reordered out for it.
+  auto reads_plain = [&](NodeId n) {
+    return runs_blocked(n) && static_cast<std::size_t>(n) < plan.reads_plain.size() && plan.reads_plain[static_cast<std::size_t>(n)];
   };
   for (std::size_t i = 0; i < layers.size(); ++i) {
     for (NodeId id : layers[i]) {
@@ -326,7 +318,7 @@ std::vector<std::vector<NchwcReorder>> NchwcReorders(const Graph& graph, const N
                            node.kind == OpKind::kMaxPool2D || node.kind == OpKind::kAvgPool2D;
       if (spatial && runs_blocked(id) && !node.inputs.empty()) {
         const TensorId x = node.inputs[0];
-        const bool direct = reads_direct(id);
+        const bool direct = reads_plain(id);
         if (valid(x) && !blocked(x) && !direct && !reordered_in[static_cast<std::size_t>(x)]) {
           reordered_in[static_cast<std::size_t>(x)] = true;
           reorders[i].push_back(reorder(x, true));
@@ -340,7 +332,7 @@ std::vector<std::vector<NchwcReorder>> NchwcReorders(const Graph& graph, const N
         const std::vector<NodeId>& r = readers[static_cast<std::size_t>(t)];
         const bool output = std::find(graph.outputs.begin(), graph.outputs.end(), t) != graph.outputs.end();
         const bool plain_reader = std::any_of(r.begin(), r.end(), [&](NodeId n) {
-          return !runs_blocked(n) || (reads_direct(n) && graph.node(n).input(0) == t);
+          return !runs_blocked(n) || (reads_plain(n) && graph.node(n).input(0) == t);
         });
         if (!blocked(t) || output || plain_reader) {
           reordered_out[static_cast<std::size_t>(t)] = true;
@@ -419,7 +411,7 @@ Expected<BlockedResidualGraph> BuildBlockedResidualGraph(const Kernel& kernel, i
   const NodeId conv = graph.Producer(graph.node(add).inputs[0]);
   if (conv < 0) return Internal("the add of " + kernel.Kind() + " does not read its conv");
   const TensorId x = graph.node(conv).inputs[0];
-  if (p.ic >= block) {
+  if (!ConvReadsPlain(p.ic, p.g, block)) {
     auto x_input = std::find(graph.inputs.begin(), graph.inputs.end(), x);
     if (x_input == graph.inputs.end()) return Internal("the conv of " + kernel.Kind() + " reads no graph input");
     const Shape x_shape = graph.tensor(x).shape;

@@ -21,12 +21,18 @@ struct NchwcPlan {
   std::vector<bool> blocked;       // per tensor: held in the blocked layout
   std::vector<bool> runs_blocked;  // per node: runs on blocked data (its output may be plain again after a clamp it carries)
   std::vector<NodeId> fused_into;  // per node: the conv that runs this add or activation inside it, or -1
+  std::vector<bool> reads_plain;   // per node: a converted conv that reads its input in the plain layout (ConvReadsPlain)
   std::size_t fused_adds = 0;      // residual adds run inside a conv
 };
 
 /// The channel block ONNX Runtime's NCHWc pass uses on this CPU: 16 with AVX-512F, 8 on other
 /// x86-64 CPUs, 0 where it has no such pass.
 int HostNchwcBlock();
+
+/// ORT 1.29's rule for a converted plain conv (its profiles: pose_landmark_lite's 8-channel
+/// blocks): not grouped and with under a block of input channels, it reads its NCHW input as it
+/// is; every other converted conv reads the blocked layout.
+bool ConvReadsPlain(std::int64_t in_c, std::int64_t groups, std::int64_t block);
 
 /// Walks `graph` (either layout: a graph in NHWC is read as ORT sees it once the exporter's
 /// transposes around its spatial ops have cancelled) in topological order. A graph with a cycle
@@ -38,20 +44,10 @@ Expected<NchwcPlan> PlanNchwc(const Graph& graph, int block);
 /// a conv: the add that the pass fused into it, and a relu it fused after the add.
 bool NchwcRunsAsOne(const NchwcPlan& plan, const std::vector<NodeId>& chain);
 
-/// Per layer (each a list of `graph`'s nodes), the bytes ONNX Runtime moves between the plain and
-/// the blocked layout around it in this graph, as `plan` places them: a ReorderInput into a
-/// converted conv or pool whose input is plain (a plain conv with under a block of input channels
-/// reads NCHW as it is), counted at the first layer that needs it; a ReorderOutput of a blocked
-/// tensor the layer writes that a node running in the plain layout reads, or that leaves the
-/// graph, once per tensor. Bytes at whole blocks of channels (what the blocked side holds). A
-/// kernel measured alone has its layout changes taken out (profile/campaign): these are the ones a
-/// graph adds, which ORT's profile charges to the layer after (inputs) and before (outputs).
-std::vector<std::int64_t> NchwcReorderBytes(const Graph& graph, const NchwcPlan& plan,
-                                            const std::vector<std::vector<NodeId>>& layers);
-
-/// One of those layout changes: into the blocked layout (ORT's ReorderInput) or out of it
-/// (ReorderOutput), of a rank-4 activation of `channels` logical channels on a `height`×`width`
-/// map (0 for a tensor of another rank), `bytes` at whole blocks of channels.
+/// A layout change ONNX Runtime makes between the plain and the blocked layout: into the blocked
+/// layout (ORT's ReorderInput) or out of it (ReorderOutput), of a rank-4 activation of `channels`
+/// logical channels on a `height`×`width` map (0 for a tensor of another rank), `bytes` at whole
+/// blocks of channels (what the blocked side holds).
 struct NchwcReorder {
   bool into_blocked = false;
   std::int64_t channels = 0, height = 0, width = 0;
@@ -59,7 +55,14 @@ struct NchwcReorder {
   bool operator==(const NchwcReorder& other) const = default;
 };
 
-/// Per layer, the layout changes NchwcReorderBytes counts, one by one (its bytes are their sums).
+/// Per layer (each a list of `graph`'s nodes), the layout changes ONNX Runtime makes around it in
+/// this graph, as `plan` places them: a ReorderInput into a converted conv or pool whose input is
+/// plain (not into a conv that reads the plain layout as it is: NchwcPlan::reads_plain), counted
+/// at the first layer that needs it; a ReorderOutput of a blocked tensor the layer writes that a
+/// node running in the plain layout (or reading it as it is) reads, or that leaves the graph, once
+/// per tensor. A kernel measured alone has its layout changes taken out (profile/campaign): these
+/// are the ones a graph adds, which ORT's profile charges to the layer after (inputs) and before
+/// (outputs).
 std::vector<std::vector<NchwcReorder>> NchwcReorders(const Graph& graph, const NchwcPlan& plan,
                                                      const std::vector<std::vector<NodeId>>& layers);
 

@@ -15,6 +15,16 @@
 namespace latte {
 namespace {
 
+// Per layer, the bytes of the reorders NchwcReorders lists around it.
+std::vector<std::int64_t> ReorderBytes(const Graph& graph, const NchwcPlan& plan, const std::vector<std::vector<NodeId>>& layers) {
+  std::vector<std::int64_t> bytes;
+  for (const std::vector<NchwcReorder>& layer : NchwcReorders(graph, plan, layers)) {
+    bytes.push_back(0);
+    for (const NchwcReorder& r : layer) bytes.back() += r.bytes;
+  }
+  return bytes;
+}
+
 // Builds NCHW graphs as an ONNX file gives them.
 class Nchw {
  public:
@@ -145,10 +155,10 @@ TEST(NchwcReorders, IntoAConvFromThePlainLayoutAndOutToAPlainReaderOrTheGraphOut
   const Graph graph = g.Finish(b);  // leaves the graph: a ReorderOutput
   auto plan = PlanNchwc(graph, 16);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{conv_a}, {pad}, {conv_b}}),
+  EXPECT_EQ(ReorderBytes(graph, *plan, {{conv_a}, {pad}, {conv_b}}),
             (std::vector<std::int64_t>{2 * 32 * kChannel, 0, 32 * kChannel + 32 * kChannel}));
   // One layer of all three: the same bytes, all its own.
-  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{conv_a, pad, conv_b}}), (std::vector<std::int64_t>{4 * 32 * kChannel}));
+  EXPECT_EQ(ReorderBytes(graph, *plan, {{conv_a, pad, conv_b}}), (std::vector<std::int64_t>{4 * 32 * kChannel}));
 }
 
 TEST(NchwcReorders, NoneInsideABlockedResidualBlockAndNoneIntoAConvReadingFewChannelsDirectly) {
@@ -158,7 +168,7 @@ TEST(NchwcReorders, NoneInsideABlockedResidualBlockAndNoneIntoAConvReadingFewCha
   ASSERT_TRUE(plan.ok());
   // conv_a reads the graph input (a ReorderInput); conv_b, the add and the relu stay blocked until
   // the relu's output leaves the graph.
-  EXPECT_EQ(NchwcReorderBytes(block.graph, *plan, {{0}, {block.conv_b, block.add, block.relu}}),
+  EXPECT_EQ(ReorderBytes(block.graph, *plan, {{0}, {block.conv_b, block.add, block.relu}}),
             (std::vector<std::int64_t>{32 * kChannel, 32 * kChannel}));
 
   Nchw g;  // 8 input channels: read as NCHW; 8 output channels held as 16
@@ -166,7 +176,13 @@ TEST(NchwcReorders, NoneInsideABlockedResidualBlockAndNoneIntoAConvReadingFewCha
   const Graph few = g.Finish(y);
   auto few_plan = PlanNchwc(few, 16);
   ASSERT_TRUE(few_plan.ok());
-  EXPECT_EQ(NchwcReorderBytes(few, *few_plan, {{0}}), (std::vector<std::int64_t>{16 * kChannel}));
+  EXPECT_EQ(ReorderBytes(few, *few_plan, {{0}}), (std::vector<std::int64_t>{16 * kChannel}));
+  EXPECT_TRUE(few_plan->runs_blocked[0]);
+  EXPECT_TRUE(few_plan->reads_plain[0]);
+  EXPECT_FALSE(plan->reads_plain[block.conv_b]);  // 32 input channels: read blocked
+  EXPECT_FALSE(ConvReadsPlain(8, 8, 16));  // a depthwise conv of 8 channels reads them blocked
+  EXPECT_TRUE(ConvReadsPlain(15, 1, 16));
+  EXPECT_FALSE(ConvReadsPlain(16, 1, 16));
 }
 
 // An add carrying a relu6 runs blocked, and the exporter's clip after it in the plain layout: its
@@ -182,7 +198,7 @@ TEST(NchwcReorders, AnAddCarryingAClampIsReorderedAfterItOnce) {
   ASSERT_TRUE(plan.ok());
   EXPECT_TRUE(plan->runs_blocked[add]);
   EXPECT_FALSE(plan->blocked[sum]);
-  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{0}, {o.conv_b}, {add}, {add + 1}}),
+  EXPECT_EQ(ReorderBytes(graph, *plan, {{0}, {o.conv_b}, {add}, {add + 1}}),
             (std::vector<std::int64_t>{32 * kChannel, 0, 32 * kChannel, 2 * 32 * kChannel}));
 }
 
@@ -200,7 +216,7 @@ TEST(NchwcReorders, AHardSwishBetweenBlockedConvsRunsBlocked) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_TRUE(plan->runs_blocked[swish]);
   // In from the graph input, out to the graph output: nothing around the hard-swish.
-  EXPECT_EQ(NchwcReorderBytes(graph, *plan, {{0}, {swish}, {swish + 1}}),
+  EXPECT_EQ(ReorderBytes(graph, *plan, {{0}, {swish}, {swish + 1}}),
             (std::vector<std::int64_t>{32 * kChannel, 0, 32 * kChannel}));
   // A hard sigmoid alone keeps the blocked layout too (not a clamp).
   Nchw h;
