@@ -337,19 +337,38 @@ Expected<std::vector<MeasuredPart>> MeasureLoweredKernels(const Kernel& kernel, 
   return measured;
 }
 
+namespace {
+
+// A quantize or dequantize at int8: the inserted conversion of that kind inside the int8 run of a
+// carrier of its shape the backend runs at int8. A relu first (an int8 clamp: XNNPACK's); then a
+// 3×3 max pool of stride 1, which keeps the shape (oneDNN 2.6 has no int8 clamp: without it every
+// random network in context was skipped at its first quantize, and an int8 pack had no context).
+Expected<Measurement> MeasureConversion(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
+                                        const RunOptions& run, const MeasureOptions& measure) {
+  const NhwcParams p = ReadParams<NhwcParams>(kernel);
+  Kernel relu = NhwcKernel(OpKind::kRelu, p.h, p.w, p.c);
+  WriteParams(p, relu);
+  std::vector<Kernel> carriers = {relu};
+  if (p.n == 1 && p.h > 0 && p.w > 0) carriers.push_back(PoolKernel(OpKind::kMaxPool2D, p.h, p.w, p.c, 3, 1));
+  Status first = Status::Ok();
+  for (const Kernel& carrier : carriers) {
+    LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(carrier));
+    Expected<Measurement> m = MeasureEntries(graph, InsertedEntriesOf(kernel.op), backend, registry, run, measure);
+    if (m.ok() || m.status().code() != StatusCode::kUnsupported) return m;
+    if (first.ok()) first = m.status();
+  }
+  return first;
+}
+
+}  // namespace
+
 Expected<Measurement> MeasureKernel(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
                                     const RunOptions& run, const MeasureOptions& measure) {
   if (run.precision == Precision::kInt8) {
     // At int8 a kernel is measured as an int8 model runs it, in its key's dtype: an int8 kernel
-    // inside its float32 twin's int8 run, a conversion inside that of a relu (an int8 clamp) of
-    // its shape, and any other kernel at fp32 (a kind the backend keeps fp32 in an int8 model).
-    if (kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) {
-      const NhwcParams p = ReadParams<NhwcParams>(kernel);
-      Kernel carrier = NhwcKernel(OpKind::kRelu, p.h, p.w, p.c);
-      WriteParams(p, carrier);
-      LATTE_ASSIGN_OR_RETURN(Graph graph, BuildKernelGraph(carrier));
-      return MeasureEntries(graph, InsertedEntriesOf(kernel.op), backend, registry, run, measure);
-    }
+    // inside its float32 twin's int8 run, a conversion inside the int8 run of a carrier of its
+    // shape, and any other kernel at fp32 (a kind the backend keeps fp32 in an int8 model).
+    if (kernel.op == OpKind::kQuantize || kernel.op == OpKind::kDequantize) return MeasureConversion(kernel, backend, registry, run, measure);
     if (kernel.dtype == DataType::kInt8) {
       Kernel twin = kernel;
       twin.dtype = DataType::kFloat32;
