@@ -218,6 +218,61 @@ TEST(OnednnBf16, ConvMatchesReferenceOnRoundedInputs) {
   }
 }
 
+// A transposed conv at bf16 runs bare on oneDNN, then a binary add of its bias carrying the
+// activation (oneDNN 2.6 adds a deconvolution's bias and post-ops in a slow generic loop): the
+// bias and the activation are there, with and without a bias. Its output goes through bfloat16
+// twice when it has a bias (the bare result, then the sum), so each element may also be off by a
+// rounding of the bare result: 2^-8 of `magnitude`.
+TEST(OnednnBf16, TransposeConvMatchesReferenceWithAndWithoutBias) {
+  SKIP_WITHOUT_BF16();
+  struct Case {
+    Shape x;
+    std::int64_t out_c, kernel, stride;
+    std::string padding, activation;
+    bool bias;
+  };
+  const Case cases[] = {
+      {{1, 6, 6, 24}, 24, 2, 2, "valid", "relu", true},
+      {{1, 5, 7, 16}, 8, 3, 2, "same", "none", true},
+      {{1, 6, 6, 24}, 1, 2, 2, "valid", "none", false},
+      {{1, 4, 4, 8}, 16, 3, 1, "valid", "relu6", false},
+      {{1, 3, 3, 4}, 3, 3, 1, "valid", "relu", true},  // 5×5×3 values: rows of 3 channels, not 16
+  };
+  std::uint32_t seed = 31;
+  for (const Case& c : cases) {
+    GraphBuilder b;
+    TensorId x = b.Input("x", c.x);
+    const Shape w_shape{c.out_c, c.kernel, c.kernel, c.x[3]};
+    Floats w = Random(reference::Product(w_shape), seed++), bias = c.bias ? Random(c.out_c, seed++) : Floats{};
+    std::vector<TensorId> inputs = {x, b.Constant("w", w_shape, w)};
+    if (c.bias) inputs.push_back(b.Constant("b", {c.out_c}, bias));
+    TensorId y = b.Op1(OpKind::kTransposeConv2D, "tconv", inputs,
+                       Attrs({{"filter_layout", std::string("OHWI")}, {"strides", Ints{c.stride, c.stride}},
+                              {"padding", c.padding}, {"activation", c.activation}}));
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    auto p = GetConvParams(*g, g->node(0));
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    const Floats input = Random(reference::Product(c.x), seed++);
+    const Floats want = reference::TransposeConv2D(RoundedToBf16(input), RoundedToBf16(w), bias, *p);
+    ConvParams plain = *p;
+    plain.activation = "none";
+    const Floats magnitude = reference::TransposeConv2D(Abs(RoundedToBf16(input)), Abs(RoundedToBf16(w)), Abs(bias), plain);
+    const Floats got = RunAtBf16(*g, input);
+    const std::string what = ShapeToString(c.x) + " →" + std::to_string(c.out_c) + " k" + std::to_string(c.kernel) + " " +
+                             c.activation + (c.bias ? " with a bias" : "");
+    ASSERT_EQ(got.size(), want.size()) << what;
+    const double terms = static_cast<double>(c.kernel * c.kernel * c.x[3] + 1);
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double sum_error = terms * std::ldexp(1.0, -24) * magnitude[i];
+      const double tolerance = std::ldexp(1.0, -8) * (std::abs(want[i]) + magnitude[i]) + 2 * sum_error;
+      ASSERT_LE(std::abs(static_cast<double>(got[i]) - want[i]), tolerance)
+          << what << ": element " << i << " is " << got[i] << ", expected " << want[i];
+      ASSERT_EQ(Bf16ToFloat(FloatToBf16(got[i])), got[i]) << what << ": element " << i << " is not a bfloat16 value";
+    }
+  }
+}
+
 TEST(OnednnBf16, FullyConnectedMatchesReferenceOnRoundedInputs) {
   SKIP_WITHOUT_BF16();
   const std::int64_t rows = 3, in = 200, out = 37;
