@@ -122,6 +122,12 @@ std::optional<double> CalibratePhaseBudget(double left_secs, double share, std::
 /// backend lacks.
 Status CheckCalibrateOptions(const CalibrateOptions& options, const BackendRegistry& registry);
 
+/// Whether `backend` runs attention's scores, a batched matmul of two activations, at
+/// `run.precision` as a model at that precision runs it (oneDNN and ONNX Runtime do; Debian's
+/// XNNPACK does not): calibrate then measures encoder kernels and networks too, and layer_norm and
+/// gelu join its random kinds.
+bool BackendRunsAttention(const std::string& backend, const BackendRegistry& registry, const RunOptions& run);
+
 /// Runs a whole calibration (progress on `log`). Fails for an unknown backend, a budget under
 /// kMinCalibrateSecs, models that cannot be read, or a store that cannot be written.
 Expected<CalibrateResult> RunCalibrate(const CalibrateOptions& options, const BackendRegistry& registry,
