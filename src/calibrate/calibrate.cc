@@ -182,7 +182,8 @@ class Phases {
     // Encoder layers' kernels where matmul is asked for and the backend runs attention's matmul;
     // gelu and layer_norm then join the random and adaptive kinds (a decomposed layer norm in a
     // CNN's attention block, as PP-OCRv4 rec has, is one layer_norm kernel too).
-    const bool transformers = std::find(kinds.begin(), kinds.end(), "matmul") != kinds.end() && RunsAttention();
+    const bool transformers = std::find(kinds.begin(), kinds.end(), "matmul") != kinds.end() &&
+                              BackendRunsAttention(campaign_.backend, registry_, campaign_.run);
     for (const char* kind : {"gelu", "layer_norm"})
       if (transformers && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
     if (!options_.models.empty()) {  // the kernels users asked about come first
@@ -243,7 +244,6 @@ class Phases {
   }
 
  private:
-  bool RunsAttention() const { return BackendRunsAttention(campaign_.backend, registry_, campaign_.run); }
 
   // One campaign of kernels measured alone.
   Status KernelPhase(const std::string& name, SamplerConfig sampler, double share) {
