@@ -340,9 +340,10 @@ Expected<std::vector<MeasuredPart>> MeasureLoweredKernels(const Kernel& kernel, 
 namespace {
 
 // A quantize or dequantize at int8: the inserted conversion of that kind inside the int8 run of a
-// carrier of its shape the backend runs at int8. A relu first (an int8 clamp: XNNPACK's); then a
-// 3×3 max pool of stride 1, which keeps the shape (oneDNN 2.6 has no int8 clamp: without it every
-// random network in context was skipped at its first quantize, and an int8 pack had no context).
+// carrier of its shape the backend runs at int8. A relu first (an int8 clamp on XNNPACK and
+// oneDNN); then, for a backend without an int8 clamp, a 3×3 max pool of stride 1, which keeps the
+// shape (oneDNN's had none before its clamp became a binary maximum: every random network in
+// context was skipped at its first quantize, and an int8 pack had no context).
 Expected<Measurement> MeasureConversion(const Kernel& kernel, const std::string& backend, const BackendRegistry& registry,
                                         const RunOptions& run, const MeasureOptions& measure) {
   const NhwcParams p = ReadParams<NhwcParams>(kernel);

@@ -180,8 +180,8 @@ TEST_F(Int8CampaignTest, ABackendWithoutInt8FailsTheCampaignOnce) {
 }
 
 // A random network in context is measured layer by layer alone, its input's quantize too, in the
-// int8 run of a carrier of its shape. oneDNN 2.6 has no int8 clamp, so a relu carrier stays fp32
-// there and the conversion rides on a max pool instead: both conversions come out on both backends.
+// int8 run of a carrier of its shape (a relu, or a max pool where a backend has no int8 clamp):
+// both conversions come out on both backends.
 TEST_F(Int8CampaignTest, EachConversionIsMeasuredAloneOnXnnpackAndOnednn) {
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);

@@ -376,6 +376,50 @@ TEST(Int8, PoolsWithinOneStepOfReference) {
   }
 }
 
+// A mean averages int8 values and rescales them to its output's parameters, as an average pool:
+// over the map (a squeeze-and-excite's or a segmentation head's spatial mean) on both backends,
+// over the channels on oneDNN (XNNPACK's int8 mean is a global average pool).
+TEST(Int8, MeanWithinOneStepOfReference) {
+  const Shape xs{1, 9, 7, 8};
+  const Floats input = Random(reference::Product(xs), 25);
+  struct Case {
+    Ints axes;
+    std::int64_t outer, reduced, inner;
+    std::vector<std::string> backends;
+  };
+  const Case cases[] = {{{1, 2}, 1, 63, 8, {"xnnpack", "onednn"}}, {{3}, 63, 8, 1, {"onednn"}}};
+  for (const Case& c : cases) {
+    GraphBuilder b;
+    TensorId y = b.Op1(OpKind::kMean, "mean", {b.Input("x", xs)}, Attrs({{"axes", c.axes}, {"keepdims", std::int64_t{1}}}));
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    auto mean = [&](const Floats& xq) { return reference::MeanMiddle(xq, c.outer, c.reduced, c.inner); };
+    for (const std::string& backend : c.backends)
+      ExpectWithinOneStepOn(backend, *g, input, mean, -kInf, kInf, "mean over " + std::to_string(c.axes.size()) + " axes on " + backend);
+  }
+}
+
+// relu and relu6 standing alone run int8 under their input's parameters (on oneDNN as a binary
+// maximum with a clip: its eltwise takes no s8 clip); each picks an int8 value or a bound.
+TEST(Int8, StandaloneClampsRunInt8) {
+  const Shape xs{1, 5, 6, 16};
+  const Floats input = Random(reference::Product(xs), 26, -8.0f, 8.0f);
+  for (OpKind kind : {OpKind::kRelu, OpKind::kRelu6}) {
+    GraphBuilder b;
+    TensorId y = b.Op1(kind, "clamp", {b.Input("x", xs)});
+    auto g = b.Finish({y});
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const float hi = kind == OpKind::kRelu6 ? 6.0f : kInf;
+    auto clamp = [&](const Floats& xq) {
+      Floats out(xq.size());
+      for (size_t i = 0; i < xq.size(); ++i) out[i] = std::clamp(xq[i], 0.0f, hi);
+      return out;
+    };
+    for (const std::string backend : {"xnnpack", "onednn"})
+      ExpectWithinOneStepOn(backend, *g, input, clamp, 0.0f, hi, std::string(OpName(kind)) + " on " + backend, true);
+  }
+}
+
 // A small MobileNet-like block on oneDNN at int8: every node int8 but the multiply, which oneDNN's
 // binary cannot run on asymmetric int8 and stays fp32 saying so; the outputs close to fp32's.
 TEST(OnednnInt8, ABlockRunsInt8ButItsMultiplyAndStaysCloseToFp32) {

@@ -577,7 +577,7 @@ TEST(OnednnSupport, SaysNoWithTheReason) {
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kHardSwish, "hs", {b.Input("x", {1, 4}, DataType::kInt8)}); },
                    Precision::kInt8),
             "int8 hard_swish unsupported on onednn, because Latte's oneDNN backend runs int8 convolutions, fully-connected "
-            "layers, adds, pooling, clamps and data movement only");
+            "layers, adds, pooling, means, clamps and data movement only");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4}, DataType::kInt8)}); }),
             "int8 not implemented");
   // The library's version stands as V: what is refused and why is the point.
