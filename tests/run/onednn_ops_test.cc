@@ -574,10 +574,10 @@ TEST(OnednnSupport, SaysNoWithTheReason) {
   // At int8, a node the plan kept fp32 (no int8 activation) runs as at fp32; an int8 kind the
   // backend has no int8 form of says so.
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return Conv3x3(b, {1, 8, 8, 3}, "NHWC", "OHWI"); }, Precision::kInt8), "supported");
-  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kHardSwish, "hs", {b.Input("x", {1, 4}, DataType::kInt8)}); },
+  EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kExp, "exp", {b.Input("x", {1, 4}, DataType::kInt8)}); },
                    Precision::kInt8),
-            "int8 hard_swish unsupported on onednn, because Latte's oneDNN backend runs int8 convolutions, fully-connected "
-            "layers, adds, pooling, means, clamps and data movement only");
+            "int8 exp unsupported on onednn, because Latte's oneDNN backend runs int8 convolutions, fully-connected "
+            "layers, adds, pooling, means, clamps, activations and data movement only");
   EXPECT_EQ(WhyNot([](GraphBuilder& b) { return b.Op1(OpKind::kRelu, "relu", {b.Input("x", {1, 4}, DataType::kInt8)}); }),
             "int8 not implemented");
   // The library's version stands as V: what is refused and why is the point.

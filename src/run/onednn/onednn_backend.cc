@@ -173,6 +173,17 @@ class DnnlNode final : public PreparedNode {
   }
   std::vector<Step> steps_;
 
+  /// The oneDNN implementation of each step's primitive ("brgconv_1x1:avx512_core_vnni", ...).
+  std::vector<std::string> Implementations() const {
+    std::vector<std::string> names;
+    for (const Step& step : steps_) {
+      const char* name = nullptr;
+      dnnl_primitive_desc_query(step.primitive.get_primitive_desc(), dnnl_query_impl_info_str, 0, &name);
+      names.emplace_back(name != nullptr ? name : "");
+    }
+    return names;
+  }
+
  private:
   // The step's primitive once per index (its memories bound to the table and the output above).
   Status RunIndexed(Step& step, TensorBuffers& buffers) {
@@ -264,6 +275,19 @@ void AppendInt8Clamp(dnnl::post_ops& ops, std::pair<float, float> bounds, float 
 void AppendInt8Rescale(dnnl::post_ops& ops, const Q8& qx, const Q8& qy) {
   const float ratio = qx.scale / qy.scale;
   ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, ratio, static_cast<float>(qy.zero) - static_cast<float>(qx.zero) * ratio);
+}
+
+// oneDNN 2.6.3's AMX int8 kernels (a CPU with AMX tiles, Sapphire Rapids) write past their
+// output: a 1×1 int8 conv of 96 → 32 channels on a 6×6 map (jit_1x1:avx512_core_amx_int8)
+// corrupted the heap within five runs, and a oneDNN int8 calibration died of it. An int8
+// primitive takes the next implementation oneDNN has that is not AMX (VNNI on such a CPU).
+template <typename PrimitiveDesc>
+Status AvoidAmxInt8(PrimitiveDesc& pd, const Node& node) {
+  while (std::string(pd.impl_info_str()).find("amx") != std::string::npos)
+    if (!pd.next_impl())
+      return Unsupported("int8 " + Name(node) + " unsupported on onednn, because oneDNN " + LibraryVersion() +
+                         " has only an AMX kernel for it, and its AMX int8 kernels write past their output");
+  return Status::Ok();
 }
 
 // A conv's or fully-connected's weights quantized per output channel, and what goes with them.
@@ -406,6 +430,7 @@ Status AddConvolution(const Graph& graph, const Node& node, const Eltwise& act, 
   Desc desc = bias_inside ? Desc(prop, alg, src_md, w_any, bias_md, dst_md, strides, dilates, pad_l, pad_r)
                           : Desc(prop, alg, src_md, w_any, dst_md, strides, dilates, pad_l, pad_r);
   typename Primitive::primitive_desc pd(desc, int8 ? q->attr : apart ? dnnl::primitive_attr() : PostOps(act), ctx.engine);
+  if (int8) LATTE_RETURN_IF_ERROR(AvoidAmxInt8(pd, node));
   // The bias added as rows of a whole number of 16-float vectors: the output (NHWC, channels
   // innermost) seen as rows of lcm(channels, 16) values, the bias tiled to one row. oneDNN's
   // binary broadcasting a {1, C, 1, 1} bias over an NHWC map of few channels ran at 9 ns per
@@ -521,6 +546,15 @@ Status PoolWith(const Graph& graph, const Node& node, Ctx& ctx, const dnnl::prim
 
 Status Pool(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) { return PoolWith(graph, node, ctx, PostOps(act)); }
 
+// A binary primitive's step of node input 0 (as `md`, rebound on every run) and a scalar `scalar`
+// the step owns, into the node's output (as `md`).
+void AddScalarBinaryStep(Ctx& ctx, const Node& node, dnnl::binary primitive, const memory::desc& md, memory scalar) {
+  Step step{std::move(primitive), {{DNNL_ARG_SRC_1, std::move(scalar)}}, {{DNNL_ARG_SRC_0, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
+  ctx.node->steps_.push_back(std::move(step));
+}
+
 // A binary primitive's step: sources `a_id` and `b_id` (as `a_md`, `b_md`) and the node's output
 // rebound on every run.
 void AddBinaryStep(Ctx& ctx, const Node& node, dnnl::binary primitive, TensorId a_id, const memory::desc& a_md, TensorId b_id,
@@ -624,9 +658,8 @@ const SimpleEltwise kSimpleEltwise[] = {
     {OpKind::kRsqrt, dnnl::algorithm::eltwise_pow, 1, -0.5f},     // 1·x^-0.5
 };
 
-Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
-  if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
-    return Unsupported(Name(node) + " changes the number of elements");
+// The eltwise algorithm and parameters of a unary node's function.
+Expected<Eltwise> UnaryEltwise(const Node& node) {
   Eltwise op{true, dnnl::algorithm::eltwise_relu, 0, 0};
   switch (node.kind) {
     case OpKind::kRelu: break;
@@ -653,6 +686,13 @@ Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx)
       op.alg = simple->alg, op.alpha = simple->alpha, op.beta = simple->beta;
     }
   }
+  return op;
+}
+
+Status Unary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (Elements(graph.tensor(node.inputs[0])) != Elements(graph.tensor(node.outputs[0])))
+    return Unsupported(Name(node) + " changes the number of elements");
+  LATTE_ASSIGN_OR_RETURN(const Eltwise op, UnaryEltwise(node));
   if (node.inputs.size() != 1 && node.kind != OpKind::kClip) return Unsupported(Name(node) + " with more than one input");
   const memory::desc md = Plain({Elements(graph.tensor(node.outputs[0]))}, RunType(graph, node));
   // An eltwise post-op on oneDNN 2.6's eltwise primitive gave zeros in our tests: a second pass
@@ -1308,6 +1348,7 @@ Status Int8FullyConnected(const Graph& graph, const Node& node, const Eltwise& a
   const memory::desc bias_md({1, out}, kF32, Tag::ab);
   const dnnl::matmul::desc desc = p.has_bias ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md) : dnnl::matmul::desc(src_md, w_any, dst_md);
   dnnl::matmul::primitive_desc pd(desc, q.attr, ctx.engine);
+  LATTE_RETURN_IF_ERROR(AvoidAmxInt8(pd, node));
   if (ctx.node == nullptr) return Status::Ok();
   const memory::desc w_file({in, out}, Type::s8, io ? Dims{out, 1} : Dims{1, in});
   AddWeightedStep(ctx, node, dnnl::matmul(pd), src_md, dst_md, w_file, q.weights.data(), pd.weights_desc(),
@@ -1349,13 +1390,8 @@ Status Int8Mean(const Graph& graph, const Node& node, const Eltwise& act, Ctx& c
 // int8 add and sub: oneDNN's binary scales each source to the output's scale; one linear post-op
 // adds what the zero points contribute and the output's (oneDNN 2.6.3 applied a second linear
 // post-op with the first one's constant in our probes: never two), then the clamp. A float32
-// constant operand is read as real values (scale 1, zero point 0). A product would need zero
-// points inside the binary, which oneDNN 2.6 does not take.
+// constant operand is read as real values (scale 1, zero point 0). A product is Int8Mul's.
 Status Int8Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
-  if (node.kind != OpKind::kAdd && node.kind != OpKind::kSub)
-    return Unsupported("int8 " + Name(node) + " unsupported on onednn, because oneDNN " + LibraryVersion() +
-                       "'s binary primitive scales its sources but takes no zero points, which an int8 " + Name(node) +
-                       " of asymmetric values needs");
   LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
   if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
   LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
@@ -1389,6 +1425,80 @@ Status Int8Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx&
                                   attr, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   AddBinaryStep(ctx, node, dnnl::binary(pd), a_id, a_md, b_id, b_md, y_md);
+  return Status::Ok();
+}
+
+// int8 mul: y = sa·sb/sy · (qa − za)(qb − zb) + zy. oneDNN 2.6's binary takes no zero points, so
+// the second operand is first made T = sa·sb/sy · (qb − zb) in f32 (a reorder with its zero point
+// and that scale, each run; once for a float32 constant, read as real values), then one binary
+// subtracts za from the first operand, multiplies by T in a post-op and adds zy in another. The
+// post-op's T may be a whole map, one value per channel (a squeeze-and-excite's weights) or one
+// value: oneDNN's post-ops broadcast over all but the channels, so a rank-4 map is described to it as
+// NCHW over its NHWC memory.
+Status Int8Mul(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
+  if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
+  LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
+  const Shape& ys = graph.tensor(node.outputs[0]).shape;
+  const Dims y(ys.begin(), ys.end());
+  LATTE_ASSIGN_OR_RETURN(Dims a, BroadcastDims(graph, node, node.inputs[0]));
+  LATTE_ASSIGN_OR_RETURN(Dims b, BroadcastDims(graph, node, node.inputs[1]));
+  TensorId a_id = node.inputs[0], b_id = node.inputs[1];
+  if (a != y) std::swap(a, b), std::swap(a_id, b_id);  // a product commutes: the whole map first
+  const Tensor& at = graph.tensor(a_id);
+  const Tensor& bt = graph.tensor(b_id);
+  if (a != y || !IsInt8Activation(at))
+    return Unsupported("int8 " + Name(node) + " needs one int8 operand of the output's shape, not implemented otherwise in the onednn backend");
+  const bool scalar = Elements(bt) == 1;
+  const bool per_channel = y.size() == 4 && b == Dims{1, 1, 1, y[3]};
+  if (b != y && !scalar && !per_channel)
+    return Unsupported("int8 " + Name(node) + " broadcasting " + ShapeToString(bt.shape) + " over " + ShapeToString(ys) +
+                       " not implemented in the onednn backend (a whole map, one value per channel or one value only)");
+  const bool b_int8 = IsInt8Activation(bt);
+  if (!b_int8 && !(bt.is_constant() && bt.dtype == DataType::kFloat32))
+    return Unsupported("int8 " + Name(node) + " of a float32 activation");
+  const Q8 qa = Q8Of(at), qb = b_int8 ? Q8Of(bt) : Q8{1.0f, 0}, qy = Q8Of(graph.tensor(node.outputs[0]));
+  const float k = qa.scale * qb.scale / qy.scale;
+  // Rank 4 as NCHW over NHWC memory (channels are oneDNN's dim 1, which its post-ops broadcast along).
+  const auto logical = [&](const Dims& d, Type type) {
+    if (d.size() != 4) return Plain(d, type);
+    return memory::desc({d[0], d[3], d[1], d[2]}, type, Tag::nhwc);
+  };
+  const memory::desc a_md = logical(y, Type::s8), y_md = logical(y, Type::s8);
+  const memory::desc t_md = scalar ? Plain(Dims(y.size(), 1), kF32) : logical(b, kF32);
+  const memory::desc b_md = scalar ? Plain(Dims(y.size(), 1), Type::s8) : logical(b, Type::s8);
+  const memory::desc zero_md = Plain(Dims(y.size(), 1), kF32);
+  dnnl::post_ops ops;
+  ops.append_binary(dnnl::algorithm::binary_mul, t_md);
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f, static_cast<float>(qy.zero));
+  AppendInt8Clamp(ops, bounds, qy.scale, qy.zero);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_sub, a_md, zero_md, y_md}, attr, ctx.engine);
+  std::optional<dnnl::reorder::primitive_desc> t_pd;
+  if (b_int8) {
+    dnnl::primitive_attr t_attr;
+    t_attr.set_output_scales(0, {k});
+    t_attr.set_zero_points(DNNL_ARG_SRC, 0, {qb.zero});
+    t_pd.emplace(ctx.engine, b_md, ctx.engine, t_md, t_attr);
+  }
+  if (ctx.node == nullptr) return Status::Ok();
+  memory t(t_md, ctx.engine);
+  if (b_int8) {
+    Step to_t{dnnl::reorder(*t_pd), {{DNNL_ARG_TO, t}}, {{DNNL_ARG_FROM, b_id}}, {}};
+    to_t.args[DNNL_ARG_FROM] = Unbound(ctx, b_md);
+    ctx.node->steps_.push_back(std::move(to_t));
+  } else {
+    LATTE_ASSIGN_OR_RETURN(std::vector<float> c, ConstantFloats(bt));
+    for (float& v : c) v *= k;
+    std::memcpy(t.get_data_handle(), c.data(), c.size() * sizeof(float));  // `logical` keeps the memory's order
+  }
+  float za = static_cast<float>(qa.zero);
+  Step step{dnnl::binary(pd), {{DNNL_ARG_SRC_1, PackWeights(ctx, zero_md, &za, zero_md)}, {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, t}},
+            {{DNNL_ARG_SRC_0, a_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
+  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, a_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  ctx.node->steps_.push_back(std::move(step));
   return Status::Ok();
 }
 
@@ -1431,11 +1541,40 @@ Status Int8Clamp(const Graph& graph, const Node& node, const Eltwise& act, Ctx& 
   dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_max, md, lo_md, md}, attr, ctx.engine);
   if (ctx.node == nullptr) return Status::Ok();
   std::int8_t lo_value = static_cast<std::int8_t>(lo);
-  memory lo_memory = PackWeights(ctx, lo_md, &lo_value, lo_md);
-  Step step{dnnl::binary(pd), {{DNNL_ARG_SRC_1, lo_memory}}, {{DNNL_ARG_SRC_0, node.inputs[0]}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, md);
-  ctx.node->steps_.push_back(std::move(step));
+  AddScalarBinaryStep(ctx, node, dnnl::binary(pd), md, PackWeights(ctx, lo_md, &lo_value, lo_md));
+  return Status::Ok();
+}
+
+// sigmoid, tanh, hard_swish, hard_sigmoid, elu, leaky_relu and gelu on int8: the function of the
+// real values inside one binary add. The binary's source scale turns the int8 values into real
+// units (times hard_sigmoid's slope), the added f32 scalar takes off the zero point (and adds
+// hard_sigmoid's offset), the function is an eltwise post-op and a linear post-op puts the result
+// in the output's scale and zero point, saturated to s8. (oneDNN 2.6's eltwise primitive takes no
+// s8 for these, and its binary applied a second linear post-op wrongly in our probes: one only.)
+Status Int8Activation(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  if (act.present) return Unsupported("int8 " + Name(node) + " with a fused activation");
+  if (node.inputs.size() != 1) return Unsupported(Name(node) + " with more than one input");
+  const std::int64_t n = Elements(graph.tensor(node.outputs[0]));
+  if (Elements(graph.tensor(node.inputs[0])) != n) return Unsupported(Name(node) + " changes the number of elements");
+  float slope = 1.0f, offset = 0.0f;
+  Eltwise f{true, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f};
+  if (node.kind == OpKind::kHardSigmoid) {
+    slope = static_cast<float>(node.attrs.GetFloat("alpha", 0.2)), offset = static_cast<float>(node.attrs.GetFloat("beta", 0.5));
+  } else {
+    LATTE_ASSIGN_OR_RETURN(f, UnaryEltwise(node));
+  }
+  const Q8 qx = Q8Of(graph.tensor(node.inputs[0])), qy = Q8Of(graph.tensor(node.outputs[0]));
+  dnnl::primitive_attr attr;
+  attr.set_scales(DNNL_ARG_SRC_0, 0, {slope * qx.scale});
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.0f, f.alg, f.alpha, f.beta);
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, 1.0f / qy.scale, static_cast<float>(qy.zero));
+  attr.set_post_ops(ops);
+  const memory::desc md = Plain({n}, Type::s8), shift_md = Plain({1}, kF32);
+  dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_add, md, shift_md, md}, attr, ctx.engine);
+  if (ctx.node == nullptr) return Status::Ok();
+  float shift = offset - slope * qx.scale * static_cast<float>(qx.zero);
+  AddScalarBinaryStep(ctx, node, dnnl::binary(pd), md, PackWeights(ctx, shift_md, &shift, shift_md));
   return Status::Ok();
 }
 
@@ -1460,9 +1599,11 @@ const KindTable<Handler>& Int8Handlers() {
     h.Add({K::kFullyConnected}, Int8FullyConnected);
     h.Add({K::kMaxPool2D, K::kAvgPool2D, K::kGlobalAvgPool, K::kGlobalMaxPool}, Int8Pool);
     h.Add({K::kMean}, Int8Mean);
-    h.Add({K::kAdd, K::kSub, K::kMul}, Int8Binary);
+    h.Add({K::kAdd, K::kSub}, Int8Binary);
+    h.Add({K::kMul}, Int8Mul);
     h.Add({K::kQuantize, K::kDequantize}, Int8Convert);
     h.Add({K::kRelu, K::kRelu6, K::kReluN1To1, K::kClip}, Int8Clamp);
+    h.Add({K::kSigmoid, K::kTanh, K::kHardSwish, K::kHardSigmoid, K::kElu, K::kLeakyRelu, K::kGelu}, Int8Activation);
     h.Add({K::kReshape, K::kFlatten, K::kSqueeze, K::kUnsqueeze, K::kIdentity, K::kConcat, K::kPad, K::kResize, K::kTranspose,
            K::kDepthToSpace, K::kSpaceToDepth},
           Int8Move);
@@ -1476,7 +1617,7 @@ Status AnalyzeInt8Node(const Graph& graph, const Node& node, Ctx& ctx) {
   const Handler* handler = Int8Handlers().Find(node.kind);
   if (handler == nullptr)
     return Unsupported("int8 " + Name(node) + " unsupported on onednn, because Latte's oneDNN backend runs int8 convolutions, "
-                       "fully-connected layers, adds, pooling, means, clamps and data movement only");
+                       "fully-connected layers, adds, pooling, means, clamps, activations and data movement only");
   LATTE_RETURN_IF_ERROR(CheckInt8Tensors(graph, node, 6));
   LATTE_ASSIGN_OR_RETURN(const Eltwise act, FusedActivation(node));
   return (*handler)(graph, node, act, ctx);
@@ -1627,6 +1768,11 @@ Expected<std::unique_ptr<PreparedNode>> OnednnBackend::Prepare(const Graph& grap
   Ctx ctx{impl_->engine, impl_->stream, prepared.get()};
   LATTE_RETURN_IF_ERROR(Analyze(graph, node, options_.precision, ctx));
   return std::unique_ptr<PreparedNode>(std::move(prepared));
+}
+
+std::vector<std::string> OnednnImplementations(const PreparedNode& node) {
+  const auto* dnnl_node = dynamic_cast<const DnnlNode*>(&node);
+  return dnnl_node != nullptr ? dnnl_node->Implementations() : std::vector<std::string>{};
 }
 
 void RegisterOnednnBackend(BackendRegistry& registry) {

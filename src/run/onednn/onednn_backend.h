@@ -6,13 +6,15 @@
 // activations, weights packed as bfloat16, biases and norm parameters float32; a kind oneDNN has
 // no bf16 kernel for here is refused "<kind> unsupported at bf16, because ...". At --precision
 // int8 it runs the nodes the executor lowered to int8 (run/int8_plan) on oneDNN's s8 primitives
-// (convolutions, fully-connected as matmul, add/sub, pooling, clamps, conversions, data
-// movement), the quantization as oneDNN's scales, zero points and post-ops; another int8 kind is
-// refused, and the executor keeps it fp32.
+// (convolutions, fully-connected as matmul, add/sub/mul, pooling, means, clamps, activations,
+// conversions, data movement), the quantization as oneDNN's scales, zero points and post-ops, never
+// on oneDNN 2.6's AMX int8 kernels (they write past their output); another int8 kind is refused,
+// and the executor keeps it fp32.
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "run/backend.h"
@@ -49,6 +51,10 @@ class OnednnBackend : public Backend {
 /// Yes when oneDNN's effective CPU ISA has AVX-512 BF16 (dnnl_get_effective_cpu_isa), so bf16
 /// primitives run on bf16 instructions; else no, naming the ISA it found lacking.
 Support OnednnBf16Support();
+
+/// The oneDNN implementation of each primitive a node this backend prepared runs, in order (empty
+/// for another backend's node): which kernels oneDNN chose, for tests and probes.
+std::vector<std::string> OnednnImplementations(const PreparedNode& node);
 
 /// Adds "onednn" to `registry` (asserts the name is free).
 void RegisterOnednnBackend(BackendRegistry& registry);
