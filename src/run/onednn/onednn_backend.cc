@@ -1391,15 +1391,27 @@ Status Int8Mean(const Graph& graph, const Node& node, const Eltwise& act, Ctx& c
 // adds what the zero points contribute and the output's (oneDNN 2.6.3 applied a second linear
 // post-op with the first one's constant in our probes: never two), then the clamp. A float32
 // constant operand is read as real values (scale 1, zero point 0). A product is Int8Mul's.
-Status Int8Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+// An int8 binary node's two operands as the output's rank (BroadcastDims), and the output's dims.
+struct BinaryOperands {
+  Dims y, a, b;
+  TensorId a_id, b_id;
+};
+Expected<BinaryOperands> Int8BinaryOperands(const Graph& graph, const Node& node) {
   LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
   if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
-  LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
   const Shape& ys = graph.tensor(node.outputs[0]).shape;
-  const Dims y(ys.begin(), ys.end());
-  LATTE_ASSIGN_OR_RETURN(Dims a, BroadcastDims(graph, node, node.inputs[0]));
-  LATTE_ASSIGN_OR_RETURN(Dims b, BroadcastDims(graph, node, node.inputs[1]));
-  TensorId a_id = node.inputs[0], b_id = node.inputs[1];
+  BinaryOperands o{Dims(ys.begin(), ys.end()), {}, {}, node.inputs[0], node.inputs[1]};
+  LATTE_ASSIGN_OR_RETURN(o.a, BroadcastDims(graph, node, o.a_id));
+  LATTE_ASSIGN_OR_RETURN(o.b, BroadcastDims(graph, node, o.b_id));
+  return o;
+}
+
+Status Int8Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
+  LATTE_ASSIGN_OR_RETURN(BinaryOperands o, Int8BinaryOperands(graph, node));
+  LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
+  const Dims& y = o.y;
+  Dims a = std::move(o.a), b = std::move(o.b);
+  TensorId a_id = o.a_id, b_id = o.b_id;
   if (a != y) {  // oneDNN broadcasts its second source only
     if (node.kind != OpKind::kAdd || b != y)
       return Unsupported("int8 " + Name(node) + " broadcasting its first input not implemented in the onednn backend");
@@ -1436,14 +1448,12 @@ Status Int8Binary(const Graph& graph, const Node& node, const Eltwise& act, Ctx&
 // value: oneDNN's post-ops broadcast over all but the channels, so a rank-4 map is described to it as
 // NCHW over its NHWC memory.
 Status Int8Mul(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ctx) {
-  LATTE_RETURN_IF_ERROR(NeedInputs(node, 2));
-  if (node.inputs.size() != 2) return Unsupported(Name(node) + " with " + std::to_string(node.inputs.size()) + " inputs");
+  LATTE_ASSIGN_OR_RETURN(BinaryOperands o, Int8BinaryOperands(graph, node));
   LATTE_ASSIGN_OR_RETURN(const auto bounds, Int8Bounds(node, act));
+  const Dims& y = o.y;
   const Shape& ys = graph.tensor(node.outputs[0]).shape;
-  const Dims y(ys.begin(), ys.end());
-  LATTE_ASSIGN_OR_RETURN(Dims a, BroadcastDims(graph, node, node.inputs[0]));
-  LATTE_ASSIGN_OR_RETURN(Dims b, BroadcastDims(graph, node, node.inputs[1]));
-  TensorId a_id = node.inputs[0], b_id = node.inputs[1];
+  Dims a = std::move(o.a), b = std::move(o.b);
+  TensorId a_id = o.a_id, b_id = o.b_id;
   if (a != y) std::swap(a, b), std::swap(a_id, b_id);  // a product commutes: the whole map first
   const Tensor& at = graph.tensor(a_id);
   const Tensor& bt = graph.tensor(b_id);
@@ -1464,7 +1474,7 @@ Status Int8Mul(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ct
     if (d.size() != 4) return Plain(d, type);
     return memory::desc({d[0], d[3], d[1], d[2]}, type, Tag::nhwc);
   };
-  const memory::desc a_md = logical(y, Type::s8), y_md = logical(y, Type::s8);
+  const memory::desc map_md = logical(y, Type::s8);  // the first operand's and the output's
   const memory::desc t_md = scalar ? Plain(Dims(y.size(), 1), kF32) : logical(b, kF32);
   const memory::desc b_md = scalar ? Plain(Dims(y.size(), 1), Type::s8) : logical(b, Type::s8);
   const memory::desc zero_md = Plain(Dims(y.size(), 1), kF32);
@@ -1474,7 +1484,7 @@ Status Int8Mul(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ct
   AppendInt8Clamp(ops, bounds, qy.scale, qy.zero);
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
-  dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_sub, a_md, zero_md, y_md}, attr, ctx.engine);
+  dnnl::binary::primitive_desc pd({dnnl::algorithm::binary_sub, map_md, zero_md, map_md}, attr, ctx.engine);
   std::optional<dnnl::reorder::primitive_desc> t_pd;
   if (b_int8) {
     dnnl::primitive_attr t_attr;
@@ -1496,8 +1506,8 @@ Status Int8Mul(const Graph& graph, const Node& node, const Eltwise& act, Ctx& ct
   float za = static_cast<float>(qa.zero);
   Step step{dnnl::binary(pd), {{DNNL_ARG_SRC_1, PackWeights(ctx, zero_md, &za, zero_md)}, {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, t}},
             {{DNNL_ARG_SRC_0, a_id}}, {{DNNL_ARG_DST, node.outputs[0]}}};
-  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, a_md);
-  step.args[DNNL_ARG_DST] = Unbound(ctx, y_md);
+  step.args[DNNL_ARG_SRC_0] = Unbound(ctx, map_md);
+  step.args[DNNL_ARG_DST] = Unbound(ctx, map_md);
   ctx.node->steps_.push_back(std::move(step));
   return Status::Ok();
 }
