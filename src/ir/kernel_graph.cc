@@ -539,7 +539,12 @@ Expected<Graph> BuildKernelGraph(const Kernel& kernel, unsigned seed) {
   std::vector<NodeId> all(graph.num_nodes());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<NodeId>(i);
   LATTE_ASSIGN_OR_RETURN(Kernel built, KernelOfNodes(graph, all));
-  if (!(built == kernel))
+  // A commutative op asked for with its smaller operand first (a scale times a map, as a network
+  // in context wires it) is built in that order and reads back as its key orders it.
+  Kernel asked = kernel;
+  if (KernelFamilyOf(asked.op) == KernelFamily::kBinary)
+    WriteParams(CanonicalOperandOrder(asked.op, ReadParams<BinaryKernelParams>(asked)), asked);
+  if (!(built == asked))
     return InvalidInput("kernel params do not describe one kernel: asked for " + kernel.Key() + ", built " + built.Key());
   return graph;
 }

@@ -393,7 +393,7 @@ Expected<Params> MainParams(const Graph& graph, const Node& node, bool nchw) {
         padded.insert(padded.end(), s.begin(), s.end());
         return Nhwc4(padded, nchw);
       };
-      return Stored(BinaryKernelParams{view(x->shape), view(b->shape)});
+      return Stored(CanonicalOperandOrder(node.kind, BinaryKernelParams{view(x->shape), view(b->shape)}));
     }
     case KernelFamily::kConcat: return ConcatKernelParamsOf(graph, node, y, nchw);
     case KernelFamily::kResize: {

@@ -431,4 +431,10 @@ template std::string ParamKey<TransposeKernelParams, 4>(std::array<std::int64_t,
 template std::string ParamKey<WhereKernelParams, 4>(std::array<std::int64_t, 4> WhereKernelParams::*, std::size_t);
 template std::string ParamKey<PadKernelParams, 8>(std::array<std::int64_t, 8> PadKernelParams::*, std::size_t);
 
+BinaryKernelParams CanonicalOperandOrder(OpKind op, BinaryKernelParams p) {
+  const auto elements = [](const std::array<std::int64_t, 4>& d) { return d[0] * d[1] * d[2] * d[3]; };
+  if (IsCommutative(op) && elements(p.b) > elements(p.a)) std::swap(p.a, p.b);
+  return p;
+}
+
 }  // namespace latte

@@ -111,6 +111,11 @@ struct BinaryKernelParams {
   bool operator==(const BinaryKernelParams&) const = default;
 };
 
+/// `p` as a kernel of `op` is keyed: a commutative op (IsCommutative) with its operand of more
+/// elements first. Either order runs alike (the backends put the broadcast operand second), so a
+/// scale times a map and the map times the scale are one kernel, measured and predicted as one.
+BinaryKernelParams CanonicalOperandOrder(OpKind op, BinaryKernelParams p);
+
 /// gelu: the input, and tanh (0/1: 1 for the tanh approximation, 0 for the exact erf form).
 struct GeluKernelParams : NhwcParams {
   std::int64_t tanh = 0;

@@ -40,6 +40,17 @@ KernelFamily KernelFamilyOf(OpKind kind) { return kOps[static_cast<size_t>(kind)
 
 bool IsBinaryElementwise(OpKind kind) { return KernelFamilyOf(kind) == KernelFamily::kBinary; }
 
+bool IsCommutative(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAdd: case OpKind::kMul: case OpKind::kMaximum: case OpKind::kMinimum:
+    case OpKind::kSquaredDifference: case OpKind::kEqual: case OpKind::kNotEqual:
+    case OpKind::kLogicalAnd: case OpKind::kLogicalOr:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsLogic(OpKind kind) {
   return kind == OpKind::kLogicalAnd || kind == OpKind::kLogicalOr || kind == OpKind::kLogicalNot;
 }

@@ -35,6 +35,9 @@ KernelFamily KernelFamilyOf(OpKind kind);
 /// A two-operand elementwise op with numpy broadcasting (add, sub, mul, div, pow, maximum,
 /// minimum, squared_difference, the comparisons, logical_and, logical_or).
 bool IsBinaryElementwise(OpKind kind);
+/// A binary op whose operands may be swapped without changing its result (add, mul, maximum,
+/// minimum, squared_difference, equal, not_equal, logical_and, logical_or).
+bool IsCommutative(OpKind kind);
 /// A comparison (equal, ..., greater_equal) or a logical op (logical_and, _or, _not): its output
 /// is bool, whatever its inputs are.
 bool IsComparisonOrLogic(OpKind kind);

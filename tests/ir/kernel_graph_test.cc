@@ -503,6 +503,31 @@ TEST(KernelGraphTest, AClipWithReluBoundsFollowsAsThatRelu) {
   EXPECT_EQ(grouping->kernels[2].kernel.Kind(), "clip");
 }
 
+// A scale times a map and the map times the scale are one kernel (PP-OCRv4's affine blocks
+// write the scale first): a commutative op is keyed with its larger operand first, whichever
+// order the file has; a subtraction keeps its order.
+TEST(KernelGraphTest, ACommutativeOpIsKeyedWithItsLargerOperandFirst) {
+  GraphBuilder b;
+  TensorId x = b.Input("x", {1, 8, 8, 16});
+  TensorId s = b.Constant("s", {1}, {0.5f});
+  TensorId v = b.Constant("v", {16}, std::vector<float>(16, 2.0f));
+  TensorId scale_first = b.Op1(OpKind::kMul, "scale_first", {s, x});
+  TensorId map_first = b.Op1(OpKind::kMul, "map_first", {x, s});
+  TensorId channels_first = b.Op1(OpKind::kMaximum, "channels_first", {v, x});
+  TensorId minus = b.Op1(OpKind::kSub, "minus", {s, x});
+  Expected<Graph> g = b.Finish({scale_first, map_first, channels_first, minus});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const auto key = [&](NodeId n) { return KernelOfNodes(*g, {n}).value().Key(); };
+  EXPECT_EQ(key(0), "mul|a0=1,a1=8,a2=8,a3=16,b0=1,b1=1,b2=1,b3=1|float32");
+  EXPECT_EQ(key(1), key(0));
+  EXPECT_EQ(key(2), "maximum|a0=1,a1=8,a2=8,a3=16,b0=1,b1=1,b2=1,b3=16|float32");
+  EXPECT_EQ(key(3), "sub|a0=1,a1=1,a2=1,a3=1,b0=1,b1=8,b2=8,b3=16|float32");
+  // The one-kernel graph of the key runs the map first.
+  Expected<Graph> built = BuildKernelGraph(KernelOfNodes(*g, {0}).value());
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  EXPECT_EQ(built->tensor(built->node(0).inputs[0]).shape, (Shape{1, 8, 8, 16}));
+}
+
 TEST(KernelGraphTest, KernelOfNodesRejectsWhatIsNotAChain) {
   GraphBuilder b;
   TensorId x = b.Input("x", {1, 8, 8, 4});
