@@ -60,9 +60,11 @@ std::map<std::string, std::vector<TrainingSample>> Candidates(const Pack& pack, 
   return by_class;
 }
 
-// The context's time per MiB lost from a cache, all four terms: memory time, moved by `factor`.
+// The context's times that are not a share of a layer's (per MiB lost from a cache, all four
+// terms, and per layer): this machine's time, moved by `factor`.
 void ScaleCacheTerms(ContextModel& c, double factor) {
-  for (double* coefficient : {&c.l2_ms_per_mib, &c.l3_ms_per_mib, &c.weightless_l2_ms_per_mib, &c.weightless_l3_ms_per_mib})
+  for (double* coefficient :
+       {&c.layer_ms, &c.l2_ms_per_mib, &c.l3_ms_per_mib, &c.weightless_l2_ms_per_mib, &c.weightless_l3_ms_per_mib})
     *coefficient *= factor;
 }
 

@@ -94,11 +94,11 @@ void FitFamilyContext(const std::vector<StoredGraphLayer>& layers, const Expecte
     if (unread > 0) layout_note += fmt::format(" ({} of {} networks not rebuilt: their reorders not counted)", unread, networks.size());
   }
   context_note = fmt::format(
-      "in-graph context: {} + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
+      "in-graph context: {} + {:.4f} ms per layer + {:.4f} ms per MiB lost from L2 ({} KiB) + {:.4f} ms per MiB lost "
       "from L3 ({} MiB simulated; activations' memory: {}), for layers without weights {:.4f} and {:.4f}{}; fitted on {} "
       "layers of {} random networks, minimising each {}'s error; held-out networks' layer sums {:.1f}% RMSPE alone, {:.1f}% with it "
       "(one share {:.1f}%, a share per class of kernel {:.1f}%)",
-      model->ShareText(), model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
+      model->ShareText(), model->layer_ms, model->l2_ms_per_mib, model->l2_bytes >> 10, model->l3_ms_per_mib, model->l3_bytes >> 20,
       TensorMemoryName(model->memory), model->weightless_l2_ms_per_mib, model->weightless_l3_ms_per_mib, layout_note, model->layers,
       model->graphs, model->objective == ContextObjective::kNetworks ? "network" : "layer", model->cv_alone_rmspe_pct,
       model->cv_rmspe_pct, model->cv_one_share_rmspe_pct, model->cv_class_shares_rmspe_pct);

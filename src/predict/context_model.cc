@@ -32,11 +32,13 @@ namespace {
 // slot (the first kContextClasses), then the MiB it loses from L2 and from L3, in the next two
 // slots if it has weights and in the two after if not, then the MiB a layout pass reorders around
 // it (zero on a backend without one: the fit then leaves that coefficient at zero), then those of
-// them that alias in the L1 (NchwcReorderAliases).
+// them that alias in the L1 (NchwcReorderAliases), then 1 for a layer with a kernel (its cost in
+// a graph whatever its size).
 constexpr std::size_t kAloneSlots = kContextClasses;
 constexpr std::size_t kLayoutSlot = kAloneSlots + 4;
 constexpr std::size_t kPagedLayoutSlot = kAloneSlots + 5;
-constexpr std::size_t kFeatures = kAloneSlots + 6;
+constexpr std::size_t kLayerSlot = kAloneSlots + 6;
+constexpr std::size_t kFeatures = kAloneSlots + 7;
 using Features = std::array<double, kFeatures>;
 struct Row {
   Features x;
@@ -54,6 +56,7 @@ Features LayerFeatures(const LayerTraffic& traffic, double alone_ms, OpKind op, 
   x[kAloneSlots + 3] = weights ? 0 : l3;
   x[kLayoutSlot] = static_cast<double>(traffic.layout_bytes) / kMiB;
   x[kPagedLayoutSlot] = static_cast<double>(traffic.layout_paged_bytes) / kMiB;
+  x[kLayerSlot] = op == OpKind::kOpaque ? 0 : 1;
   return x;
 }
 
@@ -191,6 +194,7 @@ ContextModel WithCoefficients(const Features& coef, bool per_class, std::int64_t
   model.weightless_l3_ms_per_mib = coef[kAloneSlots + 3];
   model.layout_ms_per_mib = coef[kLayoutSlot];
   model.layout_paged_ms_per_mib = coef[kPagedLayoutSlot];
+  model.layer_ms = coef[kLayerSlot];
   model.l2_bytes = l2;
   model.l3_bytes = l3;
   return model;
@@ -323,6 +327,7 @@ std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traff
   coef[kAloneSlots + 3] = weightless_l3_ms_per_mib;
   coef[kLayoutSlot] = layout_ms_per_mib;
   coef[kPagedLayoutSlot] = layout_paged_ms_per_mib;
+  coef[kLayerSlot] = layer_ms;
   for (std::size_t i = 0; i < traffic.size(); ++i) {
     const double alone = i < alone_ms.size() ? alone_ms[i] : 0;
     const OpKind op = i < ops.size() ? ops[i] : OpKind::kOpaque;
@@ -332,7 +337,8 @@ std::vector<double> ContextModel::ExtraMs(const std::vector<LayerTraffic>& traff
 }
 
 nlohmann::json ContextModel::ToJson() const {
-  nlohmann::json json = {{"l2_ms_per_mib", l2_ms_per_mib},
+  nlohmann::json json = {{"layer_ms", layer_ms},
+          {"l2_ms_per_mib", l2_ms_per_mib},
           {"l3_ms_per_mib", l3_ms_per_mib},
           {"l2_bytes", l2_bytes},
           {"l3_bytes", l3_bytes},
@@ -381,6 +387,10 @@ Expected<ContextModel> ContextModel::FromJson(const nlohmann::json& json) {
       }
     } else {
       LATTE_ASSIGN_OR_RETURN(model.share, number(json, "share"));
+    }
+    // Packs before the per-layer term do not say: none.
+    if (json.contains("layer_ms")) {
+      LATTE_ASSIGN_OR_RETURN(model.layer_ms, number(json, "layer_ms"));
     }
     LATTE_ASSIGN_OR_RETURN(model.l2_ms_per_mib, number(json, "l2_ms_per_mib"));
     LATTE_ASSIGN_OR_RETURN(model.l3_ms_per_mib, number(json, "l3_ms_per_mib"));

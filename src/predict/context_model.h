@@ -5,12 +5,15 @@
 // written long before) and, when its producer has just written its input, part of it closer.
 // ir/cache_reuse counts, per layer, the bytes a cache of each level loses inside the graph
 // against alone; the extra time is
-//   share · (time alone) + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
+//   share · (time alone) + layer_ms + l2_ms_per_mib · (bytes lost from L2) + l3_ms_per_mib · (bytes lost from L3)
 //     + layout_ms_per_mib · (bytes a layout pass reorders around the layer)
 //     + layout_paged_ms_per_mib · (those of them on more than 8 channel planes of whole 4 KiB pages)
 // where the share is one for every layer or, when the held-out networks say it predicts them
 // better, one per class of kernel (convolutions, dense products, data movement, the rest: a
-// transformer's matmuls lose less of their time in a graph than a CNN's convs),
+// transformer's matmuls lose less of their time in a graph than a CNN's convs), layer_ms what
+// every layer adds whatever its size (its code and descriptors an inference cold: oneDNN's int8
+// layers of under 2 µs alone took 2.4 µs more in their random networks, those of 30–100 µs 17 µs:
+// a share alone gave the small ones a tenth of it and the large ones too much),
 // with the cache coefficients apart for layers without weights (elementwise ops, pools, resizes:
 // they stream what they touch, where a conv reuses it), all non-negative and fitted on layers of
 // random networks measured both ways
@@ -59,6 +62,7 @@ struct ContextModel {
   double share = 0;           // extra time as a share of the time alone (every layer's, without class_shares)
   /// The share per class of kernel (ContextClass order), when the fit chose them over one share.
   std::optional<std::array<double, kContextClasses>> class_shares;
+  double layer_ms = 0;        // per layer with a kernel, whatever its size (packs before it: 0)
   double l2_ms_per_mib = 0;   // per MiB lost from L2 inside the graph (negative MiB: found)
   double l3_ms_per_mib = 0;   // per MiB lost from L3
   // The same for layers without weights (packs before the split: the coefficients above).
