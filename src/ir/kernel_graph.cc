@@ -560,9 +560,25 @@ Expected<Graph> JoinKernels(const std::vector<JoinedKernel>& kernels, std::vecto
     std::string prefix = "k";  // built in steps: GCC 12 warns (-Wrestrict) on "k" + to_string(ki) + ":"
     prefix += std::to_string(ki);
     prefix += ':';
+    std::vector<int> from = kernels[ki].from;
+    // A commutative kernel is keyed with its larger operand first (CanonicalOperandOrder) while
+    // a network may wire it the other way round: its sources are then taken swapped.
+    if (IsCommutative(kernels[ki].kernel.op) && g.inputs.size() == 2 && from.size() >= 2) {
+      const auto fits = [&](const std::vector<int>& order) {
+        for (std::size_t i = 0; i < 2; ++i) {
+          const int source = order[i];
+          if (source < 0 || static_cast<std::size_t>(source) >= ki) continue;
+          if (joined.tensor(outputs[static_cast<std::size_t>(source)]).shape != g.tensor(g.inputs[i]).shape) return false;
+        }
+        return true;
+      };
+      std::vector<int> swapped = from;
+      std::swap(swapped[0], swapped[1]);
+      if (!fits(from) && fits(swapped)) from = std::move(swapped);
+    }
     std::map<TensorId, TensorId> map;
-    for (std::size_t i = 0; i < g.inputs.size() && i < kernels[ki].from.size(); ++i) {
-      const int source = kernels[ki].from[i];
+    for (std::size_t i = 0; i < g.inputs.size() && i < from.size(); ++i) {
+      const int source = from[i];
       if (source < 0) continue;
       if (static_cast<std::size_t>(source) >= ki) {
         return InvalidInput(fmt::format("kernel {} reads kernel {}: only earlier kernels can be read", ki, source));

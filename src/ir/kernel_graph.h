@@ -92,7 +92,9 @@ struct JoinedKernel {
 
 /// The kernels' graphs joined as `from` says, in order (kernel i's weights seeded with i); the
 /// last kernel's output is the output. kInvalidInput for a kernel reading itself or a later one,
-/// or whose input does not match the shape of the output it reads. `kernel_nodes`, when given,
+/// or whose input does not match the shape of the output it reads (a commutative kernel's two
+/// sources are taken swapped when only that order matches: a network may wire its smaller
+/// operand first, its kernel is keyed larger first). `kernel_nodes`, when given,
 /// receives each kernel's nodes in the joined graph.
 Expected<Graph> JoinKernels(const std::vector<JoinedKernel>& kernels, std::vector<std::vector<NodeId>>* kernel_nodes = nullptr);
 

@@ -74,9 +74,10 @@ struct ContextModel {
   /// Added per MiB of reorders whose channel planes are whole 4 KiB pages, of more than 8 channels
   /// (LayerTraffic::layout_paged_bytes; packs before it: 0).
   double layout_paged_ms_per_mib = 0;
-  /// How layout_ms_per_mib was found: measured (the networks' layout changes as their profiles
-  /// timed them, over the bytes they reorder) or fitted with the other coefficients (the
-  /// held-out networks preferred it, or the networks did not record their layout time).
+  /// How layout_ms_per_mib and layout_paged_ms_per_mib were found: measured (the networks'
+  /// layout changes as their profiles timed them, against the bytes they reorder and those of
+  /// them on whole pages, two rates) or fitted with the other coefficients (the held-out networks
+  /// preferred it, or the networks did not record their layout time).
   bool layout_measured = false;
   std::int64_t l2_bytes = 0;  // the cache sizes the traffic is simulated with
   std::int64_t l3_bytes = 0;

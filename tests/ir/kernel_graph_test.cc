@@ -771,6 +771,30 @@ TEST(KernelGraphTest, JoinedKernelsReadWhatTheySayAndNothingElse) {
   EXPECT_EQ(grouping->kernels[2].kernel, AddOf(8, 4));
 }
 
+TEST(KernelGraphTest, ACommutativeKernelWiredSmallerOperandFirstJoinsItsSourcesSwapped) {
+  // A squeeze-and-excite scale: mul(scale, map) as a network wires it, keyed map first
+  // (CanonicalOperandOrder); its sources listed in the network's order, scale first.
+  Kernel pool;
+  pool.op = OpKind::kGlobalAvgPool;
+  pool.params = {{"n", 1}, {"h", 8}, {"w", 8}, {"c", 4}};
+  Kernel mul;
+  mul.op = OpKind::kMul;
+  mul.params = {{"a0", 1}, {"a1", 8}, {"a2", 8}, {"a3", 4}, {"b0", 1}, {"b1", 1}, {"b2", 1}, {"b3", 4}};
+  std::vector<std::vector<NodeId>> nodes;
+  auto joined = JoinKernels({{Conv3x3(8, 4), {}}, {pool, {0}}, {mul, {1, 0}}}, &nodes);
+  ASSERT_TRUE(joined.ok()) << joined.status().message();
+  const Node& product = joined->node(nodes[2].front());
+  EXPECT_EQ(joined->Producer(product.inputs[0]), nodes[0].front());  // the map, from the conv
+  EXPECT_EQ(joined->Producer(product.inputs[1]), nodes[1].front());  // the scale, from the pool
+  // A kernel that is not commutative is never swapped: sub(scale, map) does not fit.
+  Kernel sub = mul;
+  sub.op = OpKind::kSub;
+  auto refused = JoinKernels({{Conv3x3(8, 4), {}}, {pool, {0}}, {sub, {1, 0}}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("kernel 2 input 0 is 1x8x8x4 but kernel 1 writes 1x1x1x4"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(KernelGraphTest, JoiningRefusesLaterKernelsAndMismatchedShapes) {
   auto later = JoinKernels({{Conv3x3(8, 4), {1}}, {Conv3x3(8, 4), {}}});
   ASSERT_FALSE(later.ok());
