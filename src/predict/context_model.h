@@ -145,11 +145,12 @@ void SetLayoutBytes(const std::vector<std::vector<NchwcReorder>>& reorders, std:
 inline constexpr double kClassSharesMinGainPct = 0.1;
 inline constexpr double kClassSharesMinZ = 2.0;
 /// `layout_block`: the NCHWc block the networks' LayerTraffic::layout_bytes were counted with (0:
-/// none; the model records it, and predictions count a model's layout changes with it). The cost
-/// per MiB is fitted with the other coefficients, or, when every network that reorders recorded
-/// its layout time, may be that time over those bytes summed over the networks with the others
-/// fitted to what it leaves (a fitted cost competes with the class shares, which the same
-/// networks' other ops can stand in for): the held-out networks choose.
+/// none; the model records it, and predictions count a model's layout changes with it). The costs
+/// per MiB (plain, and added on whole-page planes) are fitted with the other coefficients, or,
+/// when every network that reorders recorded its layout time, may be those times against the
+/// networks' bytes (two rates, least squares over the networks) with the others fitted to what
+/// they leave (a fitted cost competes with the class shares, which the same networks' other ops
+/// can stand in for): the held-out networks choose.
 Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& networks, const ContextCaches& caches,
                                        const std::vector<TensorMemory>& memories = {TensorMemory::kArena},
                                        int layout_block = 0);
