@@ -497,7 +497,6 @@ namespace {
 // not record its time, or none reorders.
 std::optional<LayoutRates> MeasuredLayoutRates(const std::vector<MeasuredNetwork>& networks) {
   double uu = 0, uv = 0, vv = 0, uy = 0, vy = 0;
-  bool any = false;
   for (const MeasuredNetwork& network : networks) {
     double mib = 0, paged_mib = 0, total_ms = 0;
     for (const LayerTraffic& t : network.traffic) {
@@ -513,9 +512,8 @@ std::optional<LayoutRates> MeasuredLayoutRates(const std::vector<MeasuredNetwork
     vv += w * paged_mib * paged_mib;
     uy += w * mib * network.layout_ms;
     vy += w * paged_mib * network.layout_ms;
-    any = true;
   }
-  if (!any || uu <= 0) return std::nullopt;
+  if (uu <= 0) return std::nullopt;  // no network reorders
   // Both rates where the solution is non-negative, else the plain rate alone (every paged MiB is
   // a MiB too, so the plain rate alone is always defined).
   const double det = uu * vv - uv * uv;
