@@ -215,12 +215,31 @@ Expected<Prediction> Pack::PredictUnadapted(const Kernel& kernel, int threads) c
     return std::any_of(from, model.order.end(),
                        [&](const std::string& name) { return IsTreePredictor(name) && model.fitted.count(name); });
   };
+  // A streaming kind's tree is followed by a predictor that extrapolates in bytes (FitPack): a
+  // kernel outside the kind's training ranges, or one interpolation declines, that one answers,
+  // not the tree, whose answer beyond what it saw is the rate of the nearest it saw.
+  auto extrapolator = model.order.end();
+  if (IsStreamingKernel(kernel))
+    extrapolator = std::find_if(model.order.begin(), model.order.end(),
+                                [&](const std::string& name) { return ExtrapolatesBytes(name) && model.fitted.count(name); });
+  bool declined = false;
   std::string why;
   for (auto it = model.order.begin(); it != model.order.end(); ++it) {
     const std::string& name = *it;
     auto predictor = model.fitted.find(name);
     if (predictor == model.fitted.end()) continue;
-    if (!predictor->second->Covers(kernel, threads) && tree_follows(it + 1)) continue;
+    if (!predictor->second->Covers(kernel, threads) && tree_follows(it + 1)) {
+      declined = true;
+      continue;
+    }
+    if ((declined || outside) && IsTreePredictor(name) && extrapolator != model.order.end() && extrapolator > it) {
+      Expected<Prediction> extrapolated = model.fitted.at(*extrapolator)->Predict(kernel, threads);
+      if (extrapolated.ok()) {
+        extrapolated->outside_training_range = true;
+        return checked(std::move(extrapolated));
+      }
+      why += (why.empty() ? "" : "; ") + extrapolated.status().message();
+    }
     Expected<Prediction> prediction = predictor->second->Predict(kernel, threads);
     if (prediction.ok()) {
       prediction->outside_training_range = prediction->outside_training_range || outside;

@@ -36,22 +36,22 @@ Expected<Kernel> ParseModelKind(std::string_view kind) {
 const std::vector<PredictorType>& PredictorTypes() {
   using Options = const PredictorOptions&;
   static const std::vector<PredictorType> kTypes = {
-      //  name      source                              fitted tree   few    fallback
-      {"table", PredictionSource::kTableHit, false, false, false, false,
+      //  name      source                              fitted tree   few    fallback extrapolates_bytes
+      {"table", PredictionSource::kTableHit, false, false, false, false, false,
        [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TablePredictor>(); }},
-      {"interp", PredictionSource::kInterpolation, true, false, true, false,
+      {"interp", PredictionSource::kInterpolation, true, false, true, false, false,
        [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<InterpPredictor>(o.channel_tile); }},
-      {"gbdt", PredictionSource::kTrees, true, true, false, false,
+      {"gbdt", PredictionSource::kTrees, true, true, false, false, false,
        [](Options o) -> std::unique_ptr<KernelPredictor> {
          return std::make_unique<TreePredictor>(TreePredictor::Mode::kBoosted, o);
        }},
-      {"forest", PredictionSource::kForest, true, true, false, false,
+      {"forest", PredictionSource::kForest, true, true, false, false, false,
        [](Options o) -> std::unique_ptr<KernelPredictor> {
          return std::make_unique<TreePredictor>(TreePredictor::Mode::kForest, o);
        }},
-      {"traffic", PredictionSource::kTraffic, true, false, false, false,
+      {"traffic", PredictionSource::kTraffic, true, false, false, false, true,
        [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TrafficPredictor>(); }},
-      {"roofline", PredictionSource::kRoofline, true, false, true, true,
+      {"roofline", PredictionSource::kRoofline, true, false, true, true, false,
        [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<RooflinePredictor>(o); }},
   };
   return kTypes;
@@ -83,6 +83,20 @@ const std::vector<std::string>& FittedPredictorNames() {
 bool IsTreePredictor(std::string_view name) {
   const PredictorType* type = FindPredictorType(name);
   return type != nullptr && type->tree_model;
+}
+
+bool ExtrapolatesBytes(std::string_view name) {
+  const PredictorType* type = FindPredictorType(name);
+  return type != nullptr && type->extrapolates_bytes;
+}
+
+bool IsStreamingKernel(const Kernel& kernel) {
+  switch (OpCategoryOf(kernel.op)) {
+    case OpCategory::kElementwise:
+    case OpCategory::kActivation:
+    case OpCategory::kDataMovement: return true;
+    default: return false;
+  }
 }
 
 Expected<std::unique_ptr<KernelPredictor>> MakePredictor(std::string_view name, const PredictorOptions& options) {

@@ -115,6 +115,10 @@ struct PredictorType {
   bool tree_model;        // answers every kernel of its kind (what follows it is never reached)
   bool fits_few_samples;  // fits on fewer samples than cross-validation needs (interp, roofline)
   bool fallback;          // ranked last unless it is the best there is (roofline)
+  /// Linear in the bytes a kernel moves, so it extrapolates beyond the sizes it was fitted on
+  /// (traffic), where interpolation declines: kept after the trees of
+  /// a streaming kind (IsStreamingKernel) to answer what interpolation declines.
+  bool extrapolates_bytes;
   std::unique_ptr<KernelPredictor> (*make)(const PredictorOptions& options);
 };
 
@@ -128,6 +132,11 @@ const PredictorType* FindPredictorType(std::string_view name);
 const std::vector<std::string>& FittedPredictorNames();
 /// A tree ensemble ("gbdt", "forest"), which answers every kernel of its kind.
 bool IsTreePredictor(std::string_view name);
+/// A registered type that extrapolates in bytes (PredictorType::extrapolates_bytes).
+bool ExtrapolatesBytes(std::string_view name);
+/// A kernel whose time is the bytes it streams: its main op elementwise, an activation or data
+/// movement (a fused "add+relu" is its add's).
+bool IsStreamingKernel(const Kernel& kernel);
 
 /// A new, unfitted predictor of type `name` ("table" or one of FittedPredictorNames()); an unknown
 /// name fails listing the known ones.

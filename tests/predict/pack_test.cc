@@ -175,6 +175,30 @@ TEST(FitPackTest, KeepsNothingAfterTheFirstTreeModelInTheOrder) {
   }
 }
 
+TEST(FitPackTest, AStreamingKindKeepsAPredictorThatExtrapolatesAfterItsTree) {
+  // An add whose time steps with its channel count: trees and interpolation learn the step, the
+  // traffic model (linear in bytes) does not and ranks after the tree, yet is kept, for the sizes
+  // interpolation declines. A conv keeps nothing after its tree.
+  std::vector<TrainingSample> samples;
+  for (const TrainingSample& s : Samples())
+    if (s.kernel.op == OpKind::kConv2D) samples.push_back(s);
+  for (std::int64_t c : {8, 16, 32, 64})
+    for (std::int64_t h : {7, 14, 28, 56}) samples.push_back({Add(c, h), 1, c >= 32 ? 0.004 : 0.001, 0});
+  FitOptions options = SmallFit();
+  options.predictors = {"gbdt", "traffic"};
+  Expected<FitResult> fit = FitPack(samples, Info(), options);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  const KindModel& add = fit->pack.kinds.at("add");
+  EXPECT_EQ(add.order, (std::vector<std::string>{"gbdt", "traffic"}));
+  EXPECT_EQ(add.fitted.size(), 2u);
+  const KindModel& conv = fit->pack.kinds.at("conv2d+relu");
+  ASSERT_FALSE(conv.order.empty());
+  if (conv.order.front() == "gbdt") {
+    EXPECT_EQ(conv.order, (std::vector<std::string>{"gbdt"}));
+  }
+  EXPECT_EQ(conv.fitted.size(), conv.order.size());
+}
+
 // A kind the sampler drew rarely is fitted on the kinds that differ from it only in the clamps
 // that end them: conv2d measured at 7x7 only, conv2d+relu6 at 7..56, both at the same cost (a
 // per-size efficiency a few points of one size cannot tell).
@@ -778,6 +802,39 @@ TEST(PackTest, InterpolationAnswersInsideItsGridOnlyWhenATreeModelFollows) {
   Expected<Prediction> tree = pack.Predict(wide, 1);
   ASSERT_TRUE(tree.ok()) << tree.status().message();
   EXPECT_EQ(tree->source, PredictionSource::kTrees);
+}
+
+TEST(PackTest, AStreamingKernelInterpolationDeclinesIsExtrapolatedInBytesNotHeldAtTheTreesEdge) {
+  // Adds of 7..56 px maps cost 1 us + 0.1 ns an element. One of 112 px is beyond interpolation's
+  // grid: the traffic model, after the trees, answers it (0.001 + 1e-7 * 64 * 112 * 112 ms). A
+  // conv outside its grid still goes to the trees (the test above).
+  std::vector<TrainingSample> adds;
+  for (const TrainingSample& s : Samples())
+    if (s.kernel.op == OpKind::kAdd) adds.push_back(s);
+  Pack pack;
+  KindModel& add = pack.kinds["add"];
+  add.kind = "add";
+  for (const char* name : {"interp", "gbdt", "traffic"}) {
+    auto predictor = MakePredictor(name, PredictorOptions{});
+    ASSERT_TRUE(predictor.ok());
+    ASSERT_TRUE((*predictor)->Fit(adds).ok()) << name;
+    add.fitted[name] = std::move(*predictor);
+  }
+  add.order = {"interp", "gbdt", "traffic"};
+  Expected<Prediction> inside = pack.Predict(Add(24, 20), 1);
+  ASSERT_TRUE(inside.ok()) << inside.status().message();
+  EXPECT_EQ(inside->source, PredictionSource::kInterpolation);
+  Expected<Prediction> beyond = pack.Predict(Add(64, 112), 1);
+  ASSERT_TRUE(beyond.ok()) << beyond.status().message();
+  EXPECT_EQ(beyond->source, PredictionSource::kTraffic);
+  EXPECT_TRUE(beyond->outside_training_range);
+  EXPECT_NEAR(beyond->ms, 0.001 + 1e-7 * 64 * 112 * 112, 1e-4);
+  // Without the traffic model the trees answer.
+  add.order = {"interp", "gbdt"};
+  add.fitted.erase("traffic");
+  Expected<Prediction> trees = pack.Predict(Add(64, 112), 1);
+  ASSERT_TRUE(trees.ok()) << trees.status().message();
+  EXPECT_EQ(trees->source, PredictionSource::kTrees);
 }
 
 }  // namespace
