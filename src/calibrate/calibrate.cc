@@ -11,6 +11,7 @@
 #include "ir/kernel_graph.h"
 #include "ir/kernel_params.h"
 #include "calibrate/adapt.h"
+#include "predict/context_model.h"
 #include "run/backend.h"
 #include "run/backend_registry.h"
 #include "run/executor.h"
@@ -304,6 +305,9 @@ class Phases {
       context.graph_measure.min_secs = 0.2;
       context.fusion_rules = result_.fusion_rules;
       context.graphs = kGraphContextNetworks;
+      // Each family's context is fitted on its own networks or, the two CNN families, together:
+      // at least what one fit needs from each, even past this phase's share of a short budget.
+      context.min_graphs = kMinContextNetworks;
       context.family = families[f].family;
       context.seed = options_.seed;
       context.db = options_.db;

@@ -16,7 +16,7 @@ namespace {
 constexpr double kMiB = 1 << 20;
 // L3 sizes tried, as shares of the machine's: other tenants of a shared L3 leave a layer less.
 constexpr double kL3Shares[] = {0.25, 0.5, 0.75, 1.0};
-constexpr std::size_t kMinGraphs = 4;
+constexpr std::size_t kMinGraphs = kMinContextNetworks;
 // Networks are few (a 5-minute calibration measures a few dozen) and differ a lot: hold each out
 // in turn, up to this many folds.
 constexpr std::size_t kMaxFolds = 20;

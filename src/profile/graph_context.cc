@@ -162,7 +162,9 @@ Expected<GraphContextResult> RunGraphContext(const GraphContextOptions& options,
       result.interrupted = true;
       break;
     }
-    if (options.campaign.budget_secs > 0 && options.campaign.clock() - started >= options.campaign.budget_secs) {
+    const std::size_t tried = result.done_before + result.measured + result.skipped.size();
+    if (options.campaign.budget_secs > 0 && options.campaign.clock() - started >= options.campaign.budget_secs &&
+        tried >= options.min_graphs) {
       result.budget_spent = true;
       break;
     }

@@ -31,6 +31,10 @@ struct GraphContextOptions {
   CampaignOptions campaign;               // backend, threads, stop; kernels alone use its measure options
   std::vector<std::string> fusion_rules;  // how the graphs are split into kernels (the pack's rules)
   std::size_t graphs = 40;                // random networks to measure (the campaign's size)
+  /// Networks tried (stored by this run or before, or skipped) even once the budget is spent:
+  /// the fewest a context fit needs, so that a short budget on a slow or busy machine does not
+  /// spend its share on networks that fit nothing. 0: the budget alone decides.
+  std::size_t min_graphs = 0;
   NetworkFamily family = NetworkFamily::kInvertedResidual;
   std::uint64_t seed = 0;
   std::string db;

@@ -431,5 +431,31 @@ TEST(GraphContext, StopsWhenTheBudgetIsSpent) {
   EXPECT_EQ(result->measured, 0u);
 }
 
+// A budget spent before the first network still measures the fewest networks a context fit
+// needs (min_graphs), then stops; networks stored by an earlier run count towards them.
+TEST(GraphContext, MeasuresTheFewestNetworksAFitNeedsEvenPastTheBudget) {
+  testing::TempDir dir;
+  BackendRegistry registry;
+  RegisterXnnpackBackend(registry);
+  GraphContextOptions options = SmallCampaign((dir.path() / "g.db").string());
+  options.graphs = 3;
+  options.min_graphs = 1;
+  double now = 0;
+  options.campaign.clock = [&] { return now += 10; };
+  options.campaign.budget_secs = 5;
+  std::ostringstream log;
+  auto first = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->measured, 1u);
+  EXPECT_TRUE(first->skipped.empty());
+  EXPECT_TRUE(first->budget_spent);
+  // Again: the network stored before is the one the fit needs, so nothing more past the budget.
+  auto again = RunGraphContext(options, registry, log);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->done_before, first->measured);
+  EXPECT_EQ(again->measured, 0u);
+  EXPECT_TRUE(again->budget_spent);
+}
+
 }  // namespace
 }  // namespace latte
