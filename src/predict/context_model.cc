@@ -16,7 +16,6 @@ namespace {
 constexpr double kMiB = 1 << 20;
 // L3 sizes tried, as shares of the machine's: other tenants of a shared L3 leave a layer less.
 constexpr double kL3Shares[] = {0.25, 0.5, 0.75, 1.0};
-constexpr std::size_t kMinGraphs = kMinContextNetworks;
 // Networks are few (a 5-minute calibration measures a few dozen) and differ a lot: hold each out
 // in turn, up to this many folds.
 constexpr std::size_t kMaxFolds = 20;
@@ -532,8 +531,8 @@ Expected<ContextModel> FitContextModel(const std::vector<MeasuredNetwork>& netwo
     return InvalidInput("the graph-context measurements do not say the machine's L2 and L3 sizes");
   }
   if (memories.empty()) return InvalidInput("no memory to simulate the activations in");
-  if (networks.size() < kMinGraphs) {
-    return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinGraphs));
+  if (networks.size() < kMinContextNetworks) {
+    return InvalidInput(fmt::format("{} networks measured in context; at least {} are needed", networks.size(), kMinContextNetworks));
   }
   const std::size_t folds = std::min(kMaxFolds, networks.size());
   // The layout changes' cost, measured: every network that reorders recorded its time. Whether

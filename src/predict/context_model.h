@@ -143,9 +143,9 @@ void SetLayoutBytes(const std::vector<std::vector<NchwcReorder>>& reorders, std:
 /// calibrations by a point of RMSPE and then more than doubled the context of real models,
 /// which have more and larger tensors than the random networks.
 inline constexpr double kClassSharesMinGainPct = 0.1;
-/// The fewest networks FitContextModel fits on.
-inline constexpr std::size_t kMinContextNetworks = 4;
 inline constexpr double kClassSharesMinZ = 2.0;
+/// The fewest networks FitContextModel fits on (a calibration measures at least these).
+inline constexpr std::size_t kMinContextNetworks = 4;
 /// `layout_block`: the NCHWc block the networks' LayerTraffic::layout_bytes were counted with (0:
 /// none; the model records it, and predictions count a model's layout changes with it). The costs
 /// per MiB (plain, and added on whole-page planes) are fitted with the other coefficients, or,

@@ -116,8 +116,8 @@ struct PredictorType {
   bool fits_few_samples;  // fits on fewer samples than cross-validation needs (interp, roofline)
   bool fallback;          // ranked last unless it is the best there is (roofline)
   /// Linear in the bytes a kernel moves, so it extrapolates beyond the sizes it was fitted on
-  /// (traffic), where interpolation declines: kept after the trees of
-  /// a streaming kind (IsStreamingKernel) to answer what interpolation declines.
+  /// (traffic): kept after the tree of a streaming kind (IsStreamingKernel), for the kernels
+  /// outside the kind's ranges or that interpolation declines.
   bool extrapolates_bytes;
   std::unique_ptr<KernelPredictor> (*make)(const PredictorOptions& options);
 };
