@@ -383,6 +383,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   result.device_key = first.device.key;
   FitOptions options = request.options;
   if (request.channels_in_vectors) options.predictor.channel_tile = FloatLanes(IsaFlagsOf(info.device));
+  options.predictor.nchw_tensors = request.backend_takes_nhwc == false;
   auto fit = FitPack(samples, info, options);
   if (!fit.ok()) return fail(fit.status());
   result.fit = std::move(*fit);

@@ -177,18 +177,28 @@ KernelCost ComputeKernelCost(const Kernel& k) {
     default: {
       if (OpCategoryOf(k.op) == OpCategory::kElementwise && HasKey(k, Keys().a0) && HasKey(k, Keys().b0)) {
         const BinaryKernelParams p = ReadParams<BinaryKernelParams>(k);
-        double a = 1, b = 1, out = 1, shared = 1;  // shared: the innermost dims both operands walk alike
-        bool sharing = true;
+        // The stretch: the innermost dims the op walks in one inner loop, where both operands
+        // agree (an add of [1,1,1,C] to [1,H,W,C]: C) or one of them stays put (a channel's scale
+        // over its plane, [1,C,1,1] to [1,C,H,W]: H·W). Equal shapes, or a scalar operand, stream
+        // in one stretch.
+        enum class Stretch { kOpen, kShared, kAConstant, kBConstant, kClosed };
+        Stretch mode = Stretch::kOpen;
+        double a = 1, b = 1, out = 1, stretch = 1;
         for (int i = 3; i >= 0; --i) {
           const double ai = p.a[static_cast<std::size_t>(i)], bi = p.b[static_cast<std::size_t>(i)];
           a *= ai;
           b *= bi;
           out *= std::max(ai, bi);
-          sharing = sharing && ai == bi;
-          if (sharing) shared *= ai;
+          if (mode == Stretch::kClosed || (ai == 1 && bi == 1)) continue;
+          const Stretch here = ai == bi ? Stretch::kShared : bi == 1 ? Stretch::kBConstant : Stretch::kAConstant;
+          if (mode == Stretch::kOpen) mode = here;
+          if (mode != here) {
+            mode = Stretch::kClosed;
+            continue;
+          }
+          stretch *= std::max(ai, bi);
         }
-        // Equal shapes, or a scalar operand, stream in one stretch.
-        if (a != 1 && b != 1 && shared < out) c.runs = out / shared;
+        if (stretch < out) c.runs = out / stretch;
         c.out_elements = out;
         c.macs = out;
         c.in_bytes = (a + b) * s;

@@ -35,8 +35,10 @@ struct KernelCost {
   double out_elements = 0;
   double oh = 0, ow = 0;  // output height and width (spatial families), else 0
   /// Contiguous stretches the op walks: a broadcasting elementwise op restarts its inner loop for
-  /// every stretch of the innermost dimensions both operands share (an add of [1,1,1,C] to
-  /// [1,H,W,C] walks H·W stretches of C); 1 for every other kernel.
+  /// every stretch of the innermost dimensions where both operands agree or one stays put (an add
+  /// of [1,1,1,C] to [1,H,W,C] walks H·W stretches of C; a multiply of [1,C,H,W] by [1,C,1,1], C
+  /// stretches of H·W); a slice, one per run it copies; a gather, one per row it looks up; 1 for
+  /// every other kernel.
   double runs = 1;
   double Bytes() const { return in_bytes + weight_bytes + out_bytes; }
   /// FLOPs per byte moved (2 per MAC); 0 when nothing is moved.

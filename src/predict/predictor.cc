@@ -50,7 +50,7 @@ const std::vector<PredictorType>& PredictorTypes() {
          return std::make_unique<TreePredictor>(TreePredictor::Mode::kForest, o);
        }},
       {"traffic", PredictionSource::kTraffic, true, false, false, false, true,
-       [](Options) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TrafficPredictor>(); }},
+       [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<TrafficPredictor>(o.nchw_tensors); }},
       {"roofline", PredictionSource::kRoofline, true, false, true, true, false,
        [](Options o) -> std::unique_ptr<KernelPredictor> { return std::make_unique<RooflinePredictor>(o); }},
   };

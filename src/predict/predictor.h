@@ -75,6 +75,9 @@ struct PredictorOptions {
   /// The output channels the backend's kernels compute at once (WorkScaleMs' channel_tile): the
   /// trees, interpolation and roofline count a conv's work in whole tiles of them. 1: as is.
   int channel_tile = 1;
+  /// The backend runs image tensors NCHW (ONNX Runtime; WithNchwTensors): the traffic predictor
+  /// counts a broadcast's stretches in that order, where a channel's scale walks its whole plane.
+  bool nchw_tensors = false;
   // One thread by default: on per-kind data and a shared machine, OpenMP spin-waiting costs more than it gains.
   int xgboost_threads = 1;  // 0 = XGBoost's default (all cores)
 };

@@ -159,9 +159,12 @@ class TreePredictor final : public KernelPredictor {
 /// (the cache size chosen among a few by the same fit). Unlike interpolation and trees, which
 /// answer a kernel beyond the samples with the nearest ones, it scales with the bytes: a kind
 /// sampled on small maps still predicts a detector's 320×320 maps as moving more data. A kernel
-/// that moves nothing by ComputeKernelCost() is kUnsupported.
+/// that moves nothing by ComputeKernelCost() is kUnsupported. With `nchw_tensors` the costs are
+/// those of the kernel as an NCHW backend runs it (WithNchwTensors): the same bytes, but a
+/// [1,1,1,C] operand's broadcast walks C stretches, not H·W (packs before it: NHWC).
 class TrafficPredictor final : public KernelPredictor {
  public:
+  explicit TrafficPredictor(bool nchw_tensors = false) : nchw_tensors_(nchw_tensors) {}
   std::string_view Name() const override { return "traffic"; }
   LATTE_KERNEL_PREDICTOR_OVERRIDES;
 
@@ -169,6 +172,8 @@ class TrafficPredictor final : public KernelPredictor {
 
  private:
   std::array<double, kTerms> Terms(const KernelCost& cost) const;
+  KernelCost CostOf(const Kernel& kernel) const;
+  bool nchw_tensors_ = false;
   std::array<double, kTerms> coefficients_{};  // ms per term
   double cache_bytes_ = 0;
   double min_bytes_ = 0, max_bytes_ = 0;  // the samples' range

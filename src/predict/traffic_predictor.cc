@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/kernel_graph.h"
 #include "predict/predictors.h"
 
 namespace latte {
@@ -60,6 +61,10 @@ std::array<double, TrafficPredictor::kTerms> TrafficPredictor::Terms(const Kerne
   return {1.0, bytes, std::max(0.0, cost.runs - 1), std::max(0.0, bytes - cache_bytes_)};
 }
 
+KernelCost TrafficPredictor::CostOf(const Kernel& kernel) const {
+  return ComputeKernelCost(nchw_tensors_ ? WithNchwTensors(kernel) : kernel);
+}
+
 Status TrafficPredictor::Fit(std::span<const TrainingSample> samples) {
   if (samples.empty()) return InvalidInput("traffic: no samples to fit");
   std::vector<KernelCost> costs;
@@ -68,7 +73,7 @@ Status TrafficPredictor::Fit(std::span<const TrainingSample> samples) {
   max_bytes_ = 0;
   for (const TrainingSample& s : samples) {
     if (!(s.p50_ms > 0)) return InvalidInput("traffic: sample " + s.kernel.Key() + " has latency <= 0");
-    costs.push_back(ComputeKernelCost(s.kernel));
+    costs.push_back(CostOf(s.kernel));
     ms.push_back(s.p50_ms);
     min_bytes_ = std::min(min_bytes_, costs.back().Bytes());
     max_bytes_ = std::max(max_bytes_, costs.back().Bytes());
@@ -109,7 +114,7 @@ Status TrafficPredictor::Fit(std::span<const TrainingSample> samples) {
 }
 
 Expected<Prediction> TrafficPredictor::Predict(const Kernel& kernel, int /*threads*/) const {
-  const KernelCost cost = ComputeKernelCost(kernel);
+  const KernelCost cost = CostOf(kernel);
   if (!(cost.Bytes() > 0)) return Unsupported("traffic: kernel " + kernel.Key() + " moves no bytes by its cost model");
   const Row terms = Terms(cost);
   double ms = 0;
@@ -122,7 +127,8 @@ Expected<Prediction> TrafficPredictor::Predict(const Kernel& kernel, int /*threa
 nlohmann::json TrafficPredictor::ToJson() const {
   return {{"fixed_ms", coefficients_[0]},     {"per_byte_ms", coefficients_[1]}, {"per_run_ms", coefficients_[2]},
           {"per_far_byte_ms", coefficients_[3]}, {"cache_bytes", cache_bytes_},     {"min_bytes", min_bytes_},
-          {"max_bytes", max_bytes_},             {"relative_spread", relative_spread_}};
+          {"max_bytes", max_bytes_},             {"relative_spread", relative_spread_},
+          {"tensors", nchw_tensors_ ? "nchw" : "nhwc"}};
 }
 
 Status TrafficPredictor::FromJson(const nlohmann::json& json) {
@@ -139,6 +145,10 @@ Status TrafficPredictor::FromJson(const nlohmann::json& json) {
   min_bytes_ = v[5];
   max_bytes_ = v[6];
   relative_spread_ = v[7];
+  const nlohmann::json tensors = json.value("tensors", nlohmann::json("nhwc"));  // packs before it: nhwc
+  if (tensors != "nhwc" && tensors != "nchw")
+    return InvalidInput("traffic: tensors is " + tensors.dump() + ", not \"nhwc\" or \"nchw\"");
+  nchw_tensors_ = tensors == "nchw";
   if (std::all_of(coefficients_.begin(), coefficients_.end(), [](double c) { return c == 0; }))
     return InvalidInput("traffic: every cost is 0");
   return Status::Ok();

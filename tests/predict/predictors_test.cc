@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "ir/kernel_graph.h"
 #include "predict/features.h"
 #include "predict/pack.h"
 #include "predict/predictors.h"
@@ -46,11 +47,19 @@ Kernel Binary(OpKind op, std::array<std::int64_t, 4> a, std::array<std::int64_t,
   return kernel;
 }
 
-// A broadcast's inner loops: one per stretch of the innermost dims both operands share.
+// A broadcast's inner loops: one per stretch of the innermost dims where both operands agree or
+// one of them stays put.
 TEST(FeaturesTest, RunsOfABroadcastingElementwiseOp) {
   EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 1, 1, 16}, {1, 20, 30, 16})).runs, 20 * 30);
   EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 20, 30, 16}, {1, 1, 1, 16})).runs, 20 * 30);
-  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 20, 30, 1}, {1, 20, 30, 16})).runs, 20 * 30 * 16);
+  // A pixel's one value over its 16 channels: one stretch a pixel.
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 20, 30, 1}, {1, 20, 30, 16})).runs, 20 * 30);
+  // NCHW, a channel's scale over its 20×30 plane: one stretch a channel, either side.
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 16, 20, 30}, {1, 16, 1, 1})).runs, 16);
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kMul, {1, 16, 1, 1}, {1, 16, 20, 30})).runs, 16);
+  // The constant operand stops where it varies again: [1,1,20,1] against [1,16,20,30] walks
+  // 30-wide rows, 16·20 of them.
+  EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kAdd, {1, 1, 20, 1}, {1, 16, 20, 30})).runs, 16 * 20);
   EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kAdd, {1, 1, 30, 16}, {1, 20, 30, 16})).runs, 20);
   EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kAdd, {1, 20, 30, 16}, {1, 20, 30, 16})).runs, 1);  // equal shapes
   EXPECT_EQ(ComputeKernelCost(Binary(OpKind::kAdd, {1, 1, 1, 1}, {1, 20, 30, 16})).runs, 1);     // a scalar
@@ -625,6 +634,47 @@ TEST(TrafficPredictorTest, RecoversItsCostsAndScalesBeyondTheSamples) {
   EXPECT_EQ(read.FromJson(negative).message(), "traffic: field 'per_run_ms' is negative");
 }
 
+// On an NCHW backend (ONNX Runtime) a squeeze-and-excite multiply, [1,H,W,C] by [1,1,1,C] as
+// kernels are keyed, runs C stretches of H·W: times made with that count are fitted exactly, and a
+// 128×128×16 map's multiply costs 16 stretches, where counted in NHWC it would cost 16,384. The
+// pack says which order it counted in; a pack without the field counted NHWC.
+TEST(TrafficPredictorTest, CountsABroadcastsStretchesInTheOrderTheBackendRunsTensors) {
+  const double fixed = 0.002, per_byte = 2e-8, per_run = 4e-5;
+  auto truth = [&](const Kernel& k) {
+    const KernelCost c = ComputeKernelCost(WithNchwTensors(k));
+    return fixed + per_byte * c.Bytes() + per_run * (c.runs - 1);
+  };
+  std::vector<TrainingSample> samples;
+  for (std::int64_t hw : {4, 8, 16, 28})
+    for (std::int64_t c : {16, 72, 288, 720}) {
+      for (const Kernel& k : {Binary(OpKind::kMul, {1, hw, hw, c}, {1, hw, hw, c}), Binary(OpKind::kMul, {1, hw, hw, c}, {1, 1, 1, c})})
+        samples.push_back(Sample(k, truth(k)));
+    }
+  PredictorOptions options;
+  options.nchw_tensors = true;
+  Expected<std::unique_ptr<KernelPredictor>> traffic = MakePredictor("traffic", options);
+  ASSERT_TRUE(traffic.ok()) << traffic.status().message();
+  ASSERT_TRUE((*traffic)->Fit(samples).ok());
+  const nlohmann::json json = (*traffic)->ToJson();
+  EXPECT_EQ(json["tensors"], "nchw");
+  EXPECT_NEAR(json["per_run_ms"].get<double>() / per_run, 1, 1e-6);
+  const Kernel se = Binary(OpKind::kMul, {1, 128, 128, 16}, {1, 1, 1, 16});
+  ASSERT_EQ(ComputeKernelCost(WithNchwTensors(se)).runs, 16);
+  Expected<Prediction> p = (*traffic)->Predict(se, 1);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NEAR(p->ms / truth(se), 1, 1e-6);
+
+  TrafficPredictor read;
+  ASSERT_TRUE(read.FromJson(json).ok());
+  EXPECT_EQ(read.Predict(se, 1)->ms, p->ms);
+  nlohmann::json older = json;
+  older.erase("tensors");  // a pack from before: NHWC, 16,384 stretches
+  ASSERT_TRUE(read.FromJson(older).ok());
+  EXPECT_NEAR(read.Predict(se, 1)->ms - p->ms, per_run * (128 * 128 - 16), 1e-9);
+  older["tensors"] = "nc";
+  EXPECT_EQ(read.FromJson(older).message(), "traffic: tensors is \"nc\", not \"nhwc\" or \"nchw\"");
+}
+
 // Costs are never negative: times that fall with the bytes get a fit that does not.
 TEST(TrafficPredictorTest, NeverFitsANegativeCost) {
   std::vector<TrainingSample> samples;
@@ -635,7 +685,10 @@ TEST(TrafficPredictorTest, NeverFitsANegativeCost) {
   TrafficPredictor traffic;
   ASSERT_TRUE(traffic.Fit(samples).ok());
   const nlohmann::json fitted = traffic.ToJson();
-  for (const auto& [name, value] : fitted.items()) EXPECT_GE(value.get<double>(), 0.0) << name;
+  for (const auto& [name, value] : fitted.items()) {
+    if (!value.is_number()) continue;  // "tensors"
+    EXPECT_GE(value.get<double>(), 0.0) << name;
+  }
   const Kernel huge = Binary(OpKind::kAdd, {1, 1024, 1024, 8}, {1, 1024, 1024, 8});
   EXPECT_GT(traffic.Predict(huge, 1)->ms, 0.0);
   Kernel opaque;
