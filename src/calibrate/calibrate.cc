@@ -348,6 +348,7 @@ Expected<StoreFit> FitCalibration(const CalibrateOptions& options, const Backend
   request.filter.device = ReadDeviceFingerprint().Key();
   request.options = options.fit;
   request.options.clamps_run_apart = backend.clamps_run_apart;
+  request.options.channels_not_in_vectors = backend.channels_not_in_vectors;
   request.fusion_rules = result.fusion_rules;
   request.command = options.command;
   request.options.stop = options.stop;  // a first Ctrl-C during the fit: measurements kept, no pack

@@ -64,6 +64,7 @@ void AddFitCommand(CLI::App& app, Status& result) {
       request.channels_in_vectors = backend != nullptr && backend->channels_in_vectors;
       // A table measured elsewhere (TensorRT) is taken to clamp in its kernels' epilogues.
       if (backend != nullptr) flags->options.clamps_run_apart = backend->clamps_run_apart;
+      if (backend != nullptr) flags->options.channels_not_in_vectors = backend->channels_not_in_vectors;
     }
     if (flags->threads > 0) request.filter.threads = flags->threads;
     if (!flags->precision.empty()) request.filter.precision = flags->precision;

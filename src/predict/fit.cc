@@ -185,11 +185,15 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
   // Whether a fused kind's parts predict it better is decided once every kind is fitted.
   std::map<std::string, FusedFit> fused_fits;
 
+  FitOptions scalar_channels = options;  // for a main op the backend does not vectorize by channels
+  scalar_channels.predictor.channel_tile = 1;
+
   for (const auto& [kind, kind_kernel] : kinds) {
     if (options.stopped()) {
       result.interrupted = true;
       return result;
     }
+    const FitOptions& kind_options = options.channels_not_in_vectors.count(kind_kernel.op) ? scalar_channels : options;
     auto own_it = by_kind.find(kind);
     const std::vector<TrainingSample>& own_samples = own_it != by_kind.end() ? own_it->second : none;
     KindModel model;
@@ -230,7 +234,7 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
         continue;
       }
       if (cross_validate) {
-        LATTE_ASSIGN_OR_RETURN(std::vector<double> predicted, CrossValidate(kind_samples, name, options, &score.why));
+        LATTE_ASSIGN_OR_RETURN(std::vector<double> predicted, CrossValidate(kind_samples, name, kind_options, &score.why));
         held_out[name] = predicted;
         std::vector<double> got, measured;
         for (std::size_t i = 0; i < predicted.size(); ++i) {
@@ -248,7 +252,7 @@ Expected<FitResult> FitPack(std::span<const TrainingSample> samples, const PackI
         result.interrupted = true;
         return result;
       }
-      LATTE_ASSIGN_OR_RETURN(std::unique_ptr<KernelPredictor> predictor, MakePredictor(name, options.predictor));
+      LATTE_ASSIGN_OR_RETURN(std::unique_ptr<KernelPredictor> predictor, MakePredictor(name, kind_options.predictor));
       Status fitted = predictor->Fit(kind_samples);
       if (!fitted.ok()) {
         if (score.why.empty()) score.why = fitted.message();

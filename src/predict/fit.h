@@ -31,6 +31,10 @@ struct FitOptions {
   /// Main ops whose clamps the backend runs as a pass of their own (BackendFactory::clamps_run_apart;
   /// calibrate and `latte fit` set it from the backend): their kinds are never pooled.
   std::set<OpKind> clamps_run_apart;
+  /// Main ops among the ones whose work PredictorOptions::channel_tile counts in whole vectors of
+  /// channels that the backend computes otherwise (BackendFactory::channels_not_in_vectors): their
+  /// kinds count it as is.
+  std::set<OpKind> channels_not_in_vectors;
   /// Raised by a signal handler (a first Ctrl-C): the fit stops before its next predictor fit
   /// (seconds, where the whole fit of a large store takes minutes) and says it was interrupted.
   const std::atomic<bool>* stop = nullptr;

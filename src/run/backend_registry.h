@@ -39,6 +39,10 @@ struct BackendFactory {
   /// cost what 16 do with AVX-512: a pack counts their work in whole vectors of channels
   /// (PredictorOptions::channel_tile). False for a table measured elsewhere (a GPU's).
   bool channels_in_vectors = false;
+  /// Of those ops, the ones it computes otherwise, whose work is counted as is: ONNX Runtime's
+  /// ConvTranspose is a GEMM over the input's pixels, then col2im, with no NCHWc kernel (its
+  /// stores' transposed convs to 1 output channel ran at the MACs per second of those to 33).
+  std::set<OpKind> channels_not_in_vectors = {};
 };
 
 class BackendRegistry {

@@ -206,6 +206,14 @@ TEST(NetworkInterval, StoreFitCountsWorkInTheDevicesChannelVectors) {
     EXPECT_EQ(conv.fitted.at("interp")->ToJson()["channel_tile"], vectors ? 8 : 1);
     EXPECT_EQ(conv.fitted.at("roofline")->ToJson()["channel_tile"], vectors ? 8 : 1);
   }
+  // A main op the backend computes otherwise (ONNX Runtime's transposed convs) counts it as is.
+  request.channels_in_vectors = true;
+  request.options.channels_not_in_vectors = {OpKind::kConv2D};
+  auto fit = FitFromStore(request);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  const KindModel& conv = fit->fit.pack.kinds.at("conv2d");
+  EXPECT_EQ(conv.fitted.at("interp")->ToJson()["channel_tile"], 1);
+  EXPECT_EQ(conv.fitted.at("roofline")->ToJson()["channel_tile"], 1);
 }
 
 // Networks of the transformer-encoder family (a campaign whose space says "random-encoder") get

@@ -457,7 +457,8 @@ void RegisterOrtBackend(BackendRegistry& registry) {
                             /*nchwc_block=*/HostNchwcBlock(),
                             // Its NCHWc pass blocks a conv's output channels by the vector (padding
                             // them): a conv to 8 channels took what one to 16 did (the stores' samples).
-                            /*channels_in_vectors=*/true});
+                            /*channels_in_vectors=*/true,
+                            /*channels_not_in_vectors=*/{OpKind::kTransposeConv2D}});
 }
 
 }  // namespace latte
