@@ -4,7 +4,10 @@
 // its own weights, each reading the one before), measures it whole and each kernel alone with
 // the campaigns' protocol, three rounds, and prints (chain − sum) / kernels. 1 thread, on BACKEND
 // (xnnpack, onednn or ort: ONNX Runtime runs the chain as one session, each kernel alone as one).
-// Usage: chain_probe [H=8] [C=32] [REPEATS=16] [BACKEND=xnnpack]
+// KINDS=convs chains only a 1×1 conv and a 3×3 depthwise (each C to C): on ONNX Runtime the whole
+// chain stays in the NCHWc layout, reordered only at its two ends, where each kernel alone is
+// reordered in and out (the campaigns take that share of its run away).
+// Usage: chain_probe [H=8] [C=32] [REPEATS=16] [BACKEND=xnnpack] [KINDS=mixed|convs]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -33,17 +36,22 @@ int main(int argc, char** argv) {
   const std::int64_t c = argc > 2 ? std::atoi(argv[2]) : 32;
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 16;
   const std::string backend = argc > 4 ? argv[4] : "xnnpack";
-  if (h < 1 || c < 1 || repeats < 1) return std::fprintf(stderr, "usage: chain_probe [H] [C] [REPEATS] [BACKEND]\n"), 2;
+  const std::string mix = argc > 5 ? argv[5] : "mixed";
+  if (h < 1 || c < 1 || repeats < 1 || (mix != "mixed" && mix != "convs"))
+    return std::fprintf(stderr, "usage: chain_probe [H] [C] [REPEATS] [BACKEND] [mixed|convs]\n"), 2;
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
   RegisterOnednnBackend(registry);
   RegisterOrtBackend(registry);
   RunOptions run;
   run.num_threads = 1;
-  const std::vector<Kernel> kinds = {
-      BinaryKernel(OpKind::kAdd, h, h, c),        ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1),
-      NhwcKernel(OpKind::kSigmoid, h, h, c),      ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1),
-      BinaryKernel(OpKind::kMul, h, h, c),        NhwcKernel(OpKind::kHardSwish, h, h, c)};
+  const std::vector<Kernel> kinds =
+      mix == "convs"
+          ? std::vector<Kernel>{ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1),
+                                ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1)}
+          : std::vector<Kernel>{BinaryKernel(OpKind::kAdd, h, h, c),   ConvKernel(OpKind::kDepthwiseConv2D, h, h, c, c, 3, 1),
+                                NhwcKernel(OpKind::kSigmoid, h, h, c), ConvKernel(OpKind::kConv2D, h, h, c, c, 1, 1),
+                                BinaryKernel(OpKind::kMul, h, h, c),   NhwcKernel(OpKind::kHardSwish, h, h, c)};
   std::vector<JoinedKernel> kernels;  // each reads the one before
   for (int r = 0; r < repeats; ++r)
     for (const Kernel& k : kinds) kernels.push_back({k, {static_cast<int>(kernels.size()) - 1}});
