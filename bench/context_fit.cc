@@ -90,6 +90,29 @@ int main(int argc, char** argv) {
   if (!layers.ok()) return Fail(layers.status());
   auto caches = ContextCachesOf(*store, *layers);
   if (!caches.ok()) return Fail(caches.status());
+  {
+    // How much weight each campaign's networks (a family each) carry against L2: a model whose
+    // weights are past L2 loses them between inferences, and the fit can price that only from
+    // networks that do too.
+    std::map<std::int64_t, std::vector<StoredGraphLayer>> families;
+    for (const StoredGraphLayer& layer : *layers) families[layer.campaign].push_back(layer);
+    for (const auto& [campaign, rows] : families) {
+      std::vector<double> mib;
+      std::size_t past_l2 = 0;
+      for (const MeasuredNetwork& n : GroupNetworks(rows)) {
+        double bytes = 0;
+        for (const LayerTraffic& t : n.traffic) bytes += static_cast<double>(t.weight_bytes);
+        mib.push_back(bytes / (1 << 20));
+        if (bytes > static_cast<double>(caches->l2_bytes)) ++past_l2;
+      }
+      std::sort(mib.begin(), mib.end());
+      if (mib.empty()) continue;
+      std::printf("campaign %lld, networks' weights (%zu networks): median %.2f MiB, p90 %.2f, max %.2f; %zu past the "
+                  "%.1f MiB L2\n",
+                  static_cast<long long>(campaign), mib.size(), mib[mib.size() / 2], mib[mib.size() * 9 / 10], mib.back(),
+                  past_l2, static_cast<double>(caches->l2_bytes) / (1 << 20));
+    }
+  }
   std::vector<ProbedModel> models;
   for (int i = first_probe; i < argc; ++i) {
     auto model = ReadProbe(argv[i]);
