@@ -90,13 +90,13 @@ int main(int argc, char** argv) {
   if (!layers.ok()) return Fail(layers.status());
   auto caches = ContextCachesOf(*store, *layers);
   if (!caches.ok()) return Fail(caches.status());
+  // Each family of random networks is a campaign of its own.
+  std::map<std::int64_t, std::vector<StoredGraphLayer>> by_campaign;
+  for (const StoredGraphLayer& layer : *layers) by_campaign[layer.campaign].push_back(layer);
   {
-    // How much weight each campaign's networks (a family each) carry against L2: a model whose
-    // weights are past L2 loses them between inferences, and the fit can price that only from
-    // networks that do too.
-    std::map<std::int64_t, std::vector<StoredGraphLayer>> families;
-    for (const StoredGraphLayer& layer : *layers) families[layer.campaign].push_back(layer);
-    for (const auto& [campaign, rows] : families) {
+    // How much weight each campaign's networks carry against L2: a model whose weights are past
+    // L2 loses them between inferences, and the fit can price that only from networks that do too.
+    for (const auto& [campaign, rows] : by_campaign) {
       std::vector<double> mib;
       std::size_t past_l2 = 0;
       for (const MeasuredNetwork& n : GroupNetworks(rows)) {
@@ -140,8 +140,6 @@ int main(int argc, char** argv) {
   // Per campaign (each family of random networks is a campaign of its own): the networks' error
   // with the arena fit on every network, and with one fitted on the other campaigns only (the
   // family held out: how a family the context never saw is predicted).
-  std::map<std::int64_t, std::vector<StoredGraphLayer>> by_campaign;
-  for (const StoredGraphLayer& layer : *layers) by_campaign[layer.campaign].push_back(layer);
   if (by_campaign.size() > 1) {
     auto stats = [](const std::vector<MeasuredNetwork>& networks, const ContextModel* model) {
       std::vector<double> errors;
