@@ -336,19 +336,14 @@ class Phases {
 // Step 3: the pack, from every measurement of this machine and configuration, old and new.
 Expected<StoreFit> FitCalibration(const CalibrateOptions& options, const BackendRegistry& registry,
                                   const CalibrateResult& result, Prior prior) {
-  const BackendFactory& backend = *registry.Find(options.backend);  // checked known at the start
   StoreFitRequest request;
   request.db = options.db;
   request.filter.backend = options.backend;
-  request.backend_takes_nhwc = backend.takes_nhwc;
-  request.nchwc_block = backend.nchwc_block;
-  request.channels_in_vectors = backend.channels_in_vectors;
   request.filter.threads = options.num_threads;
   request.filter.precision = std::string(PrecisionName(options.precision));
   request.filter.device = ReadDeviceFingerprint().Key();
   request.options = options.fit;
-  request.options.clamps_run_apart = backend.clamps_run_apart;
-  request.options.channels_not_in_vectors = backend.channels_not_in_vectors;
+  SetBackendTraits(registry.Find(options.backend), request);  // checked known at the start
   request.fusion_rules = result.fusion_rules;
   request.command = options.command;
   request.options.stop = options.stop;  // a first Ctrl-C during the fit: measurements kept, no pack

@@ -19,6 +19,7 @@
 #include "predict/context_model.h"
 #include "predict/network_interval.h"
 #include "predict/predictors.h"
+#include "run/backend_registry.h"
 
 namespace latte {
 namespace {
@@ -245,6 +246,16 @@ std::string NowUtcIso8601() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+void SetBackendTraits(const BackendFactory* backend, StoreFitRequest& request) {
+  const BackendFactory none;
+  const BackendFactory& traits = backend != nullptr ? *backend : none;
+  request.backend_takes_nhwc = traits.takes_nhwc;
+  request.nchwc_block = traits.nchwc_block;
+  request.channels_in_vectors = traits.channels_in_vectors;
+  request.options.clamps_run_apart = traits.clamps_run_apart;
+  request.options.channels_not_in_vectors = traits.channels_not_in_vectors;
 }
 
 Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {

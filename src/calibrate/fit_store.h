@@ -14,6 +14,8 @@
 
 namespace latte {
 
+struct BackendFactory;
+
 struct StoreFitRequest {
   std::string db;              // store file (must exist; opened read-only)
   MeasurementFilter filter;    // backend required; device, threads, precision choose a configuration
@@ -65,6 +67,13 @@ struct StoreFit {
   /// why it is not (too few networks).
   std::string interval_note;
 };
+
+/// Sets what the backend's registration says about how it runs kernels, and so how the pack plans
+/// and counts them (the request's backend_takes_nhwc, nchwc_block and channels_in_vectors, its
+/// options' clamps_run_apart and channels_not_in_vectors), replacing what they held. nullptr, a
+/// backend this latte does not run (an imported table's, such as TensorRT's): the file's layout,
+/// no NCHWc pass, channels counted as they are, clamps inside the kernels.
+void SetBackendTraits(const BackendFactory* backend, StoreFitRequest& request);
 
 /// Reads the matching measurements and fits a pack on them, with the in-graph context fitted on
 /// the layers measured in context (profile/graph_context) on the same device and configuration

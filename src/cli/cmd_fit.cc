@@ -54,22 +54,16 @@ void AddFitCommand(CLI::App& app, Status& result) {
     request.correct_drift = !flags->no_drift_correction;
     request.db = flags->db.empty() ? DefaultStorePath() : flags->db;
     request.filter.backend = flags->backend;
-    {  // The pack says how models are planned for it: as the backend is registered (a backend this
-       // latte does not run, such as an imported table's, takes the file's layout).
-      BackendRegistry registry;
-      RegisterBuiltinBackends(registry);
-      const BackendFactory* backend = registry.Find(flags->backend);
-      request.backend_takes_nhwc = backend != nullptr && backend->takes_nhwc;
-      request.nchwc_block = backend != nullptr ? backend->nchwc_block : 0;
-      request.channels_in_vectors = backend != nullptr && backend->channels_in_vectors;
-      // A table measured elsewhere (TensorRT) is taken to clamp in its kernels' epilogues.
-      if (backend != nullptr) flags->options.clamps_run_apart = backend->clamps_run_apart;
-      if (backend != nullptr) flags->options.channels_not_in_vectors = backend->channels_not_in_vectors;
-    }
     if (flags->threads > 0) request.filter.threads = flags->threads;
     if (!flags->precision.empty()) request.filter.precision = flags->precision;
     if (!flags->device.empty()) request.filter.device = flags->device;
     request.options = flags->options;
+    {  // The pack says how models are planned for it: as the backend is registered (a backend this
+       // latte does not run, such as an imported table's, takes the file's layout).
+      BackendRegistry registry;
+      RegisterBuiltinBackends(registry);
+      SetBackendTraits(registry.Find(flags->backend), request);
+    }
     if (!flags->fusion_rules.empty()) {
       if (auto rules = FusionRules::FromKinds(flags->fusion_rules); !rules.ok()) {
         return rules.status().WithContext("--fusion-rules");
