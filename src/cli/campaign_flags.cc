@@ -1,5 +1,7 @@
 #include "cli/campaign_flags.h"
 
+#include "ir/fusion_rules.h"
+
 namespace latte::cli {
 
 void AddCampaignFlags(CLI::App& cmd, CampaignFlags& flags, const std::vector<std::string>& strategies) {
@@ -52,6 +54,10 @@ Expected<SamplerConfig> SamplerFromFlags(const CampaignFlags& flags, const Backe
     if (factory == nullptr) return InvalidInput("--backend: unknown backend '" + flags.backend + "'");
     sampler.layout_backend = flags.backend;
     sampler.layout_backend_takes_nhwc = factory->takes_nhwc;
+    // Grouped as the backend runs them: where ONNX Runtime's NCHWc pass leaves a residual add
+    // apart (an operand it does not block: 12 channels in face_detection_full_range), the conv
+    // and the add are kernels of their own, as calibrate's rules and predict have them.
+    if (factory->nchwc_block > 0) sampler.fusion_rules = FusionRules::DefaultFor(factory->nchwc_block).Rules();
   }
   sampler.seed = flags.seed;
   sampler.max_kernels = flags.max_kernels;

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "db/store.h"
+#include "ir/nchwc_layout.h"
 #include "run_latte.h"
+#include "test_paths.h"
 
 namespace latte {
 namespace {
@@ -207,6 +209,28 @@ TEST(ProfileCli, Int8MeasuresTheKernelsAnInt8ModelIsMadeOf) {
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_NE(f.out.find("measured 4, unsupported 0"), std::string::npos) << f.out;
   EXPECT_EQ(store->QueryMeasurements()->size(), rows->size() + 4);
+}
+
+// A model's kernels profiled for ONNX Runtime are those it runs: face_detection_full_range's
+// residual adds after a pad run apart from their convs (ORT's NCHWc pass does not block a pad's
+// output), each with its relu: the add+relu kernels of 48×48×48 are measured, which grouping by
+// the default rules (the add inside the conv) never forms.
+TEST(ProfileCli, FromModelsOnOrtMeasuresTheKernelsItsLayoutPassLeavesApart) {
+  LATTE_REQUIRE_MODEL("face_detection_full_range.tflite");
+  if (HostNchwcBlock() == 0) GTEST_SKIP() << "this CPU gives ONNX Runtime no NCHWc pass";
+  TempDir dir;
+  const std::string db = (dir.path() / "ort.db").string();
+  auto args = Quick({"profile", "--backend", "ort", "--strategy", "from-models", "--models",
+                     testing::ModelPath("face_detection_full_range.tflite"), "--no-neighbours", "--kernels", "add+relu"},
+                    db);
+  RunResult r = RunLatte(args, dir.path(), 120);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::map<std::string, double> stored = StoredP50(db);
+  EXPECT_TRUE(stored.count("add+relu|a0=1,a1=48,a2=48,a3=48,b0=1,b1=48,b2=48,b3=48|float32")) << r.out;
+  for (const auto& [key, p50] : stored) {
+    EXPECT_EQ(key.rfind("add+relu|", 0), 0u) << key;
+    EXPECT_GT(p50, 0) << key;
+  }
 }
 
 TEST(ProfileCli, BudgetStopsCleanlyAndMarksTheCampaignStopped) {

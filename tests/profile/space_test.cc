@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
+#include "ir/fusion_rules.h"
 #include "ir/graph_builder.h"
 #include "ir/kernel_graph.h"
 #include "ir/kernel_params.h"
@@ -435,6 +437,38 @@ TEST(FromModels, LaidOutForABackendTheKernelsAreThoseItRuns) {
   std::set<std::string> raw_keys;
   for (const Kernel& k : raw->kernels) raw_keys.insert(k.Key());
   EXPECT_NE(raw_keys, expected);
+}
+
+// face_detection_full_range's 1×1 convs of 12 channels into 48 feed a residual add whose other
+// operand comes from a pad: ORT's NCHWc pass leaves the add apart, so a profile for ORT measures
+// the conv alone and the add with its relu, where the default rules fuse all three.
+TEST(FromModels, ForAnNchwcBackendAResidualAddTheLayoutPassLeavesApartIsAKernelOfItsOwn) {
+  LATTE_REQUIRE_MODEL("face_detection_full_range.tflite");
+  SamplerConfig config;
+  config.strategy = "from-models";
+  config.models = {testing::ModelPath("face_detection_full_range.tflite")};
+  config.neighbours = false;
+  config.layout_backend = "ort";
+  config.layout_backend_takes_nhwc = false;
+  auto keys = [&](const std::optional<std::vector<std::string>>& rules) {
+    config.fusion_rules = rules;
+    auto sample = SampleKernels(config);
+    EXPECT_TRUE(sample.ok()) << sample.status().message();
+    std::set<std::string> out;
+    if (sample.ok())
+      for (const Kernel& k : sample->kernels) out.insert(k.Key());
+    return out;
+  };
+  const std::string conv = "|bias=1,dh=1,dw=1,g=1,ic=12,ih=48,iw=48,kh=1,kw=1,n=1,oc=48,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32";
+  const std::string add_relu = "add+relu|a0=1,a1=48,a2=48,a3=48,b0=1,b1=48,b2=48,b3=48|float32";
+  const std::set<std::string> plain = keys(std::nullopt);
+  EXPECT_TRUE(plain.count("conv2d+add+relu" + conv)) << "the default rules fuse the add and its relu into the conv";
+  const std::set<std::string> nchwc = keys(FusionRules::DefaultFor(16).Rules());
+  EXPECT_FALSE(nchwc.count("conv2d+add+relu" + conv));
+  EXPECT_TRUE(nchwc.count("conv2d" + conv));
+  EXPECT_TRUE(nchwc.count(add_relu));
+  // Residual adds the pass does fuse stay fused.
+  EXPECT_TRUE(std::any_of(nchwc.begin(), nchwc.end(), [](const std::string& k) { return k.rfind("conv2d+add+relu|", 0) == 0; }));
 }
 
 TEST(FromModels, OneListOfInputShapesServesSeveralModels) {
