@@ -1,6 +1,6 @@
 #include "cli/campaign_flags.h"
 
-#include "ir/fusion_rules.h"
+#include <memory>
 
 namespace latte::cli {
 
@@ -54,10 +54,14 @@ Expected<SamplerConfig> SamplerFromFlags(const CampaignFlags& flags, const Backe
     if (factory == nullptr) return InvalidInput("--backend: unknown backend '" + flags.backend + "'");
     sampler.layout_backend = flags.backend;
     sampler.layout_backend_takes_nhwc = factory->takes_nhwc;
-    // Grouped as the backend runs them: where ONNX Runtime's NCHWc pass leaves a residual add
-    // apart (an operand it does not block: 12 channels in face_detection_full_range), the conv
-    // and the add are kernels of their own, as calibrate's rules and predict have them.
-    if (factory->nchwc_block > 0) sampler.fusion_rules = FusionRules::DefaultFor(factory->nchwc_block).Rules();
+    // Grouped by what the backend fuses by construction, as it runs them: no residual add inside
+    // a conv on XNNPACK, and on ONNX Runtime only where its NCHWc pass blocks the add's operand
+    // (not after a pad, as in face_detection_full_range). Calibrate's packs start from the same
+    // declaration (what timing adds to it is a calibration's, not known here).
+    RunOptions run;
+    run.num_threads = flags.num_threads;
+    LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(flags.backend, run));
+    sampler.fusion_rules = backend->FusedByConstruction();
   }
   sampler.seed = flags.seed;
   sampler.max_kernels = flags.max_kernels;

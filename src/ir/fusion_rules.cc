@@ -44,15 +44,6 @@ FusionRules FusionRules::Default() {
   return rules;
 }
 
-FusionRules FusionRules::DefaultFor(int nchwc_block) {
-  FusionRules rules = Default();
-  if (nchwc_block <= 0) return rules;
-  for (const std::string& kind : ResidualFusionKinds())
-    if (rules.kinds_.erase(kind) > 0) rules.nchwc_kinds_.insert(kind);
-  rules.nchwc_block_ = nchwc_block;
-  return rules;
-}
-
 std::string FusionRuleKind(const std::string& rule) { return rule.substr(0, rule.find('@')); }
 
 std::string NchwcRule(const std::string& kind, int block) { return kind + "@nchwc" + std::to_string(block); }

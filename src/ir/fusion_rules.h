@@ -28,10 +28,6 @@ class FusionRules {
   /// What XNNPACK and oneDNN fuse: conv/depthwise/fc + relu or relu6, conv + residual add (+ relu or
   /// relu6), add + relu or relu6.
   static FusionRules Default();
-  /// Default() for a backend whose NCHWc pass of `nchwc_block` decides where a residual add runs
-  /// inside its conv (ONNX Runtime): the residual kinds held only where the pass fuses them
-  /// ("conv2d+add@nchwc16"), the rest as Default() has them. 0: Default() itself.
-  static FusionRules DefaultFor(int nchwc_block);
   /// Rules from kinds; fails naming the first kind ParseKernelKind rejects or that fuses nothing.
   static Expected<FusionRules> FromKinds(const std::vector<std::string>& kinds);
   /// Inverse of ToJson(): an array of kind strings. Fails naming the bad element.

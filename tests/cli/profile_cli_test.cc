@@ -215,7 +215,7 @@ TEST(ProfileCli, Int8MeasuresTheKernelsAnInt8ModelIsMadeOf) {
 // residual adds after a pad run apart from their convs (ORT's NCHWc pass does not block a pad's
 // output), each with its relu: the add+relu kernels of 48×48×48 are measured, which grouping by
 // the default rules (the add inside the conv) never forms.
-TEST(ProfileCli, FromModelsOnOrtMeasuresTheKernelsItsLayoutPassLeavesApart) {
+TEST(ProfileCli, FromModelsMeasuresTheKernelsAsTheBackendRunsThem) {
   LATTE_REQUIRE_MODEL("face_detection_full_range.tflite");
   if (HostNchwcBlock() == 0) GTEST_SKIP() << "this CPU gives ONNX Runtime no NCHWc pass";
   TempDir dir;
@@ -231,6 +231,17 @@ TEST(ProfileCli, FromModelsOnOrtMeasuresTheKernelsItsLayoutPassLeavesApart) {
     EXPECT_EQ(key.rfind("add+relu|", 0), 0u) << key;
     EXPECT_GT(p50, 0) << key;
   }
+  // XNNPACK runs no residual add inside a conv: its convs are profiled without one.
+  const std::string xnn_db = (dir.path() / "xnnpack.db").string();
+  RunResult x = RunLatte(Quick({"profile", "--backend", "xnnpack", "--strategy", "from-models", "--models",
+                                testing::ModelPath("face_detection_full_range.tflite"), "--no-neighbours", "--kernels", "conv2d"},
+                               xnn_db),
+                         dir.path(), 120);
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  const std::map<std::string, double> convs = StoredP50(xnn_db);
+  EXPECT_TRUE(convs.count("conv2d" + std::string("|bias=1,dh=1,dw=1,g=1,ic=12,ih=48,iw=48,kh=1,kw=1,n=1,oc=48,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32")))
+      << x.out;
+  for (const auto& [key, p50] : convs) EXPECT_EQ(key.find("+add"), std::string::npos) << key;
 }
 
 TEST(ProfileCli, BudgetStopsCleanlyAndMarksTheCampaignStopped) {

@@ -397,32 +397,6 @@ TEST(NchwcFusionRules, GroupingFusesTheResidualWhereThePassDoesAndNowhereElse) {
   EXPECT_EQ(kinds(o.g.Finish(sum)), (std::vector<std::string>{"conv2d+relu", "conv2d", "pad", "add"}));
 }
 
-// The default rules for a backend with an NCHWc pass: the residual kinds hold where the pass
-// fuses them, the rest as they are; with no pass, the default rules themselves.
-TEST(NchwcFusionRules, TheDefaultRulesForAnNchwcBackendHoldTheResidualKindsWhereThePassFuses) {
-  const FusionRules rules = FusionRules::DefaultFor(16);
-  EXPECT_EQ(rules.NchwcBlock(), 16);
-  for (const char* kind : {"conv2d+add", "conv2d+add+relu", "conv2d+add+relu6"}) {
-    EXPECT_FALSE(rules.Allows(kind)) << kind;
-    EXPECT_TRUE(rules.AllowsWhereNchwcFuses(kind)) << kind;
-  }
-  EXPECT_TRUE(rules.Allows("conv2d+relu6"));
-  EXPECT_TRUE(rules.Allows("add+relu"));
-  EXPECT_EQ(rules.kinds().size() + 3, FusionRules::Default().kinds().size());
-  auto back = FusionRules::FromKinds(rules.Rules());
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(*back, rules);
-  EXPECT_EQ(FusionRules::DefaultFor(0), FusionRules::Default());
-  // Grouped by them, a residual add after a pad runs apart from its conv, as ORT runs it.
-  Operands o = ResidualOperands(32);
-  const TensorId sum = o.g.Op(OpKind::kAdd, {o.g.Pad(o.b), o.y});
-  auto grouping = GroupIntoKernels(o.g.Finish(sum), rules);
-  ASSERT_TRUE(grouping.ok()) << grouping.status().message();
-  std::vector<std::string> kinds;
-  for (const KernelGroup& group : grouping->kernels) kinds.push_back(group.kernel.Kind());
-  EXPECT_EQ(kinds, (std::vector<std::string>{"conv2d+relu", "conv2d", "pad", "add"}));
-}
-
 Kernel ResidualKernel(std::int64_t channels) {
   Kernel kernel;
   kernel.op = OpKind::kConv2D;

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Where a pack's error on a model comes from: its kernels or their in-graph context. Per model,
+# ROUNDS times in turn: the model's own kernels profiled alone into a fresh store (`latte profile
+# --strategy from-models --no-neighbours`, grouped as the backend runs them), then the model run
+# whole (`latte bench`). Each round's measured context is the model's p50 over the sum of its
+# kernels alone, both measured minutes apart on the same host, so the ratio holds through the
+# slow and fast phases of a shared machine that move both. Beside them, the pack's prediction:
+# its kernels alone and its context ("of which in graph"). A layer whose kernel the profile did
+# not form (the pack's fusion rules group it otherwise) is counted at the pack's own prediction
+# and listed. Medians over the rounds.
+# Needs python3. Usage: PACK=P.json.gz [BACKEND=ort] [ROUNDS=3] bench/context_split.sh [MODEL ...]
+#   (default: every model in models/)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+latte="${LATTE:-$root/build/latte}"
+[[ -x "$latte" ]] || { echo "bench: build/latte is missing: build first" >&2; exit 2; }
+[[ -n "${PACK:-}" && -f "${PACK:-}" ]] || { echo "bench: PACK=FILE (the pack to split) is required" >&2; exit 2; }
+backend="${BACKEND:-ort}"
+rounds="${ROUNDS:-3}"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench: ROUNDS must be a whole number ≥ 1, not '$rounds'" >&2; exit 2; }
+if [[ $# -eq 0 ]]; then set -- "$root"/models/*.tflite "$root"/models/*.onnx; fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+printf '| model | predicted: kernels + context ms | kernels alone ms (rounds) | model p50 ms (rounds) | context measured | context predicted | kernels: predicted / alone | not formed by the profile |\n'
+printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n'
+for model in "$@"; do
+  [[ -f "$model" ]] || continue
+  name="$(basename "$model")"
+  flags=()
+  # The leave-models-out benchmark's shapes for the models with dynamic inputs.
+  [[ "$name" == ch_PP-OCRv4_rec_infer.onnx ]] && flags=(--input-shape x=1x3x48x320)
+  [[ "$name" == ch_PP-OCRv4_det_infer.onnx ]] && flags=(--input-shape x=1x3x640x640)
+  [[ "$name" == ch_ppocr_mobile_v2.0_cls_infer.onnx ]] && flags=(--input-shape x=1x3x48x192)
+  "$latte" predict "$model" "${flags[@]}" --pack "$PACK" --format json > "$tmp/pred.json" 2> "$tmp/err" ||
+    { echo "bench: $name: $(tail -1 "$tmp/err")" >&2; continue; }
+  : > "$tmp/rounds.txt"
+  for ((r = 1; r <= rounds; ++r)); do
+    rm -f "$tmp/alone.db"
+    "$latte" profile --backend "$backend" --strategy from-models --models "$model" "${flags[@]}" --no-neighbours \
+      --db "$tmp/alone.db" > /dev/null 2> "$tmp/err" || { echo "bench: $name: $(tail -1 "$tmp/err")" >&2; continue 2; }
+    "$latte" export --format jsonl --db "$tmp/alone.db" --backend "$backend" > "$tmp/alone.$r.jsonl" 2> "$tmp/err" ||
+      { echo "bench: $name: $(tail -1 "$tmp/err")" >&2; continue 2; }
+    "$latte" bench "$model" "${flags[@]}" --backend "$backend" --num-threads 1 > "$tmp/bench.txt" 2> "$tmp/err" ||
+      { echo "bench: $name: $(tail -1 "$tmp/err")" >&2; continue 2; }
+    p50="$(sed -n 's/.* p50=\([0-9.]*\).*/\1/p' "$tmp/bench.txt" | head -1)"
+    [[ -n "$p50" ]] || { echo "bench: $name: no p50 in latte bench's output" >&2; continue 2; }
+    echo "$r $p50" >> "$tmp/rounds.txt"
+  done
+  python3 - "$name" "$tmp/pred.json" "$tmp/rounds.txt" "$tmp" <<'PY'
+import collections, json, statistics, sys
+name, pred_path, rounds_path, tmp = sys.argv[1:5]
+layers = json.load(open(pred_path))['layers']
+kernels_ms = sum(l['kernel_ms'] for l in layers)
+context_ms = sum(l['context_ms'] for l in layers)
+alone, model = [], []
+missing = collections.Counter()
+for line in open(rounds_path):
+    r, p50_us = line.split()
+    p50 = {}
+    for row in open(f'{tmp}/alone.{r}.jsonl'):
+        m = json.loads(row)
+        p50[m['kernel']['key']] = m['stats']['p50_us'] / 1000
+    total = 0.0
+    missing.clear()
+    for l in layers:
+        if l['key'] in p50:
+            total += p50[l['key']]
+        else:  # not formed by the profile's grouping: the pack's own prediction stands in
+            total += l['kernel_ms']
+            missing[l['kernel']] += 1
+    alone.append(total)
+    model.append(float(p50_us) / 1000)
+if not alone:
+    sys.exit(0)
+a, m = statistics.median(alone), statistics.median(model)
+ctx = statistics.median(x / y - 1 for x, y in zip(model, alone))
+cells = [name, f'{kernels_ms:.3f} + {context_ms:.3f}',
+         f'{a:.3f} ({", ".join(f"{x:.2f}" for x in alone)})', f'{m:.3f} ({", ".join(f"{x:.2f}" for x in model)})',
+         f'{100 * ctx:+.1f}%', f'{100 * context_ms / kernels_ms:+.1f}%', f'{kernels_ms / a:.3f}',
+         ', '.join(f'{k} ×{n}' for k, n in sorted(missing.items())) or 'none']
+print('| ' + ' | '.join(cells) + ' |')
+PY
+done
