@@ -868,18 +868,31 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
                                       config.max_kernels, kMaxRandomKernels));
     }
     const std::vector<std::size_t> shares = RandomShares(kinds, config.max_kernels);
+    // Each kind's kernels shuffled, then spread evenly over the campaign: the i-th of a kind's n
+    // kernels at (i + u) / n, u a random offset of the kind's, all kinds' merged by that place. A
+    // campaign its budget stops has then measured every kind in proportion to its share, and every
+    // kind at least once past the first few kernels of each (a plain shuffle of all kinds together
+    // left ORT seed 71's random phase, stopped after 203 of 10,000 kernels, without a slice: a
+    // kind the models use went unpredicted).
+    SplitMix64 rng(config.seed);
+    std::vector<std::pair<double, Kernel>> placed;
     for (std::size_t index = 0; index < kinds.size(); ++index) {
       const Kernel& kind = kinds[index];
       auto kernels = config.strategy == "grid" ? GridKernels(kind, config.grid)
                                                : RandomKernels(kind, shares[index], config.seed);
       if (!kernels.ok()) return kernels.status();
-      for (const Kernel& k : *kernels) add(k);
+      std::vector<Kernel> own;
+      for (const Kernel& k : *kernels)
+        if (seen.insert(k.Key()).second) own.push_back(k);
+      for (std::size_t i = own.size(); i > 1; --i) std::swap(own[i - 1], own[rng.Below(i)]);
+      const double offset = rng.Uniform();
+      for (std::size_t i = 0; i < own.size(); ++i)
+        placed.push_back({(static_cast<double>(i) + offset) / static_cast<double>(own.size()), std::move(own[i])});
       sample.notes.push_back(kind.Kind() + ": " + std::to_string(kernels->size()) + " kernels" +
                              (config.strategy == "grid" ? " (" + GridNameFor(kind, config.grid) + " grid)" : ""));
     }
-    // Shuffled together: a campaign stopped by its budget has still covered every kind evenly.
-    SplitMix64 rng(config.seed);
-    for (std::size_t i = sample.kernels.size(); i > 1; --i) std::swap(sample.kernels[i - 1], sample.kernels[rng.Below(i)]);
+    std::stable_sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [place, kernel] : placed) sample.kernels.push_back(std::move(kernel));
   } else if (config.strategy == "from-models") {
     if (config.models.empty()) return InvalidInput("the from-models strategy needs model files (--models)");
     ImportOptions import_options;

@@ -268,6 +268,34 @@ TEST(Random, LogUniformFavoursNoSizeRange) {
   EXPECT_LT(small, 280);
 }
 
+// A random campaign its budget stops early has measured every kind: each kind's kernels are spread
+// evenly over the campaign (a plain shuffle left some kind out of a 2% prefix now and then), and
+// any prefix holds each kind about in proportion to its share (a binary kind three times another's).
+TEST(Sampler, EveryKindIsInAnyPrefixInProportionToItsShare) {
+  SamplerConfig config;
+  config.strategy = "random";
+  config.kinds = {"conv2d", "depthwise_conv2d", "add", "mul", "relu", "slice", "concat", "pad",
+                  "resize", "max_pool2d", "sigmoid", "transpose", "reshape", "softmax", "mean"};
+  config.max_kernels = 3000;
+  for (unsigned seed : {1u, 71u, 1234u}) {
+    config.seed = seed;
+    auto sample = SampleKernels(config);
+    ASSERT_TRUE(sample.ok()) << sample.status().message();
+    std::map<std::string, int> total;
+    for (const Kernel& k : sample->kernels) ++total[k.Kind()];
+    ASSERT_EQ(total.size(), config.kinds.size());
+    for (std::size_t prefix : {3 * config.kinds.size(), std::size_t{203}, std::size_t{1000}}) {
+      std::map<std::string, int> seen;
+      for (std::size_t i = 0; i < prefix; ++i) ++seen[sample->kernels[i].Kind()];
+      for (const auto& [kind, n] : total) {
+        const double expected = static_cast<double>(n) * static_cast<double>(prefix) / static_cast<double>(sample->kernels.size());
+        EXPECT_GE(seen[kind], 1) << kind << " missing from the first " << prefix << " (seed " << seed << ")";
+        EXPECT_NEAR(seen[kind], expected, 1.0 + 1e-9) << kind << ", first " << prefix << " (seed " << seed << ")";
+      }
+    }
+  }
+}
+
 TEST(Sampler, GridIsShuffledDeterministicallyAndTruncated) {
   SamplerConfig config;
   config.kinds = {"conv2d", "relu"};
