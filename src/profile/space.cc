@@ -1121,34 +1121,6 @@ std::vector<JoinedKernel> RandomNetwork(SplitMix64& rng) {
     c = cout;
     skips[h] = {last(), c};
   }
-  // A wide tail in a third of the networks: the last stages of a MobileNet or a BlazePose, at maps
-  // of 14 or less, expanding 4 or 6 times to as many as 1,536 channels. Their weights (up to 3 MiB
-  // a block) leave the L2 between inferences, and a conv re-reads them in a graph where alone it
-  // finds them: hand_landmark_full's 7×7 blocks ran 1.4× their time alone on ONNX Runtime, which
-  // the narrow blocks above (a median 0.2 MiB of weights a network) never showed the context fit.
-  if (rng.Below(3) == 0) {
-    const int tail = 2 + static_cast<int>(rng.Below(4));
-    for (int b = 0; b < tail; ++b) {
-      const I stride = h > 14 ? 2 : 1;
-      const I mid = std::min<I>(1536, c * Pick<I>(rng, {4, 6}) / 8 * 8);
-      // Wider out of a stride or a stage's first block (×1.5 or ×2, up to 480), else the same.
-      const bool widen = stride == 2 || b == 0;
-      const I cout = widen ? std::min<I>(480, (c * Pick<I>(rng, {3, 4}) / 2 + 7) / 8 * 8) : c;
-      const I k = Pick<I>(rng, {3, 5});
-      const int in = last();
-      net.push_back({relu6(ConvKernel(OpKind::kConv2D, h, h, c, mid, 1, 1)), {last()}});
-      net.push_back({relu6(ConvKernel(OpKind::kDepthwiseConv2D, h, h, mid, mid, k, stride)), {last()}});
-      h = (h + stride - 1) / stride;
-      net.push_back({ConvKernel(OpKind::kConv2D, h, h, mid, cout, 1, 1), {last()}});
-      if (stride == 1 && cout == c) {
-        Kernel add = BinaryKernel(OpKind::kAdd, h, h, c);
-        if (clamped_residual) add.fused = {OpKind::kRelu6};
-        net.push_back({add, {last(), in}});
-      }
-      c = cout;
-      skips[h] = {last(), c};
-    }
-  }
   const int ups = static_cast<int>(rng.Below(3));
   for (int u = 0; u < ups && 2 * h <= r; ++u) {
     net.push_back({ResizeKernel(h, h, c, 2, 1), {last()}});

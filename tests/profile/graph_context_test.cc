@@ -169,7 +169,7 @@ GraphContextOptions SmallCampaign(const std::string& db) {
   const FusionRules rules = FusionRules::Default();
   options.fusion_rules.assign(rules.kinds().begin(), rules.kinds().end());
   options.graphs = 2;
-  options.seed = 377;  // two networks on 64×64 inputs: quick to run
+  options.seed = 23;  // two networks on 64×64 inputs: quick to run
   options.db = db;
   return options;
 }
@@ -180,7 +180,7 @@ TEST(GraphContext, CampaignStoresEveryLayerAndResumes) {
   BackendRegistry registry;
   RegisterXnnpackBackend(registry);
   {
-    SplitMix64 rng(377);
+    SplitMix64 rng(23);
     for (int i = 0; i < 2; ++i) ASSERT_EQ(RandomNetwork(rng).front().kernel.Param("ih"), 64) << "pick another seed";
   }
   std::ostringstream log;
