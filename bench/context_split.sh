@@ -12,6 +12,7 @@
 #   (default: every model in models/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/bench/model_shapes.sh"
 latte="${LATTE:-$root/build/latte}"
 [[ -x "$latte" ]] || { echo "bench: build/latte is missing: build first" >&2; exit 2; }
 [[ -n "${PACK:-}" && -f "${PACK:-}" ]] || { echo "bench: PACK=FILE (the pack to split) is required" >&2; exit 2; }
@@ -26,11 +27,7 @@ printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n'
 for model in "$@"; do
   [[ -f "$model" ]] || continue
   name="$(basename "$model")"
-  flags=()
-  # The leave-models-out benchmark's shapes for the models with dynamic inputs.
-  [[ "$name" == ch_PP-OCRv4_rec_infer.onnx ]] && flags=(--input-shape x=1x3x48x320)
-  [[ "$name" == ch_PP-OCRv4_det_infer.onnx ]] && flags=(--input-shape x=1x3x640x640)
-  [[ "$name" == ch_ppocr_mobile_v2.0_cls_infer.onnx ]] && flags=(--input-shape x=1x3x48x192)
+  mapfile -t flags < <(model_shape_flags "$(basename "$model")")
   "$latte" predict "$model" "${flags[@]}" --pack "$PACK" --format json > "$tmp/pred.json" 2> "$tmp/err" ||
     { echo "bench: $name: $(tail -1 "$tmp/err")" >&2; continue; }
   : > "$tmp/rounds.txt"

@@ -8,6 +8,7 @@
 # Needs python3. Usage: bench/nchwc_walk_check.sh [MODEL ...]   (default: every model in models/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$root/bench/model_shapes.sh"
 latte="${LATTE:-$root/build/latte}"
 lister="$root/build/bench/nchwc_reorders"
 [[ -x "$latte" && -x "$lister" ]] || { echo "bench: build/latte or build/bench/nchwc_reorders is missing: build first" >&2; exit 2; }
@@ -17,11 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 printf '| model | ORT reorders | ORT MiB | ORT ms | walk reorders | walk MiB | matched | walk only | ORT only |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 for model in "$@"; do
   [[ -f "$model" ]] || continue
-  flags=()
-  # PP-OCRv4 rec has a dynamic width: the leave-models-out benchmark's shape.
-  [[ "$(basename "$model")" == ch_PP-OCRv4_rec_infer.onnx ]] && flags=(--input-shape x=1x3x48x320)
-  [[ "$(basename "$model")" == ch_PP-OCRv4_det_infer.onnx ]] && flags=(--input-shape x=1x3x640x640)
-  [[ "$(basename "$model")" == ch_ppocr_mobile_v2.0_cls_infer.onnx ]] && flags=(--input-shape x=1x3x48x192)
+  mapfile -t flags < <(model_shape_flags "$(basename "$model")")
   rm -rf "$tmp/profiles" && mkdir -p "$tmp/profiles"
   LATTE_ORT_PROFILE_DIR="$tmp/profiles" "$latte" bench "$model" "${flags[@]}" --backend ort --num-threads 1 \
     --enable-op-profiling --num-runs 3 --warmup-runs 1 > /dev/null 2> "$tmp/bench.err" ||
