@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "ir/fusion_rules.h"
+
 namespace latte::cli {
 
 void AddCampaignFlags(CLI::App& cmd, CampaignFlags& flags, const std::vector<std::string>& strategies) {
@@ -21,6 +23,10 @@ void AddCampaignFlags(CLI::App& cmd, CampaignFlags& flags, const std::vector<std
       ->check(CLI::IsMember({"default", "tflite", "tensorrt"}))
       ->capture_default_str();
   cmd.add_option("--models", flags.models, "Model files for --strategy from-models");
+  cmd.add_option("--fusion-rules", flags.fusion_rules,
+                 "from-models, transformers: group nodes by these fused kinds, comma-separated, as a pack's "
+                 "fusion_rules (default: what --backend fuses by construction)")
+      ->delimiter(',');
   AddModelInputFlags(cmd, flags.inputs, "; for --models");
   cmd.add_flag("--no-neighbours", flags.no_neighbours, "from-models: only the models' own kernels");
   cmd.add_option("--max-kernels", flags.max_kernels, "At most this many kernels (random: how many to draw)")
@@ -48,8 +54,13 @@ Expected<SamplerConfig> SamplerFromFlags(const CampaignFlags& flags, const Backe
   sampler.grid = flags.grid;
   sampler.models = flags.models;
   sampler.neighbours = !flags.no_neighbours;
+  const bool grouped = flags.strategy == "from-models" || flags.strategy == "transformers";
+  if (!flags.fusion_rules.empty()) {
+    if (!grouped) return InvalidInput("--fusion-rules applies to --strategy from-models and transformers, not " + flags.strategy);
+    if (auto rules = FusionRules::FromKinds(flags.fusion_rules); !rules.ok()) return rules.status().WithContext("--fusion-rules");
+  }
   // The models' kernels as the backend runs them (NHWC, activations folded), as predict asks.
-  if (flags.strategy == "from-models" || flags.strategy == "transformers") {
+  if (grouped) {
     const BackendFactory* factory = registry.Find(flags.backend);
     if (factory == nullptr) return InvalidInput("--backend: unknown backend '" + flags.backend + "'");
     sampler.layout_backend = flags.backend;
@@ -57,11 +68,15 @@ Expected<SamplerConfig> SamplerFromFlags(const CampaignFlags& flags, const Backe
     // Grouped by what the backend fuses by construction, as it runs them: no residual add inside
     // a conv on XNNPACK, and on ONNX Runtime only where its NCHWc pass blocks the add's operand
     // (not after a pad, as in face_detection_full_range). Calibrate's packs start from the same
-    // declaration (what timing adds to it is a calibration's, not known here).
-    RunOptions run;
-    run.num_threads = flags.num_threads;
-    LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(flags.backend, run));
-    sampler.fusion_rules = backend->FusedByConstruction();
+    // declaration; what timing added to a pack's rules the user gives as --fusion-rules.
+    if (!flags.fusion_rules.empty()) {
+      sampler.fusion_rules = flags.fusion_rules;
+    } else {
+      RunOptions run;
+      run.num_threads = flags.num_threads;
+      LATTE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, registry.Create(flags.backend, run));
+      sampler.fusion_rules = backend->FusedByConstruction();
+    }
   }
   sampler.seed = flags.seed;
   sampler.max_kernels = flags.max_kernels;

@@ -18,6 +18,9 @@ namespace latte::cli {
 struct CampaignFlags {
   std::string backend = "xnnpack", precision = "fp32", kernels, strategy = "grid", grid = "default";
   std::vector<std::string> models;
+  /// from-models, transformers: group the models' nodes by these fused kinds (a pack's
+  /// fusion_rules) instead of what the backend fuses by construction. Empty: the backend's.
+  std::vector<std::string> fusion_rules;
   ModelInputFlags inputs;
   int num_threads = 1;
   MeasureOptions measure = KernelMeasureOptions();
@@ -27,7 +30,7 @@ struct CampaignFlags {
 };
 
 /// --backend, --num-threads, --precision, --kernels, --strategy (of `strategies`), --grid, --models,
-/// --input-shape/--input-value, --no-neighbours, --max-kernels, --seed and the protocol's flags.
+/// --fusion-rules, --input-shape/--input-value, --no-neighbours, --max-kernels, --seed and the protocol's flags.
 void AddCampaignFlags(CLI::App& cmd, CampaignFlags& flags, const std::vector<std::string>& strategies);
 
 /// The campaign's backend configuration and protocol (budget and stop flag left to the caller);

@@ -242,6 +242,24 @@ TEST(ProfileCli, FromModelsMeasuresTheKernelsAsTheBackendRunsThem) {
   EXPECT_TRUE(convs.count("conv2d" + std::string("|bias=1,dh=1,dw=1,g=1,ic=12,ih=48,iw=48,kh=1,kw=1,n=1,oc=48,pb=0,pl=0,pr=0,pt=0,sh=1,sw=1|float32")))
       << x.out;
   for (const auto& [key, p50] : convs) EXPECT_EQ(key.find("+add"), std::string::npos) << key;
+
+  // A pack whose rules run the add inside the conv (timing decided it on another backend) is
+  // profiled as it groups when its rules are given: the 12→48 convs with their add and relu.
+  const std::string rules_db = (dir.path() / "rules.db").string();
+  RunResult g = RunLatte(Quick({"profile", "--backend", "xnnpack", "--strategy", "from-models", "--models",
+                                testing::ModelPath("face_detection_full_range.tflite"), "--no-neighbours",
+                                "--fusion-rules", "conv2d+relu,conv2d+add+relu", "--kernels", "conv2d+add+relu"},
+                               rules_db),
+                         dir.path(), 120);
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const std::map<std::string, double> fused = StoredP50(rules_db);
+  EXPECT_FALSE(fused.empty()) << g.out;
+  bool twelve_to_48 = false;
+  for (const auto& [key, p50] : fused) {
+    EXPECT_EQ(key.rfind("conv2d+add+relu|", 0), 0u) << key;
+    twelve_to_48 = twelve_to_48 || (key.find(",ic=12,") != std::string::npos && key.find(",oc=48,") != std::string::npos);
+  }
+  EXPECT_TRUE(twelve_to_48) << g.out;
 }
 
 TEST(ProfileCli, BudgetStopsCleanlyAndMarksTheCampaignStopped) {
@@ -385,6 +403,12 @@ TEST(ProfileCli, BadFlagsAndBadStoresExit2) {
       {{"profile", "--kernels", "relu", "--precision", "fp16", "--db", db}, "fp16"},
       {{"profile", "--kernels", "relu", "--num-runs", "0", "--db", db}, "num-runs"},
       {{"profile", "--kernels", "relu", "--num-threads", "0", "--db", db}, "num-threads"},
+      {{"profile", "--kernels", "relu", "--strategy", "random", "--max-kernels", "3", "--fusion-rules", "conv2d+relu",
+        "--db", db},
+       "--fusion-rules applies to --strategy from-models and transformers, not random"},
+      {{"profile", "--strategy", "from-models", "--models", testing::ModelPath("selfie_segmentation.tflite"),
+        "--fusion-rules", "conv2d+relu,conv2d+frob", "--db", db},
+       "--fusion-rules"},
   };
   for (const auto& [args, needle] : cases) {
     RunResult r = RunLatte(args, dir.path());
