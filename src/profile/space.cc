@@ -855,9 +855,11 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
     kinds.push_back(kind);
   }
   std::set<std::string> seen;
-  auto add = [&](const Kernel& k) {
-    if (seen.insert(k.Key()).second) sample.kernels.push_back(k);
+  // Each kernel once, into the list given (grid and random: a kind's own, spread after).
+  auto add_to = [&](std::vector<Kernel>& into, const Kernel& k) {
+    if (seen.insert(k.Key()).second) into.push_back(k);
   };
+  auto add = [&](const Kernel& k) { add_to(sample.kernels, k); };
   if (config.strategy == "grid" || config.strategy == "random") {
     if (kinds.empty()) return InvalidInput("no kernel kinds to sample (--kernels)");
     if (config.strategy == "random" && config.max_kernels == 0) {
@@ -882,8 +884,7 @@ Expected<Sample> SampleKernels(const SamplerConfig& config) {
                                                : RandomKernels(kind, shares[index], config.seed);
       if (!kernels.ok()) return kernels.status();
       std::vector<Kernel> own;
-      for (const Kernel& k : *kernels)
-        if (seen.insert(k.Key()).second) own.push_back(k);
+      for (const Kernel& k : *kernels) add_to(own, k);
       for (std::size_t i = own.size(); i > 1; --i) std::swap(own[i - 1], own[rng.Below(i)]);
       const double offset = rng.Uniform();
       for (std::size_t i = 0; i < own.size(); ++i)
