@@ -1,0 +1,144 @@
+// What a pack's 90% interval is made of: each random network measured in context (the ones
+// CalibrateNetworkInterval calibrates on), its measured total and the pack's predicted / measured,
+// and its layers' predicted times alone over their measured times alone (the kernels' share of
+// the error), each drift-corrected as the fit corrects it (the factor shown), sorted by measured
+// time, per family (CNN campaigns, transformer encoders), with the 5% and 95%
+// quantiles over all of them and over the networks above each size. Whether the spread depends on
+// a network's size says whether one interval suits a 0.2 ms network and a 200 ms model alike.
+// No timing. Usage: interval_networks DB PACK [--backend=NAME]   (default ort)
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/drift_correction.h"
+#include "calibrate/fit_store.h"
+#include "core/stats.h"
+#include "db/store.h"
+#include "predict/network_interval.h"
+#include "predict/pack.h"
+#include "predict/predictor.h"
+
+using namespace latte;
+
+namespace {
+
+int Fail(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 2;
+}
+
+struct Row {
+  std::string graph, time;
+  double factor = 1;  // the drift correction the fit applied to the network's layers
+  double measured_ms = 0, ratio = 0;
+  double kernels_ratio = 0;  // the layers' predicted times alone over their measured times alone
+};
+
+void Quantiles(const char* label, std::vector<double> ratios) {
+  if (ratios.size() < 2) return;
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("  %-26s n %3zu: predicted / measured 5%% %.3f, median %.3f, 95%% %.3f\n", label, ratios.size(),
+              Percentile(ratios, kIntervalLowQuantile), Percentile(ratios, 0.5), Percentile(ratios, kIntervalHighQuantile));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: interval_networks DB PACK [--backend=NAME]\n");
+    return 2;
+  }
+  auto store = Store::OpenReadOnly(argv[1]);
+  if (!store.ok()) return Fail(store.status());
+  auto pack = Pack::Load(argv[2]);
+  if (!pack.ok()) return Fail(pack.status());
+  MeasurementFilter filter;
+  filter.backend = argc > 3 && std::string(argv[3]).rfind("--backend=", 0) == 0 ? std::string(argv[3]).substr(10) : "ort";
+  filter.threads = 1;
+  auto layers = store->QueryGraphLayers(filter);
+  if (!layers.ok()) return Fail(layers.status());
+  auto campaigns = store->ListCampaigns();
+  if (!campaigns.ok()) return Fail(campaigns.status());
+  std::set<std::int64_t> encoder_campaigns;
+  for (const CampaignInfo& campaign : *campaigns) {
+    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
+    if (space.is_object() && space.value("graphs", "") == "random-encoder") encoder_campaigns.insert(campaign.id);
+  }
+  // Drift-corrected as FitFromStore corrects them: to the pack's reference level, by the reference's
+  // readings in each network's campaign at its time.
+  std::set<std::int64_t> ids;
+  for (const StoredGraphLayer& layer : *layers) ids.insert(layer.campaign);
+  auto reference = ReadCampaignReference(*store, ids);
+  if (!reference.ok()) return Fail(reference.status());
+  DriftCorrector corrector(reference->levels, pack->info.reference_p50_us, pack->info.reference_p50_us > 0);
+  std::map<std::string, std::pair<std::string, double>> factor_of;  // "campaign/graph" -> time, factor
+  for (StoredGraphLayer& layer : *layers) {
+    const double factor = corrector.Factor(layer.campaign, layer.record.time);
+    layer.record.in_graph_us *= factor;
+    layer.record.alone_us *= factor;
+    layer.record.graph_layout_us *= factor;
+    factor_of.emplace(std::to_string(layer.campaign) + "/" + layer.record.graph, std::pair{layer.record.time, factor});
+  }
+  std::vector<StoredGraphLayer> cnn, encoders;
+  for (const StoredGraphLayer& layer : *layers) (encoder_campaigns.count(layer.campaign) ? encoders : cnn).push_back(layer);
+  const int block = pack->context ? pack->context->layout_block : 0;
+  for (const auto& [family, rows, context] :
+       {std::tuple{"CNN networks", &cnn, pack->context ? &*pack->context : nullptr},
+        std::tuple{"transformer encoders", &encoders, pack->transformer_context ? &*pack->transformer_context : nullptr}}) {
+    if (rows->empty()) continue;
+    std::vector<MeasuredNetwork> networks = GroupNetworks(*rows);
+    // GroupNetworks keeps the rows' order: the networks' names in the same order.
+    std::vector<std::string> names;
+    for (const StoredGraphLayer& layer : *rows) {
+      const std::string name = std::to_string(layer.campaign) + "/" + layer.record.graph;
+      if (names.empty() || names.back() != name) names.push_back(name);
+    }
+    std::size_t index = 0;
+    if (block > 0) CountNchwcReorders(networks, block);
+    std::vector<Row> table;
+    for (const MeasuredNetwork& network : networks) {
+      const std::string name = index < names.size() ? names[index] : "?";
+      ++index;
+      double measured = 0;
+      for (double ms : network.in_graph_ms) measured += ms;
+      std::vector<double> alone;
+      bool complete = measured > 0;
+      for (std::size_t i = 0; complete && i < network.kernels.size(); ++i) {
+        Expected<Prediction> p = pack->Predict(network.kernels[i]);
+        if (p.ok()) alone.push_back(p->ms);
+        else complete = false;
+      }
+      if (!complete) continue;
+      double total = 0, measured_alone = 0;
+      for (double ms : alone) total += ms;
+      for (double ms : network.alone_ms) measured_alone += ms;
+      const double kernels_ratio = total / measured_alone;
+      if (context != nullptr)
+        for (double extra : context->ExtraMs(network.traffic, alone, network.Ops())) total += extra;
+      const auto& [time, factor] = factor_of[name];
+      table.push_back({name, time, factor, measured, total / measured, kernels_ratio});
+    }
+    std::sort(table.begin(), table.end(), [](const Row& a, const Row& b) { return a.measured_ms < b.measured_ms; });
+    std::printf("%s (%zu networks the pack predicts):\n", family, table.size());
+    std::printf("  %-24s %-24s %6s %10s  %9s  %s\n", "network", "measured at", "drift", "measured", "predicted",
+                "kernels predicted / alone");
+    for (const Row& row : table)
+      std::printf("  %-24s %-24s %6.3f %7.3f ms  %9.3f  %.3f\n", row.graph.c_str(), row.time.c_str(), row.factor,
+                  row.measured_ms, row.ratio, row.kernels_ratio);
+    for (double above : {0.0, 0.5, 1.0, 2.0, 5.0}) {
+      std::vector<double> ratios;
+      for (const Row& row : table)
+        if (row.measured_ms >= above) ratios.push_back(row.ratio);
+      Quantiles(("networks of ≥ " + std::to_string(above).substr(0, 3) + " ms").c_str(), ratios);
+    }
+    std::vector<double> kernels;
+    for (const Row& row : table) kernels.push_back(row.kernels_ratio);
+    Quantiles("kernels predicted / alone", kernels);
+  }
+  return 0;
+}
