@@ -47,18 +47,14 @@ std::optional<double> ReferenceLevels::At(std::int64_t campaign, const std::stri
   const auto found = readings_.find(campaign);
   const std::optional<double> t = ParseUtcTime(time);
   if (found == readings_.end() || found->second.empty() || !t) return std::nullopt;
-  // The readings nearest in time first; those within the window, or the first few whatever their distance.
-  std::vector<std::pair<double, double>> by_distance;  // |Δt| s, p50 µs
-  for (const Reading& r : found->second) by_distance.push_back({std::abs(r.seconds - *t), r.p50_us()});
-  std::sort(by_distance.begin(), by_distance.end());
-  std::vector<double> near;
-  for (const auto& [distance, p50] : by_distance) {
-    if (distance > kDriftWindowSeconds && near.size() >= kMinDriftReadings) break;
-    near.push_back(p50);
-  }
-  std::sort(near.begin(), near.end());
-  const std::size_t n = near.size();
-  return n % 2 == 1 ? near[n / 2] : (near[n / 2 - 1] + near[n / 2]) / 2;
+  const std::vector<Reading>& readings = found->second;
+  const auto after = std::lower_bound(readings.begin(), readings.end(), *t,
+                                      [](const Reading& r, double seconds) { return r.seconds < seconds; });
+  if (after == readings.begin()) return readings.front().p50_us();
+  if (after == readings.end()) return readings.back().p50_us();
+  const Reading& before = *std::prev(after);
+  const double w = (*t - before.seconds) / (after->seconds - before.seconds);  // times differ: merged in Add
+  return before.p50_us() + w * (after->p50_us() - before.p50_us());
 }
 
 std::set<std::int64_t> CampaignsOf(const std::vector<StoredMeasurement>& measurements) {

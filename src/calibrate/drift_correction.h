@@ -5,12 +5,8 @@
 // campaign reads the drift reference kernel at its start, every 100 kernels and at its end
 // (profile/campaign); a measurement is scaled by
 //   (the pack's reference level) / (the reference's level at the measurement's time)
-// where the level at a time is the median of the campaign's readings within kDriftWindowSeconds
-// either side of it (at least the kMinDriftReadings nearest in time). One reading is noisy: on a
-// shared host two readings seconds apart differed by 30% and more (session 43: 85 to 220 µs within
-// a minute), and a line drawn between the two nearest passed that on to every measurement between
-// them; the drift the correction is for moves over minutes and hours, which the median of a few
-// minutes' readings follows without the single reading's noise. All measurements then speak of one
+// where the level at a time is interpolated linearly between the campaign's readings either side
+// (the nearest reading before its first or after its last). All measurements then speak of one
 // machine speed: the one the pack records and `latte validate`'s drift check compares with.
 // Whether it makes repeated measurements of one kernel in different campaigns agree is measured
 // by bench/probes/repeat_agreement (figures in BENCHMARKS.md).
@@ -31,11 +27,6 @@ namespace latte {
 /// fraction and 'Z' optional); nullopt for anything else.
 std::optional<double> ParseUtcTime(const std::string& text);
 
-/// How far either side of a measurement the readings its level is the median of may be, and how
-/// many (the nearest in time) it takes at least when fewer are that close.
-inline constexpr double kDriftWindowSeconds = 180;
-inline constexpr std::size_t kMinDriftReadings = 5;
-
 /// The drift reference's readings of each campaign, in time order.
 class ReferenceLevels {
  public:
@@ -43,9 +34,9 @@ class ReferenceLevels {
   /// kept and Add returns false) of `p50_us` (> 0, else not kept).
   bool Add(std::int64_t campaign, const std::string& time, double p50_us);
 
-  /// The reference's level in `campaign` at `time`: the median of its readings within
-  /// kDriftWindowSeconds of it, or of the kMinDriftReadings nearest when fewer are (all, when the
-  /// campaign has fewer); nullopt when the campaign has no reading or the time cannot be parsed.
+  /// The reference's level in `campaign` at `time`: interpolated between the readings either side,
+  /// the nearest one outside them; nullopt when the campaign has no reading or the time cannot be
+  /// parsed.
   std::optional<double> At(std::int64_t campaign, const std::string& time) const;
 
  private:

@@ -17,47 +17,31 @@ TEST(ParseUtcTime, ReadsTheTimesLatteStores) {
   }
 }
 
-TEST(ReferenceLevels, TheLevelIsTheMedianOfTheReadingsOfTheMinutesAroundATime) {
+TEST(ReferenceLevels, InterpolatesBetweenACampaignsReadingsAndHoldsTheNearestOutside) {
   ReferenceLevels levels;
-  // Campaign 1 reads a noisy host every 10 s from 10:00, added out of order: one reading 30% off
-  // either way moves the level at no time.
-  const std::vector<std::pair<const char*, double>> noisy = {
-      {"2026-11-23T10:00:20Z", 130}, {"2026-11-23T10:00:00Z", 100}, {"2026-11-23T10:00:10Z", 101},
-      {"2026-11-23T10:00:30Z", 70},  {"2026-11-23T10:00:40Z", 99},  {"2026-11-23T10:00:50Z", 102}};
-  for (const auto& [time, p50] : noisy) EXPECT_TRUE(levels.Add(1, time, p50));
+  // Added out of order; campaign 2 reads a slower machine.
+  EXPECT_TRUE(levels.Add(1, "2026-11-23T10:10:00Z", 80));
+  EXPECT_TRUE(levels.Add(1, "2026-11-23T10:00:00Z", 70));
+  EXPECT_TRUE(levels.Add(2, "2026-11-23T10:05:00Z", 100));
   EXPECT_FALSE(levels.Add(1, "not a time", 75));
   EXPECT_FALSE(levels.Add(1, "2026-11-23T10:05:00Z", 0));
-  for (const char* time : {"2026-11-23T10:00:20Z", "2026-11-23T10:00:30Z", "2026-11-23T10:02:00Z"}) {
-    EXPECT_EQ(levels.At(1, time), 100.5) << time;  // the median of the six
-  }
-  EXPECT_EQ(levels.At(1, "2026-11-23T09:00:00Z"), 100.0);  // none near: the five nearest (70 to 130)
-  // An hour later the host runs 20% slower: the level there is the later readings', and the
-  // readings of 10:00 are too far to count once five near ones are there.
-  for (const char* time : {"2026-11-23T11:00:00Z", "2026-11-23T11:00:30Z", "2026-11-23T11:01:00Z", "2026-11-23T11:01:30Z",
-                           "2026-11-23T11:02:00Z"}) {
-    levels.Add(1, time, 120);
-  }
-  EXPECT_EQ(levels.At(1, "2026-11-23T11:01:00Z"), 120.0);
-  EXPECT_EQ(levels.At(1, "2026-11-23T12:00:00Z"), 120.0);  // after the last: the five nearest
-  EXPECT_EQ(levels.At(1, "2026-11-23T10:00:25Z"), 100.5);  // 10:00's six within the window
-  // Between them, none within 3 minutes: the five nearest, which are 11:00's.
-  EXPECT_EQ(levels.At(1, "2026-11-23T10:35:00Z"), 120.0);
-  // Fewer than five readings in all: the median of all of them.
-  EXPECT_TRUE(levels.Add(2, "2026-11-23T10:05:00Z", 100));
-  EXPECT_TRUE(levels.Add(2, "2026-11-23T11:05:00Z", 90));
-  EXPECT_EQ(levels.At(2, "2026-11-23T10:05:00Z"), 95.0);  // its own campaign's readings only
+  EXPECT_EQ(levels.At(1, "2026-11-23T10:00:00Z"), 70.0);
+  EXPECT_EQ(levels.At(1, "2026-11-23T10:05:00Z"), 75.0);
+  EXPECT_EQ(levels.At(1, "2026-11-23T10:07:30Z"), 77.5);
+  EXPECT_EQ(levels.At(1, "2026-11-23T09:00:00Z"), 70.0);  // before the first reading
+  EXPECT_EQ(levels.At(1, "2026-11-23T11:00:00Z"), 80.0);  // after the last
+  EXPECT_EQ(levels.At(2, "2026-11-23T10:05:00Z"), 100.0);  // its own campaign's readings only
   EXPECT_FALSE(levels.At(3, "2026-11-23T10:05:00Z").has_value());
   EXPECT_FALSE(levels.At(1, "").has_value());
 }
 
-TEST(ReferenceLevels, TwoReadingsAtOneTimeAreOneReadingTheirMean) {
+TEST(ReferenceLevels, TwoReadingsAtOneTimeAreAveraged) {
   ReferenceLevels levels;
   levels.Add(1, "2026-11-23T10:00:00Z", 60);
   levels.Add(1, "2026-11-23T10:00:00Z", 80);
   levels.Add(1, "2026-11-23T10:00:10Z", 90);
-  levels.Add(1, "2026-11-23T10:00:20Z", 75);
-  // 70, 90 and 75: the median 75 (the four apart would be 77.5).
-  EXPECT_EQ(levels.At(1, "2026-11-23T10:00:05Z"), 75.0);
+  EXPECT_EQ(levels.At(1, "2026-11-23T10:00:00Z"), 70.0);
+  EXPECT_EQ(levels.At(1, "2026-11-23T10:00:05Z"), 80.0);  // halfway from their mean to the next
 }
 
 TEST(DriftCorrector, ScalesToTheLevelAndCountsWhatItCouldNot) {
