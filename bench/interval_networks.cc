@@ -1,12 +1,13 @@
 // What a pack's 90% interval is made of: each random network measured in context (the ones
 // CalibrateNetworkInterval calibrates on), its measured total and the pack's predicted / measured,
 // and its layers' predicted times alone over their measured times alone (the kernels' share of
-// the error), each drift-corrected as the fit corrects it (the factor shown), sorted by measured
-// time, per family (CNN campaigns, transformer encoders), with the 5% and 95%
+// the error), each drift-corrected as the fit corrects it (the factor shown; none for a pack fitted
+// without), sorted by measured time, per family, and how the kernels' error follows the factor (CNN campaigns, transformer encoders), with the 5% and 95%
 // quantiles over all of them and over the networks above each size. Whether the spread depends on
 // a network's size says whether one interval suits a 0.2 ms network and a 200 ms model alike.
 // No timing. Usage: interval_networks DB PACK [--backend=NAME]   (default ort)
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -75,13 +76,18 @@ int main(int argc, char** argv) {
   for (const StoredGraphLayer& layer : *layers) ids.insert(layer.campaign);
   auto reference = ReadCampaignReference(*store, ids);
   if (!reference.ok()) return Fail(reference.status());
+  // A pack fitted with --no-drift-correction: the layers as stored, the factor shown all the same
+  // (whether the reference's reading beside a network tells how its kernels ran is then the
+  // correlation printed per family).
+  const bool corrected = pack->info.reference_corrected > 0;
   DriftCorrector corrector(reference->levels, pack->info.reference_p50_us, pack->info.reference_p50_us > 0);
   std::map<std::string, std::pair<std::string, double>> factor_of;  // "campaign/graph" -> time, factor
   for (StoredGraphLayer& layer : *layers) {
     const double factor = corrector.Factor(layer.campaign, layer.record.time);
-    layer.record.in_graph_us *= factor;
-    layer.record.alone_us *= factor;
-    layer.record.graph_layout_us *= factor;
+    const double applied = corrected ? factor : 1.0;
+    layer.record.in_graph_us *= applied;
+    layer.record.alone_us *= applied;
+    layer.record.graph_layout_us *= applied;
     factor_of.emplace(std::to_string(layer.campaign) + "/" + layer.record.graph, std::pair{layer.record.time, factor});
   }
   std::vector<StoredGraphLayer> cnn, encoders;
@@ -139,6 +145,19 @@ int main(int argc, char** argv) {
     std::vector<double> kernels;
     for (const Row& row : table) kernels.push_back(row.kernels_ratio);
     Quantiles("kernels predicted / alone", kernels);
+    // log(kernels predicted / alone) against log(drift factor): slope 1 and a high correlation
+    // when the reading beside a network tells how fast its kernels ran (uncorrected pack), 0
+    // when the readings' jumps are their own noise.
+    double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+    const double n = static_cast<double>(table.size());
+    for (const Row& row : table) {
+      const double x = std::log(row.factor), y = std::log(row.kernels_ratio);
+      sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
+    }
+    const double cov = sxy - sx * sy / n, vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
+    if (n > 2 && vx > 0 && vy > 0)
+      std::printf("  log kernels predicted / alone on log drift factor (%s): slope %.2f, correlation %.2f\n",
+                  corrected ? "applied" : "not applied", cov / vx, cov / std::sqrt(vx * vy));
   }
   return 0;
 }
