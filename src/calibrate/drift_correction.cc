@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -94,12 +95,57 @@ std::string DriftCorrection::Describe() const {
   std::string text = fmt::format(
       "drift-corrected {} of {} measurements to the reference's {:.2f} µs (factors {:.3f}–{:.3f}, median {:.3f})",
       corrected, corrected + uncorrected, level_us, min_factor, max_factor, median_factor);
+  if (follow) {
+    text += fmt::format("; by {:.2f} of the reference's changes (the slope of {} measurements of {} kernels measured alone "
+                        "in more than one network on its level, correlation {:.2f})",
+                        exponent, follow->measurements, follow->kernels, follow->correlation);
+  }
   if (uncorrected > 0) text += fmt::format("; {} left as measured (no reading of the reference taken with them)", uncorrected);
   return text;
 }
 
-DriftCorrector::DriftCorrector(const ReferenceLevels& levels, double level_us, bool requested)
-    : levels_(levels), level_us_(level_us), requested_(requested) {}
+std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers) {
+  // Per kernel, its measurements alone (once a network) with the reference's log level then.
+  std::map<std::string, std::vector<std::pair<double, double>>> by_kernel;
+  std::set<std::string> seen;
+  for (const StoredGraphLayer& layer : layers) {
+    if (!(layer.record.alone_us > 0)) continue;
+    const std::optional<double> level = levels.At(layer.campaign, layer.record.time);
+    if (!level) continue;
+    const std::string key = layer.record.kernel.Key();
+    if (!seen.insert(key + "\n" + std::to_string(layer.campaign) + "\n" + layer.record.graph).second) continue;
+    by_kernel[key].push_back({std::log(layer.record.alone_us), std::log(*level)});
+  }
+  DriftFollow follow;
+  double sxx = 0, syy = 0, sxy = 0;
+  for (const auto& [key, rows] : by_kernel) {
+    if (rows.size() < 2) continue;
+    double alone = 0, level = 0;
+    for (const auto& [a, l] : rows) alone += a, level += l;
+    alone /= static_cast<double>(rows.size());
+    level /= static_cast<double>(rows.size());
+    if (alone < std::log(kMinFollowUs)) continue;
+    for (const auto& [a, l] : rows) {
+      sxx += (l - level) * (l - level);
+      syy += (a - alone) * (a - alone);
+      sxy += (l - level) * (a - alone);
+    }
+    follow.measurements += rows.size();
+    ++follow.kernels;
+  }
+  if (follow.measurements < kMinFollowMeasurements || !(sxx > 0) || !(syy > 0)) return std::nullopt;
+  follow.slope = sxy / sxx;
+  follow.correlation = sxy / std::sqrt(sxx * syy);
+  return follow;
+}
+
+DriftCorrector::DriftCorrector(const ReferenceLevels& levels, double level_us, bool requested,
+                               std::optional<DriftFollow> follow)
+    : levels_(levels),
+      level_us_(level_us),
+      requested_(requested),
+      follow_(follow),
+      exponent_(follow ? std::clamp(follow->slope, 0.0, 1.0) : 1.0) {}
 
 double DriftCorrector::Factor(std::optional<std::int64_t> campaign, const std::string& time) {
   const std::optional<double> level =
@@ -108,7 +154,7 @@ double DriftCorrector::Factor(std::optional<std::int64_t> campaign, const std::s
     ++uncorrected_;
     return 1;
   }
-  factors_.push_back(level_us_ / *level);
+  factors_.push_back(std::pow(level_us_ / *level, exponent_));
   return factors_.back();
 }
 
@@ -118,6 +164,8 @@ DriftCorrection DriftCorrector::Finish() const {
   summary.level_us = level_us_;
   summary.corrected = factors_.size();
   summary.uncorrected = uncorrected_;
+  summary.exponent = exponent_;
+  summary.follow = follow_;
   if (!factors_.empty()) {
     std::vector<double> sorted = factors_;
     std::sort(sorted.begin(), sorted.end());

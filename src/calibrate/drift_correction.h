@@ -6,7 +6,8 @@
 // (profile/campaign); a measurement is scaled by
 //   (the pack's reference level) / (the reference's level at the measurement's time)
 // where the level at a time is interpolated linearly between the campaign's readings either side
-// (the nearest reading before its first or after its last). All measurements then speak of one
+// (the nearest reading before its first or after its last), raised to the power of how far the
+// store's own repeated kernels follow the reference (EstimateDriftFollow). All measurements then speak of one
 // machine speed: the one the pack records and `latte validate`'s drift check compares with.
 // Whether it makes repeated measurements of one kernel in different campaigns agree is measured
 // by bench/probes/repeat_agreement (figures in BENCHMARKS.md).
@@ -66,6 +67,22 @@ std::set<std::int64_t> CampaignsOf(const std::vector<StoredMeasurement>& measure
 /// The same for campaigns given by id (the measurements' and the networks' measured in context).
 Expected<CampaignReference> ReadCampaignReference(const Store& store, const std::set<std::int64_t>& campaigns);
 
+/// How much of the reference's changes the measurements share: over the kernels the random
+/// networks measured alone in more than one network (each of kMinFollowUs or more, once a
+/// network), the least-squares slope of a measurement's log deviation from its kernel's mean on
+/// the reference's log level at its time, and their correlation. On a steady host the reference
+/// and the kernels move together (slope 1: correct by the reference in full); on a shared one a
+/// reading is partly its own noise (the Xeon of sessions 40–43: slopes −0.54 to 0.72 over eight stores), and scaling by
+/// (level / level then)^slope is the least-squares correction.
+struct DriftFollow {
+  double slope = 1, correlation = 0;
+  std::size_t measurements = 0, kernels = 0;
+};
+inline constexpr double kMinFollowUs = 50;            // below, the run's fixed cost subtracted dominates a reading
+inline constexpr std::size_t kMinFollowMeasurements = 30;  // fewer: no estimate
+/// nullopt with fewer than kMinFollowMeasurements such measurements (or no spread in the level).
+std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers);
+
 /// What correcting a fit's measurements did, for the fit's report.
 struct DriftCorrection {
   bool requested = true;             // false: the fit was asked not to correct
@@ -73,6 +90,10 @@ struct DriftCorrection {
   std::size_t corrected = 0;         // measurements scaled
   std::size_t uncorrected = 0;       // no reading of their campaign (imported tables, old stores)
   double min_factor = 1, median_factor = 1, max_factor = 1;  // over the corrected ones
+  /// The reference's changes were applied to this power (DriftFollow's slope, clamped to 0–1; 1
+  /// without an estimate), and what it was estimated on.
+  double exponent = 1;
+  std::optional<DriftFollow> follow;
 
   /// "drift-corrected 33075 of 33075 measurements to the reference's 71.45 µs (factors
   /// 0.809–1.083, median 1.002)", or why none were.
@@ -82,8 +103,10 @@ struct DriftCorrection {
 /// Scales measurements to `level_us` with `levels` (which must outlive it), counting what it did.
 class DriftCorrector {
  public:
-  /// `requested` false: every factor is 1 (the fit was asked not to correct).
-  DriftCorrector(const ReferenceLevels& levels, double level_us, bool requested = true);
+  /// `requested` false: every factor is 1 (the fit was asked not to correct). With `follow`, each
+  /// factor is (level / level then) to the power of its slope clamped to 0–1.
+  DriftCorrector(const ReferenceLevels& levels, double level_us, bool requested = true,
+                 std::optional<DriftFollow> follow = std::nullopt);
   /// The factor of a measurement taken at `time` in `campaign`; 1 (counted as uncorrected) when
   /// the campaign has no reading or the time cannot be parsed.
   double Factor(std::optional<std::int64_t> campaign, const std::string& time);
@@ -93,6 +116,8 @@ class DriftCorrector {
   const ReferenceLevels& levels_;
   double level_us_;
   bool requested_;
+  std::optional<DriftFollow> follow_;
+  double exponent_ = 1;
   std::size_t uncorrected_ = 0;
   std::vector<double> factors_;
 };

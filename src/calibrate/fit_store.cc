@@ -325,8 +325,11 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
     info.reference_spread = RobustRelativeSd(reference.readings);
   }
 
-  // Each measurement scaled to the reference's median level (calibrate/drift_correction), unless asked not to.
-  DriftCorrector corrector(reference.levels, info.reference_p50_us, request.correct_drift);
+  // Each measurement scaled to the reference's median level (calibrate/drift_correction), unless
+  // asked not to, by as much of the reference's changes as the kernels the networks measured
+  // more than once shared (all of them without such kernels).
+  const std::optional<DriftFollow> follow = EstimateDriftFollow(reference.levels, layers);
+  DriftCorrector corrector(reference.levels, info.reference_p50_us, request.correct_drift, follow);
   std::set<std::string> fused_kinds;
   std::vector<TrainingSample> samples;
   samples.reserve(rows->size());
@@ -348,7 +351,7 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   info.reference_corrected = drift.corrected;
   // The networks' layers likewise (both their times: each layer's ratio in the graph to alone
   // stays as measured); campaigns before graph-context readings stay as measured.
-  DriftCorrector layer_corrector(reference.levels, info.reference_p50_us, request.correct_drift);
+  DriftCorrector layer_corrector(reference.levels, info.reference_p50_us, request.correct_drift, follow);
   for (StoredGraphLayer& layer : layers) {
     const double factor = layer_corrector.Factor(layer.campaign, layer.record.time);
     layer.record.in_graph_us *= factor;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace latte {
 namespace {
 
@@ -42,6 +44,69 @@ TEST(ReferenceLevels, TwoReadingsAtOneTimeAreAveraged) {
   levels.Add(1, "2026-11-23T10:00:10Z", 90);
   EXPECT_EQ(levels.At(1, "2026-11-23T10:00:00Z"), 70.0);
   EXPECT_EQ(levels.At(1, "2026-11-23T10:00:05Z"), 80.0);  // halfway from their mean to the next
+}
+
+// A kernel of the random networks: one relu per channel count, so each has its own key.
+StoredGraphLayer Layer(std::int64_t channels, std::int64_t campaign, int network, const std::string& time, double alone_us) {
+  StoredGraphLayer layer;
+  layer.campaign = campaign;
+  layer.record.graph = "random-net " + std::to_string(network);
+  layer.record.kernel.op = OpKind::kRelu;
+  layer.record.kernel.params = {{"n", 1}, {"h", 8}, {"w", 8}, {"c", channels}};
+  layer.record.alone_us = alone_us;
+  layer.record.time = time;
+  return layer;
+}
+
+TEST(EstimateDriftFollow, IsTheSlopeOfTheRepeatedKernelsOnTheReferencesLevel) {
+  ReferenceLevels levels;
+  // Four networks a minute apart; the reference reads 100, 120, 90 and 110 µs beside them.
+  const std::vector<double> reference = {100, 120, 90, 110};
+  std::vector<std::string> times;
+  for (int i = 0; i < 4; ++i) {
+    times.push_back("2026-11-23T10:0" + std::to_string(i) + ":00Z");
+    levels.Add(1, times.back(), reference[i]);
+  }
+  // Ten kernels of 60–510 µs in each network, each moving by half the reference's change.
+  std::vector<StoredGraphLayer> layers;
+  for (int i = 0; i < 4; ++i) {
+    for (int k = 0; k < 10; ++k) layers.push_back(Layer(8 + k, 1, i, times[i], (60 + 50 * k) * std::sqrt(reference[i] / 100)));
+    layers.push_back(layers.back());  // twice in one network: one measurement alone
+    // A 5 µs kernel moving every which way: below kMinFollowUs, left out.
+    layers.push_back(Layer(100, 1, i, times[i], i % 2 ? 2 : 9));
+  }
+  std::optional<DriftFollow> follow = EstimateDriftFollow(levels, layers);
+  ASSERT_TRUE(follow.has_value());
+  EXPECT_NEAR(follow->slope, 0.5, 1e-9);
+  EXPECT_NEAR(follow->correlation, 1.0, 1e-9);
+  EXPECT_EQ(follow->measurements, 40u);
+  EXPECT_EQ(follow->kernels, 10u);
+  // Fewer than 30 such measurements: no estimate.
+  layers.resize(20);
+  EXPECT_FALSE(EstimateDriftFollow(levels, layers).has_value());
+  EXPECT_FALSE(EstimateDriftFollow(levels, {}).has_value());
+}
+
+TEST(DriftCorrector, AppliesAsMuchOfTheReferencesChangeAsTheKernelsFollow) {
+  ReferenceLevels levels;
+  levels.Add(1, "2026-11-23T10:00:00Z", 80);
+  DriftFollow half;
+  half.slope = 0.5;
+  half.measurements = 40;
+  half.kernels = 10;
+  half.correlation = 0.6;
+  DriftCorrector corrector(levels, 125, true, half);
+  EXPECT_DOUBLE_EQ(corrector.Factor(1, "2026-11-23T10:00:00Z"), 1.25);  // (125 / 80)^0.5
+  EXPECT_EQ(corrector.Finish().Describe(),
+            "drift-corrected 1 of 1 measurements to the reference's 125.00 µs (factors 1.250–1.250, median 1.250); by "
+            "0.50 of the reference's changes (the slope of 40 measurements of 10 kernels measured alone in more than one "
+            "network on its level, correlation 0.60)");
+  // A slope past 1 corrects in full, a negative one not at all.
+  DriftFollow steep = half, against = half;
+  steep.slope = 1.7;
+  against.slope = -0.3;
+  EXPECT_DOUBLE_EQ(DriftCorrector(levels, 100, true, steep).Factor(1, "2026-11-23T10:00:00Z"), 1.25);
+  EXPECT_DOUBLE_EQ(DriftCorrector(levels, 100, true, against).Factor(1, "2026-11-23T10:00:00Z"), 1.0);
 }
 
 TEST(DriftCorrector, ScalesToTheLevelAndCountsWhatItCouldNot) {
