@@ -7,8 +7,9 @@
 //   (the pack's reference level) / (the reference's level at the measurement's time)
 // where the level at a time is interpolated linearly between the campaign's readings either side
 // (the nearest reading before its first or after its last), raised to the power of how far the
-// store's own repeated kernels follow the reference (EstimateDriftFollow). All measurements then speak of one
-// machine speed: the one the pack records and `latte validate`'s drift check compares with.
+// store's own repeated kernels follow the reference (EstimateDriftFollow). All measurements then
+// speak of one machine speed: the one the pack records and `latte validate`'s drift check compares
+// with.
 // Whether it makes repeated measurements of one kernel in different campaigns agree is measured
 // by bench/probes/repeat_agreement (figures in BENCHMARKS.md).
 
@@ -72,13 +73,13 @@ Expected<CampaignReference> ReadCampaignReference(const Store& store, const std:
 /// network), the least-squares slope of a measurement's log deviation from its kernel's mean on
 /// the reference's log level at its time, and their correlation. On a steady host the reference
 /// and the kernels move together (slope 1: correct by the reference in full); on a shared one a
-/// reading is partly its own noise (the Xeon of sessions 40–43: slopes −0.54 to 0.72 over eight stores), and scaling by
-/// (level / level then)^slope is the least-squares correction.
+/// reading is partly its own noise (the Xeon of sessions 40–43: slopes −0.54 to 0.72 over eight
+/// stores), and scaling by (level / level then)^slope is the least-squares correction.
 struct DriftFollow {
   double slope = 1, correlation = 0;
   std::size_t measurements = 0, kernels = 0;
 };
-inline constexpr double kMinFollowUs = 50;            // below, the run's fixed cost subtracted dominates a reading
+inline constexpr double kMinFollowUs = 50;  // below, the run's fixed cost subtracted dominates
 inline constexpr std::size_t kMinFollowMeasurements = 30;  // fewer: no estimate
 /// nullopt with fewer than kMinFollowMeasurements such measurements (or no spread in the level).
 std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers);
