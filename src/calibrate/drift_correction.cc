@@ -133,7 +133,9 @@ std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, co
     follow.measurements += rows.size();
     ++follow.kernels;
   }
-  if (follow.measurements < kMinFollowMeasurements || !(sxx > 0) || !(syy > 0)) return std::nullopt;
+  if (follow.measurements < kMinFollowMeasurements || !(syy > 0) ||
+      !(std::sqrt(sxx / static_cast<double>(follow.measurements)) >= kMinFollowLevelSpread))
+    return std::nullopt;
   follow.slope = sxy / sxx;
   follow.correlation = sxy / std::sqrt(sxx * syy);
   return follow;

@@ -81,7 +81,11 @@ struct DriftFollow {
 };
 inline constexpr double kMinFollowUs = 50;  // below, the run's fixed cost subtracted dominates
 inline constexpr std::size_t kMinFollowMeasurements = 30;  // fewer: no estimate
-/// nullopt with fewer than kMinFollowMeasurements such measurements (or no spread in the level).
+/// The reference's level must have moved by this RMS (in log) beside them: a level that stayed
+/// put tells nothing of how far the kernels follow it (its deviations are rounding).
+inline constexpr double kMinFollowLevelSpread = 1e-3;
+/// nullopt with fewer than kMinFollowMeasurements such measurements, or a level that moved by less
+/// than kMinFollowLevelSpread beside them (the correction is then in full, as without networks).
 std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers);
 
 /// What correcting a fit's measurements did, for the fit's report.

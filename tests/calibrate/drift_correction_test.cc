@@ -81,6 +81,11 @@ TEST(EstimateDriftFollow, IsTheSlopeOfTheRepeatedKernelsOnTheReferencesLevel) {
   EXPECT_NEAR(follow->correlation, 1.0, 1e-9);
   EXPECT_EQ(follow->measurements, 40u);
   EXPECT_EQ(follow->kernels, 10u);
+  // The same kernels while the reference read 100 µs throughout: nothing to estimate from (the
+  // level's deviations would be rounding), so no estimate.
+  ReferenceLevels flat;
+  for (const std::string& time : times) flat.Add(1, time, 100);
+  EXPECT_FALSE(EstimateDriftFollow(flat, layers).has_value());
   // Fewer than 30 such measurements: no estimate.
   layers.resize(20);
   EXPECT_FALSE(EstimateDriftFollow(levels, layers).has_value());
