@@ -10,11 +10,10 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "calibrate/drift_correction.h"
 #include "calibrate/fit_store.h"
@@ -22,7 +21,6 @@
 #include "db/store.h"
 #include "predict/network_interval.h"
 #include "predict/pack.h"
-#include "predict/predictor.h"
 
 using namespace latte;
 
@@ -63,13 +61,8 @@ int main(int argc, char** argv) {
   filter.threads = 1;
   auto layers = store->QueryGraphLayers(filter);
   if (!layers.ok()) return Fail(layers.status());
-  auto campaigns = store->ListCampaigns();
-  if (!campaigns.ok()) return Fail(campaigns.status());
-  std::set<std::int64_t> encoder_campaigns;
-  for (const CampaignInfo& campaign : *campaigns) {
-    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
-    if (space.is_object() && space.value("graphs", "") == "random-encoder") encoder_campaigns.insert(campaign.id);
-  }
+  auto encoder_campaigns = EncoderCampaigns(*store);
+  if (!encoder_campaigns.ok()) return Fail(encoder_campaigns.status());
   // Drift-corrected as FitFromStore corrects them: to the pack's reference level, by the reference's
   // readings in each network's campaign at its time.
   std::set<std::int64_t> ids;
@@ -80,7 +73,8 @@ int main(int argc, char** argv) {
   // (whether the reference's reading beside a network tells how its kernels ran is then the
   // correlation printed per family).
   const bool corrected = pack->info.reference_corrected > 0;
-  DriftCorrector corrector(reference->levels, pack->info.reference_p50_us, pack->info.reference_p50_us > 0);
+  DriftCorrector corrector(reference->levels, pack->info.reference_p50_us, pack->info.reference_p50_us > 0,
+                           EstimateDriftFollow(reference->levels, *layers));
   std::map<std::string, std::pair<std::string, double>> factor_of;  // "campaign/graph" -> time, factor
   for (StoredGraphLayer& layer : *layers) {
     const double factor = corrector.Factor(layer.campaign, layer.record.time);
@@ -91,7 +85,7 @@ int main(int argc, char** argv) {
     factor_of.emplace(std::to_string(layer.campaign) + "/" + layer.record.graph, std::pair{layer.record.time, factor});
   }
   std::vector<StoredGraphLayer> cnn, encoders;
-  for (const StoredGraphLayer& layer : *layers) (encoder_campaigns.count(layer.campaign) ? encoders : cnn).push_back(layer);
+  for (const StoredGraphLayer& layer : *layers) (encoder_campaigns->count(layer.campaign) ? encoders : cnn).push_back(layer);
   const int block = pack->context ? pack->context->layout_block : 0;
   for (const auto& [family, rows, context] :
        {std::tuple{"CNN networks", &cnn, pack->context ? &*pack->context : nullptr},
@@ -112,20 +106,13 @@ int main(int argc, char** argv) {
       ++index;
       double measured = 0;
       for (double ms : network.in_graph_ms) measured += ms;
-      std::vector<double> alone;
-      bool complete = measured > 0;
-      for (std::size_t i = 0; complete && i < network.kernels.size(); ++i) {
-        Expected<Prediction> p = pack->Predict(network.kernels[i]);
-        if (p.ok()) alone.push_back(p->ms);
-        else complete = false;
-      }
-      if (!complete) continue;
-      double total = 0, measured_alone = 0;
-      for (double ms : alone) total += ms;
+      const std::optional<std::vector<double>> alone = measured > 0 ? PredictLayersAloneMs(*pack, network) : std::nullopt;
+      if (!alone) continue;
+      double predicted_alone = 0, measured_alone = 0;
+      for (double ms : *alone) predicted_alone += ms;
       for (double ms : network.alone_ms) measured_alone += ms;
-      const double kernels_ratio = total / measured_alone;
-      if (context != nullptr)
-        for (double extra : context->ExtraMs(network.traffic, alone, network.Ops())) total += extra;
+      const double total = NetworkTotalMs(network, *alone, context);
+      const double kernels_ratio = predicted_alone / measured_alone;
       const auto& [time, factor] = factor_of[name];
       table.push_back({name, time, factor, measured, total / measured, kernels_ratio});
     }

@@ -46,17 +46,6 @@ Expected<std::vector<StoredGraphLayer>> ContextLayers(const Store& store, const 
   return layers;
 }
 
-// The campaigns that measured transformer encoders in context (graph_context's third family).
-Expected<std::set<std::int64_t>> EncoderCampaigns(const Store& store) {
-  auto campaigns = store.ListCampaigns();
-  if (!campaigns.ok()) return campaigns.status();
-  std::set<std::int64_t> ids;
-  for (const CampaignInfo& campaign : *campaigns) {
-    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
-    if (space.is_object() && space.value("graphs", "") == "random-encoder") ids.insert(campaign.id);
-  }
-  return ids;
-}
 
 // Fits an in-graph context on `layers` (one family's networks) into `context`, then calibrates
 // `interval` on those networks with it; says in the notes what it did or why not.
@@ -171,6 +160,17 @@ std::vector<std::string> IsaFlagsOf(const nlohmann::json& device) {
 }
 
 }  // namespace
+
+Expected<std::set<std::int64_t>> EncoderCampaigns(const Store& store) {
+  auto campaigns = store.ListCampaigns();
+  if (!campaigns.ok()) return campaigns.status();
+  std::set<std::int64_t> ids;
+  for (const CampaignInfo& campaign : *campaigns) {
+    const nlohmann::json space = nlohmann::json::parse(campaign.space, nullptr, false);
+    if (space.is_object() && space.value("graphs", "") == "random-encoder") ids.insert(campaign.id);
+  }
+  return ids;
+}
 
 std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers) {
   std::map<std::pair<std::int64_t, std::string>, MeasuredNetwork> by_graph;

@@ -4,6 +4,7 @@
 // for one), and says how to choose.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,10 @@ void SetBackendTraits(const BackendFactory* backend, StoreFitRequest& request);
 /// the layers measured in context (profile/graph_context) on the same device and configuration
 /// when there are enough. Errors name the store file.
 Expected<StoreFit> FitFromStore(const StoreFitRequest& request);
+
+/// The campaigns of `store` that measured transformer encoders in context (graph_context's third
+/// family: a pack fits their context and interval apart from the CNN networks').
+Expected<std::set<std::int64_t>> EncoderCampaigns(const Store& store);
 
 /// `layers` (as QueryGraphLayers returns them: by campaign, graph, layer) grouped by network.
 std::vector<MeasuredNetwork> GroupNetworks(const std::vector<StoredGraphLayer>& layers);

@@ -56,6 +56,26 @@ Expected<NetworkInterval> NetworkInterval::FromJson(const nlohmann::json& json) 
   return interval;
 }
 
+std::optional<std::vector<double>> PredictLayersAloneMs(const Pack& pack, const MeasuredNetwork& network) {
+  std::vector<double> alone;
+  alone.reserve(network.kernels.size());
+  for (const Kernel& kernel : network.kernels) {
+    Expected<Prediction> p = pack.Predict(kernel);
+    if (!p.ok()) return std::nullopt;
+    alone.push_back(p->ms);
+  }
+  return alone;
+}
+
+double NetworkTotalMs(const MeasuredNetwork& network, const std::vector<double>& alone_ms, const ContextModel* context) {
+  double sum = 0;
+  for (double ms : alone_ms) sum += ms;
+  if (context != nullptr) {
+    for (double extra : context->ExtraMs(network.traffic, alone_ms, network.Ops())) sum += extra;
+  }
+  return sum;
+}
+
 Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const ContextModel* context,
                                                    const std::vector<MeasuredNetwork>& networks) {
   NetworkInterval interval;
@@ -63,29 +83,13 @@ Expected<NetworkInterval> CalibrateNetworkInterval(const Pack& pack, const Conte
   for (const MeasuredNetwork& network : networks) {
     double measured = 0;
     for (double ms : network.in_graph_ms) measured += ms;
-    std::vector<double> predicted_alone;
-    bool complete = measured > 0;
-    for (std::size_t i = 0; complete && i < network.kernels.size(); ++i) {
-      Expected<Prediction> p = pack.Predict(network.kernels[i]);
-      if (p.ok()) predicted_alone.push_back(p->ms);
-      else complete = false;
-    }
-    if (!complete) {
+    const std::optional<std::vector<double>> predicted_alone = measured > 0 ? PredictLayersAloneMs(pack, network) : std::nullopt;
+    if (!predicted_alone) {
       ++interval.skipped;
       continue;
     }
-    // The network's total as PredictModel makes it: the layers, plus the context on each.
-    const std::vector<OpKind> ops = network.Ops();
-    auto total = [&](const std::vector<double>& alone) {
-      double sum = 0;
-      for (double ms : alone) sum += ms;
-      if (context != nullptr) {
-        for (double extra : context->ExtraMs(network.traffic, alone, ops)) sum += extra;
-      }
-      return sum;
-    };
-    predicted_ratio.push_back(total(predicted_alone) / measured);
-    measured_ratio.push_back(total(network.alone_ms) / measured);
+    predicted_ratio.push_back(NetworkTotalMs(network, *predicted_alone, context) / measured);
+    measured_ratio.push_back(NetworkTotalMs(network, network.alone_ms, context) / measured);
   }
   interval.networks = predicted_ratio.size();
   if (interval.networks < kMinIntervalNetworks) {

@@ -10,6 +10,7 @@
 // each to the mix by time.
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,12 @@ struct NetworkInterval {
 inline constexpr double kIntervalLowQuantile = 0.05, kIntervalHighQuantile = 0.95;
 /// With fewer networks the 5% and 95% quantiles are little more than the extremes: no calibration.
 inline constexpr std::size_t kMinIntervalNetworks = 20;
+
+/// Each layer of `network` predicted alone by `pack`; nullopt when the pack cannot predict one.
+std::optional<std::vector<double>> PredictLayersAloneMs(const Pack& pack, const MeasuredNetwork& network);
+/// The network's total as PredictModel makes it from its layers' times alone (`alone_ms`, one per
+/// layer): their sum plus `context`'s extra on each (none when null).
+double NetworkTotalMs(const MeasuredNetwork& network, const std::vector<double>& alone_ms, const ContextModel* context);
 
 /// Predicts each network with `pack`'s kernels plus `context` (the pack's context model for the
 /// networks' family, or none) and calibrates the interval on predicted / measured.
