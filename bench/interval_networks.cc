@@ -78,10 +78,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::pair<std::string, double>> factor_of;  // "campaign/graph" -> time, factor
   for (StoredGraphLayer& layer : *layers) {
     const double factor = corrector.Factor(layer.campaign, layer.record.time);
-    const double applied = corrected ? factor : 1.0;
-    layer.record.in_graph_us *= applied;
-    layer.record.alone_us *= applied;
-    layer.record.graph_layout_us *= applied;
+    ScaleLayerTimes(layer, corrected ? factor : 1.0);
     factor_of.emplace(std::to_string(layer.campaign) + "/" + layer.record.graph, std::pair{layer.record.time, factor});
   }
   std::vector<StoredGraphLayer> cnn, encoders;

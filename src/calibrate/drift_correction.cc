@@ -104,7 +104,7 @@ std::string DriftCorrection::Describe() const {
   return text;
 }
 
-std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers) {
+DriftFollow MeasureDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers) {
   // Per kernel, its measurements alone (once a network) with the reference's log level then.
   std::map<std::string, std::vector<std::pair<double, double>>> by_kernel;
   std::set<std::string> seen;
@@ -133,12 +133,27 @@ std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, co
     follow.measurements += rows.size();
     ++follow.kernels;
   }
-  if (follow.measurements < kMinFollowMeasurements || !(syy > 0) ||
-      !(std::sqrt(sxx / static_cast<double>(follow.measurements)) >= kMinFollowLevelSpread))
-    return std::nullopt;
-  follow.slope = sxy / sxx;
-  follow.correlation = sxy / std::sqrt(sxx * syy);
+  if (follow.measurements == 0) return follow;
+  follow.kernel_rms = std::sqrt(syy / static_cast<double>(follow.measurements));
+  follow.level_rms = std::sqrt(sxx / static_cast<double>(follow.measurements));
+  if (sxx > 0 && syy > 0) {
+    follow.slope = sxy / sxx;
+    follow.correlation = sxy / std::sqrt(sxx * syy);
+  }
   return follow;
+}
+
+std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers) {
+  const DriftFollow follow = MeasureDriftFollow(levels, layers);
+  if (follow.measurements < kMinFollowMeasurements || !(follow.kernel_rms > 0) || !(follow.level_rms >= kMinFollowLevelSpread))
+    return std::nullopt;
+  return follow;
+}
+
+void ScaleLayerTimes(StoredGraphLayer& layer, double factor) {
+  layer.record.in_graph_us *= factor;
+  layer.record.alone_us *= factor;
+  layer.record.graph_layout_us *= factor;
 }
 
 DriftCorrector::DriftCorrector(const ReferenceLevels& levels, double level_us, bool requested,

@@ -78,15 +78,27 @@ Expected<CampaignReference> ReadCampaignReference(const Store& store, const std:
 struct DriftFollow {
   double slope = 1, correlation = 0;
   std::size_t measurements = 0, kernels = 0;
+  /// RMS of the measurements' log deviations from their kernel's mean, and of the reference's log
+  /// level beside them from its mean: how far one kernel alone moves within the store, and how far
+  /// the reference does.
+  double kernel_rms = 0, level_rms = 0;
 };
 inline constexpr double kMinFollowUs = 50;  // below, the run's fixed cost subtracted dominates
 inline constexpr std::size_t kMinFollowMeasurements = 30;  // fewer: no estimate
 /// The reference's level must have moved by this RMS (in log) beside them: a level that stayed
 /// put tells nothing of how far the kernels follow it (its deviations are rounding).
 inline constexpr double kMinFollowLevelSpread = 1e-3;
-/// nullopt with fewer than kMinFollowMeasurements such measurements, or a level that moved by less
-/// than kMinFollowLevelSpread beside them (the correction is then in full, as without networks).
+/// The figures over whatever such measurements there are (slope 1, correlation 0 without any
+/// deviation to fit: none, or a level that did not move).
+DriftFollow MeasureDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers);
+/// MeasureDriftFollow's, or nullopt with fewer than kMinFollowMeasurements such measurements, or a
+/// level that moved by less than kMinFollowLevelSpread beside them (the correction is then in
+/// full, as without networks): what the fit applies.
 std::optional<DriftFollow> EstimateDriftFollow(const ReferenceLevels& levels, const std::vector<StoredGraphLayer>& layers);
+
+/// Scales a layer measured in context by a drift factor: its time in the graph, its time alone and
+/// its layout time alike, so that its ratio in the graph to alone stays as measured.
+void ScaleLayerTimes(StoredGraphLayer& layer, double factor);
 
 /// What correcting a fit's measurements did, for the fit's report.
 struct DriftCorrection {

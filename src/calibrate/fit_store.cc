@@ -349,15 +349,11 @@ Expected<StoreFit> FitFromStore(const StoreFitRequest& request) {
   else info.fusion_rules.assign(fused_kinds.begin(), fused_kinds.end());
   const DriftCorrection drift = corrector.Finish();
   info.reference_corrected = drift.corrected;
+  if (drift.corrected > 0) info.reference_follow = drift.exponent;
   // The networks' layers likewise (both their times: each layer's ratio in the graph to alone
   // stays as measured); campaigns before graph-context readings stay as measured.
   DriftCorrector layer_corrector(reference.levels, info.reference_p50_us, request.correct_drift, follow);
-  for (StoredGraphLayer& layer : layers) {
-    const double factor = layer_corrector.Factor(layer.campaign, layer.record.time);
-    layer.record.in_graph_us *= factor;
-    layer.record.alone_us *= factor;
-    layer.record.graph_layout_us *= factor;
-  }
+  for (StoredGraphLayer& layer : layers) ScaleLayerTimes(layer, layer_corrector.Factor(layer.campaign, layer.record.time));
 
   StoreFit result;
   result.measurements = samples.size();

@@ -79,6 +79,7 @@ DriftCheck MeasureDrift(const Pack& pack, const BackendRegistry& registry) {
   }
   drift.measured = true;
   drift.pack_p50_us = pack.info.reference_p50_us;
+  drift.follow = pack.info.reference_follow;
   drift.now_p50_us = measured->stats.p50;
   return drift;
 }

@@ -3,6 +3,7 @@
 // same run, compared per model and per kernel. How a pack is judged (DESIGN.md: on whole models
 // it never saw, measured on the same machine in the same run).
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,13 @@ struct DriftCheck {
   std::string why;  // when !measured: the pack keeps no reading, or the kernel could not run
   std::string kernel;
   double pack_p50_us = 0, now_p50_us = 0;
+  /// The share of the reference's changes the pack's measurements followed (PackInfo's
+  /// reference_follow): 1 where the reference speaks for every kernel.
+  double follow = 1;
   /// now / then: 1.12 means this machine runs the reference 12% slower than when the pack was made.
   double Ratio() const { return measured && pack_p50_us > 0 ? now_p50_us / pack_p50_us : 1.0; }
+  /// Ratio() to the power `follow`: what the pack's own kernels would be expected to move by.
+  double FollowedRatio() const { return std::pow(Ratio(), follow); }
 };
 
 /// Measures the pack's reference kernel on the pack's backend and threads, with the protocol the

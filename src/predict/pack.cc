@@ -303,6 +303,8 @@ nlohmann::json Pack::ToJson() const {
                         {"readings", info.reference_readings},
                         {"spread", info.reference_spread},
                         {"corrected", info.reference_corrected}};
+  // Absent when corrected in full: packs fitted before it was kept stay byte-identical.
+  if (!info.reference_kernel.empty() && info.reference_follow != 1) out["reference"]["follow"] = info.reference_follow;
   nlohmann::json kinds_json = nlohmann::json::object();
   for (const auto& [kind, model] : kinds) {
     nlohmann::json k;
@@ -385,6 +387,11 @@ Expected<Pack> Pack::FromJson(const nlohmann::json& json) {
         Expected<std::size_t> corrected = JsonCount(reference, "corrected");
         if (!corrected.ok()) return corrected.status().WithContext("reference");
         pack.info.reference_corrected = *corrected;
+      }
+      if (reference.contains("follow")) {  // optional: absent when the measurements followed the reference in full
+        Expected<double> follow = JsonNumber(reference, "follow");
+        if (!follow.ok() || *follow < 0 || *follow > 1) return InvalidInput("reference: follow must be a number in [0, 1]");
+        pack.info.reference_follow = *follow;
       }
     }
     if (!json.at("kinds").is_object()) return InvalidInput("kinds: not an object of kernel kinds");

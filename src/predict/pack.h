@@ -105,6 +105,11 @@ struct PackInfo {
   /// Measurements scaled to reference_p50_us before fitting (calibrate/drift_correction; 0: none,
   /// or a pack made before measurements were corrected).
   std::size_t reference_corrected = 0;
+  /// The power to which those measurements were scaled by the reference's changes: the share of
+  /// them the store's repeated kernels followed (calibrate/drift_correction's DriftFollow, clamped
+  /// to 0–1); 1 when corrected in full, and for packs made before it was kept. `latte validate`
+  /// scales its drift by the same power.
+  double reference_follow = 1;
 };
 
 /// A loaded or freshly fitted pack.

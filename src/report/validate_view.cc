@@ -36,10 +36,9 @@ ValidateView::ValidateView(const std::vector<ModelValidation>& models, const Pac
                            DriftCheck drift)
     : models_(models), pack_(pack), machine_note_(std::move(machine_note)), drift_(std::move(drift)) {}
 
-AccuracyMetrics ValidateView::DriftAdjustedMetrics() const {
+AccuracyMetrics ValidateView::DriftAdjustedMetrics(double factor) const {
   std::vector<double> predicted, measured;
-  for (const ModelValidation& m : models_)
-    predicted.push_back(m.predicted_ms * drift_.Ratio()), measured.push_back(m.measured_ms);
+  for (const ModelValidation& m : models_) predicted.push_back(m.predicted_ms * factor), measured.push_back(m.measured_ms);
   return ComputeAccuracy(predicted, measured);
 }
 
@@ -101,7 +100,12 @@ std::string ValidateView::Text(bool per_layer) const {
                        "machine runs {:.1f}% {} now\n",
                        drift_.kernel.substr(0, drift_.kernel.find('|')), drift_.now_p50_us, drift_.pack_p50_us,
                        std::abs(pct), pct >= 0 ? "slower" : "faster");
-    out << "models, predictions scaled by that drift: " << Metrics(DriftAdjustedMetrics()) << "\n";
+    out << "models, predictions scaled by that drift: " << Metrics(DriftAdjustedMetrics(drift_.Ratio())) << "\n";
+    if (drift_.follow != 1)
+      out << fmt::format("models, scaled by {:.2f} of it (the share of the reference's changes the pack's measurements "
+                         "followed, {:.3f}×): ",
+                         drift_.follow, drift_.FollowedRatio())
+          << Metrics(DriftAdjustedMetrics(drift_.FollowedRatio())) << "\n";
   } else if (!drift_.why.empty()) {
     out << "drift: not measured: " << drift_.why << "\n";
   }
@@ -169,7 +173,10 @@ nlohmann::json ValidateView::Json() const {
                                                      {"pack_p50_us", drift_.pack_p50_us},
                                                      {"now_p50_us", drift_.now_p50_us},
                                                      {"ratio", drift_.Ratio()},
-                                                     {"drift_adjusted", DriftAdjustedMetrics().ToJson()}}
+                                                     {"drift_adjusted", DriftAdjustedMetrics(drift_.Ratio()).ToJson()},
+                                                     {"follow", drift_.follow},
+                                                     {"followed_ratio", drift_.FollowedRatio()},
+                                                     {"follow_adjusted", DriftAdjustedMetrics(drift_.FollowedRatio()).ToJson()}}
                                     : nlohmann::json{{"why", drift_.why}}},
           {"kernels", layer_metrics.ToJson()}};
 }

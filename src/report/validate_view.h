@@ -30,9 +30,10 @@ class ValidateView {
 
   AccuracyMetrics ModelMetrics() const;
   AccuracyMetrics LayerMetrics() const;
-  /// Models with each prediction scaled by the drift ratio (what the pack would say of the
-  /// machine as fast as it is now); ModelMetrics() when no drift was measured.
-  AccuracyMetrics DriftAdjustedMetrics() const;
+  /// Models with each prediction scaled by `factor`: the drift ratio (what the pack would say of
+  /// the machine as fast as it is now, were every kernel to move as the reference does) or its
+  /// followed share (DriftCheck::FollowedRatio).
+  AccuracyMetrics DriftAdjustedMetrics(double factor) const;
   /// The share of models (%) whose measured time lies inside their predicted interval: what
   /// says whether the intervals are as wide as they claim (kIntervalLevel). A model with nodes
   /// the prediction does not cover is never inside (its total lacks them).

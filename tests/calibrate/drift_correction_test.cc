@@ -81,15 +81,29 @@ TEST(EstimateDriftFollow, IsTheSlopeOfTheRepeatedKernelsOnTheReferencesLevel) {
   EXPECT_NEAR(follow->correlation, 1.0, 1e-9);
   EXPECT_EQ(follow->measurements, 40u);
   EXPECT_EQ(follow->kernels, 10u);
+  // The RMS of the level's log deviations (the same four for every kernel), and half of it alone.
+  double mean = 0, squares = 0;
+  for (double r : reference) mean += std::log(r) / 4;
+  for (double r : reference) squares += (std::log(r) - mean) * (std::log(r) - mean);
+  EXPECT_NEAR(follow->level_rms, std::sqrt(squares / 4), 1e-12);
+  EXPECT_NEAR(follow->kernel_rms, std::sqrt(squares / 4) / 2, 1e-12);
   // The same kernels while the reference read 100 µs throughout: nothing to estimate from (the
-  // level's deviations would be rounding), so no estimate.
+  // level's deviations would be rounding), so no estimate; measured, the level did not move.
   ReferenceLevels flat;
   for (const std::string& time : times) flat.Add(1, time, 100);
   EXPECT_FALSE(EstimateDriftFollow(flat, layers).has_value());
-  // Fewer than 30 such measurements: no estimate.
+  const DriftFollow still = MeasureDriftFollow(flat, layers);
+  EXPECT_EQ(still.measurements, 40u);
+  EXPECT_EQ(still.level_rms, 0);
+  EXPECT_NEAR(still.kernel_rms, std::sqrt(squares / 4) / 2, 1e-12);
+  EXPECT_EQ(still.slope, 1);
+  EXPECT_EQ(still.correlation, 0);
+  // Fewer than 30 such measurements: no estimate (measured: the eight kernels in both networks).
   layers.resize(20);
   EXPECT_FALSE(EstimateDriftFollow(levels, layers).has_value());
+  EXPECT_EQ(MeasureDriftFollow(levels, layers).measurements, 16u);
   EXPECT_FALSE(EstimateDriftFollow(levels, {}).has_value());
+  EXPECT_EQ(MeasureDriftFollow(levels, {}).measurements, 0u);
 }
 
 TEST(DriftCorrector, AppliesAsMuchOfTheReferencesChangeAsTheKernelsFollow) {

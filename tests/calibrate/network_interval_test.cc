@@ -3,6 +3,7 @@
 // encoders' networks calibrated apart.
 #include "predict/network_interval.h"
 
+#include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
@@ -120,6 +121,34 @@ std::int64_t InsertTableMeasurements(Store& store, std::int64_t device, std::int
   return profile->id;
 }
 
+// An xnnpack store holding the table's measurements, three readings of the reference at 100 µs
+// beside them, and a graph-context campaign for networks (no cache sizes in its space: no context
+// model, the interval alone is calibrated).
+struct TableStore {
+  std::int64_t device = 0, backend = 0, networks = 0;
+};
+TableStore MakeTableStore(Store& store) {
+  TableStore ids;
+  ids.device = *store.UpsertDevice({"test-device", "a test device", "{}"});
+  ids.backend = *store.UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
+  const std::int64_t profile = InsertTableMeasurements(store, ids.device, ids.backend);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(store.RecordReference({profile, fmt::format("2026-11-25T10:0{}:00Z", i), 100, "ref"}).ok());
+  auto networks = store.FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
+  EXPECT_TRUE(networks.ok());
+  if (networks.ok()) ids.networks = networks->id;
+  return ids;
+}
+
+// A fit of MakeTableStore's store at `path` (two folds: the table is small).
+StoreFitRequest TableStoreFit(const std::string& path) {
+  StoreFitRequest request;
+  request.db = path;
+  request.filter.backend = "xnnpack";
+  request.options.folds = 2;
+  return request;
+}
+
 // Networks(21) as a campaign's layers measured in context: network g's layers alone at `scale` ×
 // their time and in the graph at that divided by `ratio(g)`.
 std::vector<GraphLayerRecord> NetworkLayers(double scale, const std::function<double(int)>& ratio) {
@@ -149,23 +178,13 @@ TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
   {
     auto store = Store::Open(path);
     ASSERT_TRUE(store.ok()) << store.status().message();
-    const std::int64_t device = *store->UpsertDevice({"test-device", "a test device", "{}"});
-    const std::int64_t backend = *store->UpsertBackend({"xnnpack", "1.0", 1, "fp32"});
-    const std::int64_t profile = InsertTableMeasurements(*store, device, backend);
-    for (int i = 0; i < 3; ++i)
-      ASSERT_TRUE(store->RecordReference({profile, fmt::format("2026-11-25T10:0{}:00Z", i), 100, "ref"}).ok());
-    // No cache sizes in the space: no context model, the interval alone is calibrated.
-    auto networks = store->FindOrCreateCampaign(TestCampaignKey("graph-context", "{}"));
-    ASSERT_TRUE(networks.ok());
+    const TableStore ids = MakeTableStore(*store);
     const std::vector<GraphLayerRecord> layers = NetworkLayers(1.25, [](int g) { return 0.9 + 0.01 * g; });
-    ASSERT_TRUE(store->InsertGraphLayers(device, backend, networks->id, layers).ok());
+    ASSERT_TRUE(store->InsertGraphLayers(ids.device, ids.backend, ids.networks, layers).ok());
     for (const char* time : {"2026-11-25T10:59:00Z", "2026-11-25T11:01:00Z"})
-      ASSERT_TRUE(store->RecordReference({networks->id, time, 125, "ref"}).ok());
+      ASSERT_TRUE(store->RecordReference({ids.networks, time, 125, "ref"}).ok());
   }
-  StoreFitRequest request;
-  request.db = path;
-  request.filter.backend = "xnnpack";
-  request.options.folds = 2;
+  StoreFitRequest request = TableStoreFit(path);
   auto fit = FitFromStore(request);
   ASSERT_TRUE(fit.ok()) << fit.status().message();
   EXPECT_EQ(fit->fit.pack.info.reference_p50_us, 100);  // the lower median of 100, 100, 100, 125, 125
@@ -180,6 +199,50 @@ TEST(NetworkInterval, StoreFitCorrectsTheNetworksToThePacksMachineSpeed) {
   ASSERT_TRUE(raw.ok()) << raw.status().message();
   ASSERT_TRUE(raw->fit.pack.interval.has_value());
   EXPECT_NEAR(raw->fit.pack.interval->predicted_lo, 0.91 / 1.25, 1e-9);
+}
+
+// Network g measured while the reference read 100·(1 + 0.02·(g − 10)) µs, its kernels alone at
+// the square root of that change: the fit finds they followed half of the reference's changes (in
+// log), corrects the networks by that much, and the pack records it for `latte validate`.
+TEST(NetworkInterval, StoreFitCorrectsByTheShareOfTheReferencesChangesTheKernelsFollowed) {
+  testing::TempDir dir;
+  const std::string path = (dir.path() / "follow.db").string();
+  auto level = [](int g) { return 1 + 0.02 * (g - 10); };
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    const TableStore ids = MakeTableStore(*store);
+    std::vector<GraphLayerRecord> layers =
+        NetworkLayers(1, [](int g) { return 0.9 + 0.01 * g; });  // three layers a network, in order
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const int g = static_cast<int>(i / 3);
+      layers[i].time = fmt::format("2026-11-25T11:{:02}:00Z", g);
+      layers[i].alone_us *= std::sqrt(level(g));
+      layers[i].in_graph_us *= std::sqrt(level(g));
+    }
+    ASSERT_TRUE(store->InsertGraphLayers(ids.device, ids.backend, ids.networks, layers).ok());
+    for (int g = 0; g < 21; ++g)
+      ASSERT_TRUE(store->RecordReference({ids.networks, fmt::format("2026-11-25T11:{:02}:00Z", g), 100 * level(g), "ref"}).ok());
+  }
+  StoreFitRequest request = TableStoreFit(path);
+  auto fit = FitFromStore(request);
+  ASSERT_TRUE(fit.ok()) << fit.status().message();
+  EXPECT_EQ(fit->fit.pack.info.reference_p50_us, 100);  // 24 readings: 80, 82, …, 98, then four of 100
+  ASSERT_TRUE(fit->layers_drift.follow.has_value());
+  EXPECT_NEAR(fit->layers_drift.follow->slope, 0.5, 1e-9);
+  EXPECT_EQ(fit->layers_drift.follow->measurements, 63u);  // three kernels in 21 networks
+  EXPECT_NEAR(fit->fit.pack.info.reference_follow, 0.5, 1e-9);
+  EXPECT_NEAR(fit->fit.pack.ToJson()["reference"]["follow"].get<double>(), 0.5, 1e-9);
+  EXPECT_NE(fit->drift.Describe().find("by 0.50 of the reference's changes"), std::string::npos) << fit->drift.Describe();
+  ASSERT_TRUE(fit->fit.pack.interval.has_value()) << fit->interval_note;
+  EXPECT_NEAR(fit->fit.pack.interval->predicted_lo, 0.91, 1e-9);  // each network back at the table's speed
+  EXPECT_NEAR(fit->fit.pack.interval->predicted_hi, 1.09, 1e-9);
+
+  request.correct_drift = false;  // nothing corrected: nothing followed to record
+  auto raw = FitFromStore(request);
+  ASSERT_TRUE(raw.ok()) << raw.status().message();
+  EXPECT_EQ(raw->fit.pack.info.reference_follow, 1);
+  EXPECT_FALSE(raw->fit.pack.ToJson()["reference"].contains("follow"));
 }
 
 // A backend whose kernels compute channels a vector at a time gets predictors that count work in

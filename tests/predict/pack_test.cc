@@ -571,6 +571,7 @@ TEST(PackTest, RoundTripsBitForBit) {
   info.reference_p50_us = 48.25;
   info.reference_readings = 7;
   info.reference_spread = 0.0345;
+  info.reference_follow = 0.375;
   Expected<FitResult> fit = FitPack(Samples(), info, SmallFit());
   ASSERT_TRUE(fit.ok());
   ContextModel context;
@@ -599,6 +600,7 @@ TEST(PackTest, RoundTripsBitForBit) {
   EXPECT_EQ(loaded->info.reference_p50_us, 48.25);
   EXPECT_EQ(loaded->info.reference_readings, 7u);
   EXPECT_EQ(loaded->info.reference_spread, 0.0345);
+  EXPECT_EQ(loaded->info.reference_follow, 0.375);
   ASSERT_TRUE(loaded->context.has_value());
   EXPECT_EQ(*loaded->context, context);
   std::mt19937 rng(7);
@@ -666,6 +668,15 @@ TEST(PackTest, LoadErrorsNameTheFileAndTheProblem) {
   Expected<Pack> older = Pack::FromJson(json);
   ASSERT_TRUE(older.ok()) << older.status().message();
   EXPECT_EQ(older->info.reference_spread, 0);
+  // The share of the reference's changes followed: absent in older packs (in full), and only 0–1.
+  EXPECT_EQ(older->info.reference_follow, 1);
+  EXPECT_FALSE(older->ToJson()["reference"].contains("follow"));  // in full: not written
+  for (const nlohmann::json& follow : {nlohmann::json(1.5), nlohmann::json(-0.1), nlohmann::json("half")}) {
+    json["reference"]["follow"] = follow;
+    Expected<Pack> bad_follow = Pack::FromJson(json);
+    ASSERT_FALSE(bad_follow.ok()) << follow;
+    EXPECT_NE(bad_follow.status().message().find("follow"), std::string::npos) << bad_follow.status().message();
+  }
 }
 
 // A hostile or damaged pack is refused on loading, naming the field, in plain words; what loading
