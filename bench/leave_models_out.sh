@@ -77,13 +77,20 @@ else
   trap '[[ -n "$keep" ]] && mkdir -p "$keep" && cp -r "$tmp"/* "$keep"/; rm -rf "$tmp"' EXIT
 fi
 
-# Every model scripts/setup fetches, with the --input-shape each needs ("" when its file fixes it).
-mediapipe=(face_detection_short_range.tflite "" face_detection_full_range.tflite ""
-           selfie_segmentation.tflite "" selfie_segmentation_landscape.tflite ""
-           hand_landmark_lite.tflite "" hand_landmark_full.tflite ""
-           pose_landmark_lite.tflite "" pose_landmark_full.tflite "" pose_landmark_heavy.tflite "")
-paddleocr=(ch_ppocr_mobile_v2.0_cls_infer.onnx x=1x3x48x192 ch_PP-OCRv4_det_infer.onnx x=1x3x640x640
-           ch_PP-OCRv4_rec_infer.onnx x=1x3x48x320)
+# Every model scripts/setup fetches, with the --input-shape each needs ("" when its file fixes it;
+# the shapes are bench/model_shapes.sh's), as pairs.
+source "$root/bench/model_shapes.sh"
+with_shapes() {
+  local model flags
+  for model; do
+    mapfile -t flags < <(model_shape_flags "$model")
+    printf '%s\n%s\n' "$model" "${flags[1]:-}"
+  done
+}
+mapfile -t mediapipe < <(with_shapes face_detection_short_range.tflite face_detection_full_range.tflite \
+  selfie_segmentation.tflite selfie_segmentation_landscape.tflite hand_landmark_lite.tflite hand_landmark_full.tflite \
+  pose_landmark_lite.tflite pose_landmark_full.tflite pose_landmark_heavy.tflite)
+mapfile -t paddleocr < <(with_shapes ch_ppocr_mobile_v2.0_cls_infer.onnx ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx)
 # keep_models FAMILY: only the pairs whose file MODELS names, when it names any.
 keep_models() {
   local -n pairs="$1"
@@ -214,8 +221,8 @@ case "$folds" in
   *) echo "bench: FOLDS must be unseen, families, adapt, from, encoders or both" >&2; exit 2 ;;
 esac
 
-python3 - "$tmp" <<'PY'
-import glob, json, math, os, re, statistics, sys
+REPREDICT="${REPREDICT:-}" python3 - "$tmp" <<'PY'
+import glob, gzip, json, math, os, re, statistics, sys
 
 def summary(errors):
     n = len(errors)
@@ -257,6 +264,14 @@ def repredicted(m, path):
                 inside_interval=complete and lo <= m["measured_ms"] <= hi,
                 covered_nodes=p["coverage"]["covered_nodes"], total_nodes=p["coverage"]["total_nodes"])
 
+follows = {}
+def pack_follow(name):
+    """The pack's share of the reference's changes its measurements followed (1: in full)."""
+    if name not in follows:
+        with (gzip.open(name, "rt") if name.endswith(".gz") else open(name)) as f:
+            follows[name] = json.load(f).get("reference", {}).get("follow", 1.0)
+    return follows[name]
+
 # Each model's rounds (a run kept before rounds has one MODEL.validate.json); the round with the
 # median measured time (of an even count, the lower) stands for the model.
 rounds = {}
@@ -269,9 +284,14 @@ for key, paths in sorted(rounds.items()):
     report = reports[(len(reports) - 1) // 2]
     measured = [r["models"][0]["measured_ms"] for r in reports]
     drift = report.get("drift", {}).get("ratio")
+    # The share of the reference's changes the pack's measurements followed (1: in full), of the
+    # pack that predicted: the repredicting one's where REPREDICT names one.
+    follow = report.get("drift", {}).get("follow", 1.0)
+    if os.environ["REPREDICT"]:
+        follow = pack_follow(os.path.join(os.path.dirname(key), os.environ["REPREDICT"]))
     for m in report["models"]:
         m = repredicted(m, paths[0])
-        m["fold"], m["drift"], m["rounds"] = fold, drift, measured
+        m["fold"], m["drift"], m["follow"], m["rounds"] = fold, drift, follow, measured
         rows.append(m)
         for layer in m["layers"]:
             if not layer["measured_ms"] > 0:
@@ -308,6 +328,11 @@ drifted = [m for m in rows if m["drift"]]
 if drifted:
     scaled = [100 * (m["predicted_ms"] * m["drift"] - m["measured_ms"]) / m["measured_ms"] for m in drifted]
     print(f"models, each prediction × its validate's reference drift: {summary(scaled)}")
+    if any(m["follow"] != 1 for m in drifted):
+        follows = sorted({round(m["follow"], 2) for m in drifted})
+        scaled = [100 * (m["predicted_ms"] * m["drift"] ** m["follow"] - m["measured_ms"]) / m["measured_ms"] for m in drifted]
+        print(f"models, × that drift to the power its pack's measurements followed it "
+              f"({', '.join(f'{x:.2f}' for x in follows)}): {summary(scaled)}")
 print()
 print("per kernel kind, layers predicted (not measured by the calibration):")
 print("| kind | layers | bias | RMSPE | within ±10% |")
