@@ -344,6 +344,19 @@ FeatureSchema FeatureSchema::FromKernels(const std::vector<const Kernel*>& kerne
   std::set<std::string> names;
   for (const Kernel* k : kernels)
     for (const auto& [name, value] : k->params) names.insert(name);
+  // An elementwise kernel's time follows its elements, its channels and its broadcast, not how the
+  // map's positions split into rows and columns; given them, a tree splits on a width the square
+  // maps of calibration tie to their size, and reads a 3×96 map of PP-OCR's as a 96×96 one.
+  const bool elementwise = !kernels.empty() && std::all_of(kernels.begin(), kernels.end(), [](const Kernel* k) {
+    const KernelFamily family = KernelFamilyOf(k->op);
+    return family == KernelFamily::kBinary || family == KernelFamily::kUnary;
+  });
+  if (elementwise) {
+    for (const std::string& name : {ParamKey(&BinaryKernelParams::a, 1), ParamKey(&BinaryKernelParams::a, 2),
+                                    ParamKey(&BinaryKernelParams::b, 1), ParamKey(&BinaryKernelParams::b, 2),
+                                    ParamKey(&NhwcParams::h), ParamKey(&NhwcParams::w)})
+      names.erase(name);
+  }
   return FeatureSchema{{names.begin(), names.end()}};
 }
 

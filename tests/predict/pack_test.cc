@@ -176,14 +176,15 @@ TEST(FitPackTest, KeepsNothingAfterTheFirstTreeModelInTheOrder) {
 }
 
 TEST(FitPackTest, AStreamingKindKeepsAPredictorThatExtrapolatesAfterItsTree) {
-  // An add whose time steps with its channel count: trees and interpolation learn the step, the
-  // traffic model (linear in bytes) does not and ranks after the tree, yet is kept, for the sizes
-  // interpolation declines. A conv keeps nothing after its tree.
+  // An add whose time per element steps with its channel count: trees and interpolation learn the
+  // step, the traffic model (linear in bytes) does not and ranks after the tree, yet is kept, for
+  // the sizes interpolation declines. A conv keeps nothing after its tree.
   std::vector<TrainingSample> samples;
   for (const TrainingSample& s : Samples())
     if (s.kernel.op == OpKind::kConv2D) samples.push_back(s);
   for (std::int64_t c : {8, 16, 32, 64})
-    for (std::int64_t h : {7, 14, 28, 56}) samples.push_back({Add(c, h), 1, c >= 32 ? 0.004 : 0.001, 0});
+    for (std::int64_t h : {7, 14, 28, 56})
+      samples.push_back({Add(c, h), 1, 1e-7 * static_cast<double>(c * h * h) * (c >= 32 ? 4 : 1), 0});
   FitOptions options = SmallFit();
   options.predictors = {"gbdt", "traffic"};
   Expected<FitResult> fit = FitPack(samples, Info(), options);

@@ -435,6 +435,44 @@ TEST(TreePredictorTest, FittedInChannelTilesANarrowConvCostsAWholeTile) {
   }
 }
 
+// An elementwise kernel's schema holds its channels and its broadcast, not its map's rows and
+// columns: calibration's maps are square, so a tree that may split on a width ties it to the map's
+// size and reads PP-OCR's 3×96 map as a 96×96 one. Here an add costs twice as much per element
+// once its tensors outgrow 28×28×32 (a cache's edge); fitted on square maps of 32 channels, the
+// trees price a 3×96 map (9,216 elements, a third of 28×28) at the cache's rate.
+TEST(TreePredictorTest, AnElementwiseKernelIsPricedByItsElementsNotItsMapsWidth) {
+  auto add = [](std::int64_t h, std::int64_t w, std::int64_t c) {
+    return Binary(OpKind::kAdd, {1, h, w, c}, {1, h, w, c});
+  };
+  auto ms = [](const Kernel& k) {
+    const double elements = static_cast<double>(k.Param("a1") * k.Param("a2") * k.Param("a3"));
+    return 1e-6 * elements * (elements > 28 * 28 * 32 ? 2.0 : 1.0);
+  };
+  const Kernel a = add(14, 14, 32), relu = [] {
+    Kernel k;
+    k.op = OpKind::kRelu;
+    k.params = {{"n", 1}, {"h", 14}, {"w", 14}, {"c", 32}};
+    return k;
+  }();
+  const std::vector<std::string> names = FeatureSchema::FromKernels({&a, &relu}).param_names;
+  for (const char* map : {"a1", "a2", "b1", "b2", "h", "w"})
+    EXPECT_EQ(std::count(names.begin(), names.end(), map), 0) << map;
+  for (const char* kept : {"a0", "a3", "b3", "c", "n"}) EXPECT_EQ(std::count(names.begin(), names.end(), kept), 1) << kept;
+  const Kernel conv = Conv(8, 10);  // beside a conv, the map stays: its rows and columns shape its tiles
+  const std::vector<std::string> mixed = FeatureSchema::FromKernels({&a, &conv}).param_names;
+  EXPECT_EQ(std::count(mixed.begin(), mixed.end(), "a1"), 1);
+
+  std::vector<TrainingSample> samples;
+  for (int repeat = 0; repeat < 20; ++repeat)
+    for (std::int64_t side : {7, 14, 28, 56, 112}) {
+      const Kernel k = add(side, side, 32);
+      samples.push_back(Sample(k, ms(k)));
+    }
+  TreePredictor gbdt = FittedGbdt(100, samples);
+  for (const Kernel& k : {add(3, 96, 32), add(96, 3, 32), add(64, 64, 32)})
+    EXPECT_NEAR(gbdt.Predict(k, 1)->ms, ms(k), 0.1 * ms(k)) << k.Key();
+}
+
 // Interpolation and the roofline count work in the same tiles, and keep theirs through JSON.
 TEST(InterpPredictorTest, AndRooflineCountWorkInTheirChannelTiles) {
   PredictorOptions options;
