@@ -4,7 +4,9 @@
 // the error), each drift-corrected as the fit corrects it (the factor shown; none for a pack fitted
 // without), sorted by measured time, per family, and how the kernels' error follows the factor (CNN campaigns, transformer encoders), with the 5% and 95%
 // quantiles over all of them and over the networks above each size. Whether the spread depends on
-// a network's size says whether one interval suits a 0.2 ms network and a 200 ms model alike.
+// a network's size says whether one interval suits a 0.2 ms network and a 200 ms model alike; each
+// network's concentration in few distinct kernels and whether the networks' squared log errors
+// grow with it (a width that follows it would narrow a model of hundreds of distinct kernels).
 // No timing. Usage: interval_networks DB PACK [--backend=NAME]   (default ort)
 #include <algorithm>
 #include <cmath>
@@ -36,7 +38,52 @@ struct Row {
   double factor = 1;  // the drift correction the fit applied to the network's layers
   double measured_ms = 0, ratio = 0;
   double kernels_ratio = 0;  // the layers' predicted times alone over their measured times alone
+  double concentration = 0;  // KernelConcentration of the predicted times alone
 };
+
+// How concentrated a total is in few distinct kernels: the sum over distinct kernels (by key) of
+// the square of their share of the time. A kernel's error repeats wherever the kernel does, and
+// distinct kernels' errors partly cancel, so if the kernels' errors were what sets an interval's
+// width, networks spread over more distinct kernels would miss by less.
+double KernelConcentration(const std::vector<Kernel>& kernels, const std::vector<double>& ms) {
+  std::map<std::string, double> by_key;
+  double total = 0;
+  for (std::size_t i = 0; i < kernels.size() && i < ms.size(); ++i) by_key[kernels[i].Key()] += ms[i], total += ms[i];
+  if (!(total > 0)) return 1;
+  double sum = 0;
+  for (const auto& [key, t] : by_key) sum += (t / total) * (t / total);
+  return sum;
+}
+
+// The squared log(predicted / measured) about its median against the concentration: least-squares
+// slope, its standard error and the correlation.
+void ConcentrationFit(const char* label, const std::vector<double>& log_ratios, const std::vector<double>& concentrations) {
+  const std::size_t n = log_ratios.size();
+  if (n < 3) return;
+  std::vector<double> sorted = log_ratios;
+  std::sort(sorted.begin(), sorted.end());
+  const double center = Percentile(sorted, 0.5);
+  double mx = 0, my = 0;
+  std::vector<double> y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] = (log_ratios[i] - center) * (log_ratios[i] - center);
+    mx += concentrations[i] / double(n), my += y[i] / double(n);
+  }
+  double sxx = 0, sxy = 0, syy = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxx += (concentrations[i] - mx) * (concentrations[i] - mx);
+    sxy += (concentrations[i] - mx) * (y[i] - my);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  if (!(sxx > 0 && syy > 0)) return;
+  const double slope = sxy / sxx, intercept = my - slope * mx;
+  double sse = 0;
+  for (std::size_t i = 0; i < n; ++i) sse += (y[i] - intercept - slope * concentrations[i]) * (y[i] - intercept - slope * concentrations[i]);
+  std::printf("  %s: squared log error on concentration (%.3f–%.3f): slope %.4f ± %.4f, intercept %.4f, correlation %.2f\n",
+              label, *std::min_element(concentrations.begin(), concentrations.end()),
+              *std::max_element(concentrations.begin(), concentrations.end()), slope,
+              std::sqrt(sse / double(n - 2) / sxx), intercept, sxy / std::sqrt(sxx * syy));
+}
 
 void Quantiles(const char* label, std::vector<double> ratios) {
   if (ratios.size() < 2) return;
@@ -111,15 +158,15 @@ int main(int argc, char** argv) {
       const double total = NetworkTotalMs(network, *alone, context);
       const double kernels_ratio = predicted_alone / measured_alone;
       const auto& [time, factor] = factor_of[name];
-      table.push_back({name, time, factor, measured, total / measured, kernels_ratio});
+      table.push_back({name, time, factor, measured, total / measured, kernels_ratio, KernelConcentration(network.kernels, *alone)});
     }
     std::sort(table.begin(), table.end(), [](const Row& a, const Row& b) { return a.measured_ms < b.measured_ms; });
     std::printf("%s (%zu networks the pack predicts):\n", family, table.size());
-    std::printf("  %-24s %-24s %6s %10s  %9s  %s\n", "network", "measured at", "drift", "measured", "predicted",
-                "kernels predicted / alone");
+    std::printf("  %-24s %-24s %6s %10s  %9s  %9s  %s\n", "network", "measured at", "drift", "measured", "predicted",
+                "kernels / alone", "concentration");
     for (const Row& row : table)
-      std::printf("  %-24s %-24s %6.3f %7.3f ms  %9.3f  %.3f\n", row.graph.c_str(), row.time.c_str(), row.factor,
-                  row.measured_ms, row.ratio, row.kernels_ratio);
+      std::printf("  %-24s %-24s %6.3f %7.3f ms  %9.3f  %15.3f  %.3f\n", row.graph.c_str(), row.time.c_str(), row.factor,
+                  row.measured_ms, row.ratio, row.kernels_ratio, row.concentration);
     for (double above : {0.0, 0.5, 1.0, 2.0, 5.0}) {
       std::vector<double> ratios;
       for (const Row& row : table)
@@ -129,6 +176,16 @@ int main(int argc, char** argv) {
     std::vector<double> kernels;
     for (const Row& row : table) kernels.push_back(row.kernels_ratio);
     Quantiles("kernels predicted / alone", kernels);
+    // Whether networks spread over more distinct kernels miss by less: the totals', and their
+    // kernels' alone.
+    std::vector<double> log_ratios, log_kernels, concentrations;
+    for (const Row& row : table) {
+      log_ratios.push_back(std::log(row.ratio));
+      log_kernels.push_back(std::log(row.kernels_ratio));
+      concentrations.push_back(row.concentration);
+    }
+    ConcentrationFit("predicted / measured", log_ratios, concentrations);
+    ConcentrationFit("kernels predicted / alone", log_kernels, concentrations);
     // log(kernels predicted / alone) against log(drift factor): slope 1 and a high correlation
     // when the reading beside a network tells how fast its kernels ran (uncorrected pack), 0
     // when the readings' jumps are their own noise.
