@@ -33,25 +33,33 @@ T Pick(SplitMix64& rng, const std::vector<T>& choices) {
   return choices[rng.Below(choices.size())];
 }
 
-// A network being built on square maps: the current map side and channels, and its kernels.
+// A network being built: the current map (rows h, columns w: square but for the families that
+// run wide inputs), channels, and its kernels.
 class Net {
  public:
-  explicit Net(I resolution) : h_(resolution) {}
+  explicit Net(I resolution) : Net(resolution, resolution) {}
+  Net(I rows, I cols) : h_(rows), w_(cols) {}
   I h() const { return h_; }
+  I w() const { return w_; }
   I c() const { return c_; }
   std::vector<Kernel>& kernels() { return kernels_; }
 
-  void Conv(I cout, I k, I s, OpKind act, I groups = 1) {
-    Kernel kernel = ConvLike(OpKind::kConv2D, 1, h_, h_, c_, cout, k, k, s, s, groups);
+  // A conv of stride s, or s down the rows and sw across the columns (a text recognizer's (2, 1)).
+  void Conv(I cout, I k, I s, OpKind act, I groups = 1, I sw = 0) {
+    if (sw == 0) sw = s;
+    Kernel kernel = ConvLike(OpKind::kConv2D, 1, h_, w_, c_, cout, k, k, s, sw, groups);
     h_ = Strided(h_, s);
+    w_ = Strided(w_, sw);
     c_ = cout;
     linear_conv_.reset();
     if (act == kNoActivation) linear_conv_ = kernel;
     Emit(std::move(kernel), act);
   }
-  void Depthwise(I k, I s, OpKind act) {
-    Kernel kernel = ConvKernel(OpKind::kDepthwiseConv2D, h_, h_, c_, c_, k, s);
+  void Depthwise(I k, I s, OpKind act, I sw = 0) {
+    if (sw == 0) sw = s;
+    Kernel kernel = ConvLike(OpKind::kDepthwiseConv2D, 1, h_, w_, c_, c_, k, k, s, sw, c_);
     h_ = Strided(h_, s);
+    w_ = Strided(w_, sw);
     Emit(std::move(kernel), act);
   }
   // A residual add of two maps of the current shape; after a conv with no activation of its own,
@@ -65,26 +73,27 @@ class Net {
       kernels_.push_back(std::move(*linear_conv_));
       linear_conv_.reset();
     }
-    Emit(BinaryKernel(OpKind::kAdd, h_, h_, c_), act);
+    Emit(BinaryKernel(OpKind::kAdd, h_, w_, c_), act);
   }
   // The projection on a residual's skip path when the block changes shape (the net stays as is).
   void Shortcut(I h_in, I c_in, I s) {
     if (s != 1 || c_in != c_) kernels_.push_back(ConvKernel(OpKind::kConv2D, h_in, h_in, c_in, c_, 1, s));
   }
   void MaxPool(I k, I s) {
-    kernels_.push_back(PoolKernel(OpKind::kMaxPool2D, h_, h_, c_, k, s));
+    kernels_.push_back(PoolKernel(OpKind::kMaxPool2D, h_, w_, c_, k, s));
     h_ = Strided(h_, s);
+    w_ = Strided(w_, s);
   }
   // Squeeze-and-excite: global average pool, 1×1 conv to `reduced` with relu, 1×1 conv back, the
   // gate, and the channel-wise multiply.
   void SqueezeExcite(I reduced, OpKind gate) {
-    kernels_.push_back(NhwcKernel(OpKind::kGlobalAvgPool, h_, h_, c_));
+    kernels_.push_back(NhwcKernel(OpKind::kGlobalAvgPool, h_, w_, c_));
     Kernel squeeze = ConvKernel(OpKind::kConv2D, 1, 1, c_, reduced, 1, 1);
     squeeze.fused = {OpKind::kRelu};
     kernels_.push_back(squeeze);
     kernels_.push_back(ConvKernel(OpKind::kConv2D, 1, 1, reduced, c_, 1, 1));
     kernels_.push_back(NhwcKernel(gate, 1, 1, c_));
-    kernels_.push_back(BroadcastBinaryKernel(OpKind::kMul, h_, h_, c_, 'b', true));
+    kernels_.push_back(BroadcastBinaryKernel(OpKind::kMul, h_, w_, c_, 'b', true));
   }
   // An inverted residual (MBConv): 1×1 expand, depthwise, optional squeeze-and-excite, linear 1×1
   // project, and the residual add when the shape allows.
@@ -99,7 +108,7 @@ class Net {
   }
   // Global average pool and a fully connected classifier.
   void Classifier(I classes) {
-    kernels_.push_back(NhwcKernel(OpKind::kGlobalAvgPool, h_, h_, c_));
+    kernels_.push_back(NhwcKernel(OpKind::kGlobalAvgPool, h_, w_, c_));
     kernels_.push_back(FcKernel(1, c_, classes));
   }
 
@@ -110,10 +119,10 @@ class Net {
     if (act == OpKind::kRelu || act == OpKind::kRelu6) kernel.fused = {act};
     kernels_.push_back(std::move(kernel));
     if (act != kNoActivation && act != OpKind::kRelu && act != OpKind::kRelu6)
-      kernels_.push_back(NhwcKernel(act, h_, h_, c_));
+      kernels_.push_back(NhwcKernel(act, h_, w_, c_));
   }
 
-  I h_;
+  I h_, w_;
   I c_ = 3;
   std::vector<Kernel> kernels_;
   std::optional<Kernel> linear_conv_;  // the last conv, while it had no activation and nothing came after it
@@ -165,6 +174,9 @@ Architecture MobileNetV3(SplitMix64& rng) {
   const bool large = rng.Below(2) == 0;
   const double width = Pick<double>(rng, {0.75, 1.0});
   const I res = Pick<I>(rng, {128, 160, 192, 224});
+  // One in four on a wide strip, as a text-direction classifier runs it (PP-OCR's cls: 48×192).
+  const bool strip = rng.Below(4) == 0;
+  const I rows = strip ? Pick<I>(rng, {32, 48}) : res, cols = strip ? Pick<I>(rng, {160, 192, 256}) : res;
   struct Block {
     I k, exp, out;
     bool se, hswish;
@@ -181,7 +193,7 @@ Architecture MobileNetV3(SplitMix64& rng) {
       {5, 96, 40, true, true, 2},    {5, 240, 40, true, true, 1},  {5, 240, 40, true, true, 1},
       {5, 120, 48, true, true, 1},   {5, 144, 48, true, true, 1},  {5, 288, 96, true, true, 2},
       {5, 576, 96, true, true, 1},   {5, 576, 96, true, true, 1}};
-  Net net(res);
+  Net net(rows, cols);
   net.Conv(16, 3, 2, OpKind::kHardSwish);
   for (const Block& b : large ? kLarge : kSmall) {
     const I expanded = Divisible(static_cast<double>(b.exp) * width);
@@ -190,12 +202,14 @@ Architecture MobileNetV3(SplitMix64& rng) {
                          b.se ? Divisible(static_cast<double>(expanded) / 4) : 0);
   }
   net.Conv(Divisible((large ? 960.0 : 576.0) * width), 1, 1, OpKind::kHardSwish);
-  net.kernels().push_back(NhwcKernel(OpKind::kGlobalAvgPool, net.h(), net.h(), net.c()));
+  net.kernels().push_back(NhwcKernel(OpKind::kGlobalAvgPool, net.h(), net.w(), net.c()));
   const I head = large ? 1280 : 1024;
   net.kernels().push_back(FcKernel(1, net.c(), head));
   net.kernels().push_back(NhwcKernel(OpKind::kHardSwish, 1, 1, head));
   net.kernels().push_back(FcKernel(1, head, 1000));
-  return {fmt::format("mobilenet_v3_{} x{} @{}", large ? "large" : "small", width, res), std::move(net.kernels())};
+  return {fmt::format("mobilenet_v3_{} x{} @{}", large ? "large" : "small", width,
+                      strip ? fmt::format("{}x{}", rows, cols) : std::to_string(res)),
+          std::move(net.kernels())};
 }
 
 Architecture EfficientNetLite(SplitMix64& rng) {
@@ -423,13 +437,41 @@ Architecture DenseDecoder(SplitMix64& rng) {
           std::move(k)};
 }
 
+// A text recognizer's backbone (CRNN / PP-OCR rec-like, PP-LCNet blocks): a strip of text 32 or
+// 48 rows high and 100–320 columns wide, a 3×3 stem of stride 2, then depthwise-separable blocks
+// (depthwise 3×3 or 5×5, hard-swish, 1×1) whose later strides halve the rows only, (2, 1), so the
+// columns stay many for the sequence read along them; squeeze-and-excite in the last blocks, and a
+// 2×2 max pool at the end. Every map is wide and short, as in no other family.
+Architecture TextRecognizer(SplitMix64& rng) {
+  const double width = Pick<double>(rng, {0.5, 1.0});
+  const I rows = Pick<I>(rng, {32, 48});
+  const I cols = Pick<I>(rng, {100, 192, 256, 320});
+  Net net(rows, cols);
+  net.Conv(Divisible(32 * width), 3, 2, OpKind::kHardSwish);
+  struct Block {
+    I c, k, sh, sw;
+    bool se;
+  };
+  const Block blocks[] = {{64, 3, 1, 1, false},  {128, 3, 1, 1, false}, {128, 3, 2, 1, false},
+                          {256, 3, 1, 1, false}, {256, 3, 2, 1, false}, {512, 5, 1, 1, false},
+                          {512, 5, 1, 1, false}, {512, 5, 1, 1, false}, {512, 5, 2, 1, false},
+                          {1024, 5, 1, 1, true}, {1024, 5, 2, 1, true}};
+  for (const Block& b : blocks) {
+    net.Depthwise(b.k, b.sh, OpKind::kHardSwish, b.sw);
+    if (b.se) net.SqueezeExcite(Divisible(static_cast<double>(net.c()) / 4), OpKind::kHardSigmoid);
+    net.Conv(Divisible(static_cast<double>(b.c) * width), 1, 1, OpKind::kHardSwish);
+  }
+  net.MaxPool(2, 2);
+  return {fmt::format("text_recognizer x{} @{}x{}", width, rows, cols), std::move(net.kernels())};
+}
+
 }  // namespace
 
 Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index) {
   SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull + index);
   rng.Next();
   // Mobile families most often: they are what on-device models are made of.
-  switch (rng.Below(12)) {
+  switch (rng.Below(13)) {
     case 0: return MobileNetV1(rng);
     case 1: case 2: return MobileNetV2(rng, false);
     case 3: return MobileNetV2(rng, true);
@@ -438,6 +480,7 @@ Architecture DrawArchitecture(std::uint64_t seed, std::uint64_t index) {
     case 7: return ResNet(rng);
     case 8: return RegNet(rng);
     case 9: return Detector(rng);
+    case 12: return TextRecognizer(rng);
     default: return DenseDecoder(rng);
   }
 }

@@ -2,7 +2,7 @@
 // A prior over kernels that looks like real networks: architectures of the families people
 // deploy and search over, generated in code at several widths and resolutions, and the kernels
 // they run. Real networks use channel counts that are multiples of 8, maps that halve from
-// 96–640, expansion ratios of 3–6 and depthwise windows of 3, 5 and 7; a log-uniform box of
+// 96–640 (and wide strips of text), expansion ratios of 3–6 and depthwise windows of 3, 5 and 7; a log-uniform box of
 // parameters spends most of a calibration on kernels no network has.
 //
 // Families: MobileNet v1 (width 0.25–1.0), v2 (0.35–1.4, and MnasNet/FBNet-like searched blocks:
@@ -10,7 +10,9 @@
 // EfficientNet-lite (width and resolution scaled together), ResNet-like (basic and bottleneck
 // blocks), RegNet-like (grouped 3×3 bottlenecks, widths on a quantized line), and detector
 // backbones at 256–640 with SSD-lite heads, and encoder–decoders for masks and keypoint heatmaps
-// (few channels at up to full resolution, the heads' 1–39 outputs). Activations are fused the way the executor folds
+// (few channels at up to full resolution, the heads' 1–39 outputs), and text recognizers on wide
+// strips (32 or 48 rows, 100–320 columns, strides that halve the rows only; MobileNet v3 drawn on
+// such strips too, as text-direction classifiers run it). Activations are fused the way the executor folds
 // them (relu/relu6 into the conv or add before them); hard-swish, sigmoid and the rest are their
 // own kernels, as models run them.
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -33,19 +34,23 @@ TEST(Architectures, KernelsLookLikeRealNetworks) {
   std::map<std::string, int> kinds;
   // Every map side a network reaches: an input resolution halved (SAME padding: rounded up).
   std::set<std::int64_t> sides;
-  for (std::int64_t res : {96, 128, 160, 192, 224, 240, 256, 260, 280, 300, 320, 384, 512, 640})
+  // Text strips: 32 or 48 rows, 100–320 columns.
+  for (std::int64_t res : {32, 48, 96, 100, 128, 160, 192, 224, 240, 256, 260, 280, 300, 320, 384, 512, 640})
     for (std::int64_t h = res; ; h = (h + 1) / 2) {
       sides.insert(h);
       if (h == 1) break;
     }
-  int convs = 0, aligned = 0;
+  int convs = 0, aligned = 0, wide = 0;
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
     ++kinds[k.Kind()];
     ASSERT_TRUE(CheckKernelParams(k).ok()) << k.Key();
     if (k.op == OpKind::kConv2D || k.op == OpKind::kDepthwiseConv2D) {
       EXPECT_TRUE(sides.count(k.Param("ih"))) << k.Key();
-      EXPECT_EQ(k.Param("ih"), k.Param("iw")) << k.Key();
+      EXPECT_TRUE(sides.count(k.Param("iw"))) << k.Key();
+      // Square maps, or a text strip's: never more rows than columns.
+      EXPECT_LE(k.Param("ih"), k.Param("iw")) << k.Key();
+      wide += k.Param("ih") < k.Param("iw");
       ++convs;
       // Channels in multiples of 8, but for the RGB input and the prediction heads' outputs.
       aligned += (k.Param("ic") % 8 == 0 || k.Param("ic") == 3) && (k.Param("oc") % 8 == 0 || k.Param("kh") == 1);
@@ -55,6 +60,8 @@ TEST(Architectures, KernelsLookLikeRealNetworks) {
     }
   }
   EXPECT_GT(convs, 1500);
+  EXPECT_GT(wide, convs / 50) << wide << " of " << convs;  // strips: a family and a quarter of another
+  EXPECT_LT(wide, convs / 4) << wide << " of " << convs;
   EXPECT_GE(aligned, convs * 95 / 100) << aligned << " of " << convs;
   for (const char* kind : {"conv2d", "conv2d+relu6", "conv2d+relu", "depthwise_conv2d+relu6", "depthwise_conv2d+relu",
                            "add", "add+relu", "mul", "hard_swish", "hard_sigmoid", "global_avg_pool",
@@ -90,6 +97,43 @@ TEST(Architectures, DecodersBringFewChannelsAtHighResolution) {
   EXPECT_LT(decoders, 80);
   EXPECT_GT(transposed_heads, 2);  // one in six decoders
   EXPECT_LT(transposed_heads, decoders / 3);
+}
+
+// Text recognizers: short wide strips whose later strides halve the rows only, so the columns
+// stay many; the classifiers' strips take MobileNet v3.
+TEST(Architectures, TextRecognizersRunWideStripsHalvingTheRowsOnly) {
+  int recognizers = 0, strips = 0;
+  for (std::uint64_t index = 0; index < 400; ++index) {
+    const Architecture a = DrawArchitecture(9, index);
+    if (a.name.rfind("mobilenet_v3", 0) == 0 && a.name.find('x', a.name.find('@')) != std::string::npos) ++strips;
+    if (a.name.rfind("text_recognizer", 0) != 0) continue;
+    ++recognizers;
+    const Kernel& stem = a.kernels.front();
+    EXPECT_TRUE(stem.Param("ih") == 32 || stem.Param("ih") == 48) << a.name;
+    EXPECT_GE(stem.Param("iw"), 100) << a.name;
+    int rows_only = 0;
+    for (std::size_t i = 0; i < a.kernels.size(); ++i) {
+      const Kernel& k = a.kernels[i];
+      ASSERT_TRUE(CheckKernelParams(k).ok()) << a.name << ": " << k.Key();
+      if (k.op != OpKind::kDepthwiseConv2D || k.Param("sh") != 2 || k.Param("sw") != 1) continue;
+      ++rows_only;
+      // The next conv on the map (not a squeeze-and-excite's on 1×1) reads half the rows and every column.
+      auto next = std::find_if(a.kernels.begin() + static_cast<std::ptrdiff_t>(i) + 1, a.kernels.end(),
+                               [](const Kernel& n) { return n.op == OpKind::kConv2D && n.Param("iw") > 1; });
+      ASSERT_NE(next, a.kernels.end()) << a.name;
+      EXPECT_EQ(next->Param("ih"), (k.Param("ih") + 1) / 2) << next->Key();
+      EXPECT_EQ(next->Param("iw"), k.Param("iw")) << next->Key();
+    }
+    EXPECT_EQ(rows_only, 4) << a.name;
+    // The last map: a row or two, and a quarter of the columns or more.
+    const Kernel& pool = a.kernels.back();
+    ASSERT_EQ(pool.op, OpKind::kMaxPool2D) << a.name;
+    EXPECT_LE(pool.Param("ih"), 2) << a.name;
+    EXPECT_GE(pool.Param("iw"), stem.Param("iw") / 2) << a.name;
+  }
+  EXPECT_GT(recognizers, 10);  // one in thirteen draws
+  EXPECT_LT(recognizers, 60);
+  EXPECT_GT(strips, 5);  // a quarter of MobileNet v3's two in thirteen
 }
 
 TEST(Architectures, TheSamplerTakesThemAndFiltersByKind) {
