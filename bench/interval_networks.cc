@@ -55,34 +55,47 @@ double KernelConcentration(const std::vector<Kernel>& kernels, const std::vector
   return sum;
 }
 
-// The squared log(predicted / measured) about its median against the concentration: least-squares
-// slope, its standard error and the correlation.
+// The least-squares line of y on x: slope, intercept, the slope's standard error and the
+// correlation; nullopt with fewer than 3 points or either without spread.
+struct Line {
+  double slope = 0, intercept = 0, slope_se = 0, correlation = 0;
+};
+std::optional<Line> FitLine(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::size_t n = std::min(x.size(), y.size());
+  if (n < 3) return std::nullopt;
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < n; ++i) mx += x[i] / double(n), my += y[i] / double(n);
+  double sxx = 0, sxy = 0, syy = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    sxx += (x[i] - mx) * (x[i] - mx), sxy += (x[i] - mx) * (y[i] - my), syy += (y[i] - my) * (y[i] - my);
+  if (!(sxx > 0 && syy > 0)) return std::nullopt;
+  Line line;
+  line.slope = sxy / sxx;
+  line.intercept = my - line.slope * mx;
+  double sse = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = y[i] - line.intercept - line.slope * x[i];
+    sse += e * e;
+  }
+  line.slope_se = std::sqrt(sse / double(n - 2) / sxx);
+  line.correlation = sxy / std::sqrt(sxx * syy);
+  return line;
+}
+
+// The squared log(predicted / measured) about its median against the concentration.
 void ConcentrationFit(const char* label, const std::vector<double>& log_ratios, const std::vector<double>& concentrations) {
-  const std::size_t n = log_ratios.size();
-  if (n < 3) return;
+  if (log_ratios.empty()) return;
   std::vector<double> sorted = log_ratios;
   std::sort(sorted.begin(), sorted.end());
   const double center = Percentile(sorted, 0.5);
-  double mx = 0, my = 0;
-  std::vector<double> y(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    y[i] = (log_ratios[i] - center) * (log_ratios[i] - center);
-    mx += concentrations[i] / double(n), my += y[i] / double(n);
-  }
-  double sxx = 0, sxy = 0, syy = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    sxx += (concentrations[i] - mx) * (concentrations[i] - mx);
-    sxy += (concentrations[i] - mx) * (y[i] - my);
-    syy += (y[i] - my) * (y[i] - my);
-  }
-  if (!(sxx > 0 && syy > 0)) return;
-  const double slope = sxy / sxx, intercept = my - slope * mx;
-  double sse = 0;
-  for (std::size_t i = 0; i < n; ++i) sse += (y[i] - intercept - slope * concentrations[i]) * (y[i] - intercept - slope * concentrations[i]);
+  std::vector<double> squared;
+  for (double r : log_ratios) squared.push_back((r - center) * (r - center));
+  const std::optional<Line> line = FitLine(concentrations, squared);
+  if (!line) return;
   std::printf("  %s: squared log error on concentration (%.3f–%.3f): slope %.4f ± %.4f, intercept %.4f, correlation %.2f\n",
               label, *std::min_element(concentrations.begin(), concentrations.end()),
-              *std::max_element(concentrations.begin(), concentrations.end()), slope,
-              std::sqrt(sse / double(n - 2) / sxx), intercept, sxy / std::sqrt(sxx * syy));
+              *std::max_element(concentrations.begin(), concentrations.end()), line->slope, line->slope_se,
+              line->intercept, line->correlation);
 }
 
 void Quantiles(const char* label, std::vector<double> ratios) {
@@ -189,16 +202,11 @@ int main(int argc, char** argv) {
     // log(kernels predicted / alone) against log(drift factor): slope 1 and a high correlation
     // when the reading beside a network tells how fast its kernels ran (uncorrected pack), 0
     // when the readings' jumps are their own noise.
-    double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
-    const double n = static_cast<double>(table.size());
-    for (const Row& row : table) {
-      const double x = std::log(row.factor), y = std::log(row.kernels_ratio);
-      sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
-    }
-    const double cov = sxy - sx * sy / n, vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
-    if (n > 2 && vx > 0 && vy > 0)
+    std::vector<double> log_factors;
+    for (const Row& row : table) log_factors.push_back(std::log(row.factor));
+    if (const std::optional<Line> line = FitLine(log_factors, log_kernels))
       std::printf("  log kernels predicted / alone on log drift factor (%s): slope %.2f, correlation %.2f\n",
-                  corrected ? "applied" : "not applied", cov / vx, cov / std::sqrt(vx * vy));
+                  corrected ? "applied" : "not applied", line->slope, line->correlation);
   }
   return 0;
 }

@@ -44,19 +44,19 @@ class Net {
   I c() const { return c_; }
   std::vector<Kernel>& kernels() { return kernels_; }
 
-  // A conv of stride s, or s down the rows and sw across the columns (a text recognizer's (2, 1)).
-  void Conv(I cout, I k, I s, OpKind act, I groups = 1, I sw = 0) {
-    if (sw == 0) sw = s;
-    Kernel kernel = ConvLike(OpKind::kConv2D, 1, h_, w_, c_, cout, k, k, s, sw, groups);
+  void Conv(I cout, I k, I s, OpKind act, I groups = 1) {
+    Kernel kernel = ConvLike(OpKind::kConv2D, 1, h_, w_, c_, cout, k, k, s, s, groups);
     h_ = Strided(h_, s);
-    w_ = Strided(w_, sw);
+    w_ = Strided(w_, s);
     c_ = cout;
     linear_conv_.reset();
     if (act == kNoActivation) linear_conv_ = kernel;
     Emit(std::move(kernel), act);
   }
-  void Depthwise(I k, I s, OpKind act, I sw = 0) {
-    if (sw == 0) sw = s;
+  // A depthwise conv of stride s, or s down the rows and sw across the columns (a text
+  // recognizer's (2, 1)).
+  void Depthwise(I k, I s, OpKind act, std::optional<I> cols_stride = std::nullopt) {
+    const I sw = cols_stride.value_or(s);
     Kernel kernel = ConvLike(OpKind::kDepthwiseConv2D, 1, h_, w_, c_, c_, k, k, s, sw, c_);
     h_ = Strided(h_, s);
     w_ = Strided(w_, sw);
@@ -76,8 +76,8 @@ class Net {
     Emit(BinaryKernel(OpKind::kAdd, h_, w_, c_), act);
   }
   // The projection on a residual's skip path when the block changes shape (the net stays as is).
-  void Shortcut(I h_in, I c_in, I s) {
-    if (s != 1 || c_in != c_) kernels_.push_back(ConvKernel(OpKind::kConv2D, h_in, h_in, c_in, c_, 1, s));
+  void Shortcut(I h_in, I w_in, I c_in, I s) {
+    if (s != 1 || c_in != c_) kernels_.push_back(ConvKernel(OpKind::kConv2D, h_in, w_in, c_in, c_, 1, s));
   }
   void MaxPool(I k, I s) {
     kernels_.push_back(PoolKernel(OpKind::kMaxPool2D, h_, w_, c_, k, s));
@@ -250,7 +250,7 @@ Architecture ResNet(SplitMix64& rng) {
     const I out = bottleneck ? 4 * mid : mid;
     for (I i = 0; i < depths[j]; ++i) {
       const I s = (i == 0 && j > 0) ? 2 : 1;
-      const I h_in = net.h(), c_in = net.c();
+      const I h_in = net.h(), w_in = net.w(), c_in = net.c();
       if (bottleneck) {
         net.Conv(mid, 1, 1, OpKind::kRelu);
         net.Conv(mid, 3, s, OpKind::kRelu);
@@ -259,7 +259,7 @@ Architecture ResNet(SplitMix64& rng) {
         net.Conv(out, 3, s, OpKind::kRelu);
         net.Conv(out, 3, 1, kNoActivation);
       }
-      net.Shortcut(h_in, c_in, s);
+      net.Shortcut(h_in, w_in, c_in, s);
       net.Add(OpKind::kRelu);
     }
   }
@@ -282,11 +282,11 @@ Architecture RegNet(SplitMix64& rng) {
     const I depth = 1 + static_cast<I>(rng.Below(4));
     for (I i = 0; i < depth; ++i) {
       const I s = i == 0 ? 2 : 1;
-      const I h_in = net.h(), c_in = net.c();
+      const I h_in = net.h(), w_in = net.w(), c_in = net.c();
       net.Conv(width, 1, 1, OpKind::kRelu);
       net.Conv(width, 3, s, OpKind::kRelu, width / group_width);
       net.Conv(width, 1, 1, kNoActivation);
-      net.Shortcut(h_in, c_in, s);
+      net.Shortcut(h_in, w_in, c_in, s);
       net.Add(OpKind::kRelu);
     }
   }
@@ -449,15 +449,14 @@ Architecture TextRecognizer(SplitMix64& rng) {
   Net net(rows, cols);
   net.Conv(Divisible(32 * width), 3, 2, OpKind::kHardSwish);
   struct Block {
-    I c, k, sh, sw;
+    I c, k, row_stride;  // the columns' stride is always 1
     bool se;
   };
-  const Block blocks[] = {{64, 3, 1, 1, false},  {128, 3, 1, 1, false}, {128, 3, 2, 1, false},
-                          {256, 3, 1, 1, false}, {256, 3, 2, 1, false}, {512, 5, 1, 1, false},
-                          {512, 5, 1, 1, false}, {512, 5, 1, 1, false}, {512, 5, 2, 1, false},
-                          {1024, 5, 1, 1, true}, {1024, 5, 2, 1, true}};
+  const Block blocks[] = {{64, 3, 1, false},  {128, 3, 1, false}, {128, 3, 2, false}, {256, 3, 1, false},
+                          {256, 3, 2, false}, {512, 5, 1, false}, {512, 5, 1, false}, {512, 5, 1, false},
+                          {512, 5, 2, false}, {1024, 5, 1, true}, {1024, 5, 2, true}};
   for (const Block& b : blocks) {
-    net.Depthwise(b.k, b.sh, OpKind::kHardSwish, b.sw);
+    net.Depthwise(b.k, b.row_stride, OpKind::kHardSwish, 1);
     if (b.se) net.SqueezeExcite(Divisible(static_cast<double>(net.c()) / 4), OpKind::kHardSigmoid);
     net.Conv(Divisible(static_cast<double>(b.c) * width), 1, 1, OpKind::kHardSwish);
   }
